@@ -1,0 +1,57 @@
+"""adcompare: forward-mode and reverse-mode automatic differentiation, side by side.
+
+One op set (``adcompare.ops``) run by a dual-number forward engine
+(``Dual``), a tape-based reverse engine (``Tensor``), and checked against
+exact and numeric references.
+
+>>> import adcompare as ad
+>>> f = lambda x, y: 3 * x**2 + x * y + 5 * y**2
+>>> print(ad.grad(f, argnums=(0, 1))(2.0, 3.0))
+(array(15.), array(32.))
+"""
+
+from adcompare.cost import Cost, count
+from adcompare.forward import Dual
+from adcompare.ops import *  # noqa: F403 - the op set is the public face
+from adcompare.ops import __all__ as _ops_all
+from adcompare.reverse import (
+    Tensor,
+    autograd_grad,
+    enable_grad,
+    is_grad_enabled,
+    no_grad,
+)
+from adcompare.transforms import (
+    ModeChoice,
+    choose_mode,
+    grad,
+    jacfwd,
+    jacobian,
+    jacrev,
+    jvp,
+    value_and_grad,
+    vjp,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    *_ops_all,
+    "Cost",
+    "Dual",
+    "ModeChoice",
+    "Tensor",
+    "autograd_grad",
+    "choose_mode",
+    "count",
+    "enable_grad",
+    "grad",
+    "is_grad_enabled",
+    "jacfwd",
+    "jacobian",
+    "jacrev",
+    "jvp",
+    "no_grad",
+    "value_and_grad",
+    "vjp",
+]

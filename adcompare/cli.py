@@ -1,0 +1,47 @@
+"""The ``adcompare`` command. Each subcommand lives in its own module."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# Each module has add_parser(subparsers), which sets ``run`` as a default.
+COMMAND_MODULES = [
+    "adcompare.demo",
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand registered.
+
+    >>> "demo" in build_parser().format_help()
+    True
+    """
+    parser = argparse.ArgumentParser(
+        prog="adcompare",
+        description="Forward-mode and reverse-mode automatic differentiation, side by side.",
+    )
+    subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).add_parser(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "run"):
+        parser.print_help()
+        return 2
+    try:
+        status = args.run(args)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    return int(status or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

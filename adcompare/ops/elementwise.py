@@ -1,0 +1,426 @@
+"""Elementwise primitives with numpy broadcasting.
+
+Subgradient convention at non-smooth points, the same in both modes:
+
+- ``abs``: derivative ``sign(x)``, so 0 at ``x = 0`` (numpy, PyTorch, JAX);
+- ``maximum`` / ``minimum``: at a tie each argument gets half (PyTorch, JAX);
+- ``clip``: derivative 1 on the closed interval ``[lo, hi]``, 0 outside
+  (PyTorch's ``clamp``);
+- ``where``: the cotangent flows only to the branch that was selected.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy
+
+from adcompare.ops.registry import defop, raw
+
+_erf = np.vectorize(math.erf, otypes=[float])
+_TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+add = defop(
+    "add",
+    np.add,
+    nargs=2,
+    elementwise=True,
+    saves=(),
+    sym=lambda x, y: x + y,
+    jvp=(lambda out, x, y, x_dot: x_dot, lambda out, x, y, y_dot: y_dot),
+    vjp=(lambda out, x, y, out_bar: out_bar, lambda out, x, y, out_bar: out_bar),
+    doc="Sum of two arrays, elementwise (``x + y``).",
+    example="add(2.0, 3.0) -> 5.0",
+)
+
+subtract = defop(
+    "subtract",
+    np.subtract,
+    nargs=2,
+    elementwise=True,
+    saves=(),
+    label="Sub",
+    sym=lambda x, y: x - y,
+    jvp=(lambda out, x, y, x_dot: x_dot, lambda out, x, y, y_dot: negative(y_dot)),
+    vjp=(lambda out, x, y, out_bar: out_bar, lambda out, x, y, out_bar: negative(out_bar)),
+    doc="Difference of two arrays, elementwise (``x - y``).",
+    example="subtract(2.0, 3.0) -> -1.0",
+)
+
+multiply = defop(
+    "multiply",
+    np.multiply,
+    nargs=2,
+    elementwise=True,
+    saves=("args",),
+    label="Mul",
+    sym=lambda x, y: x * y,
+    jvp=(lambda out, x, y, x_dot: x_dot * y, lambda out, x, y, y_dot: x * y_dot),
+    vjp=(lambda out, x, y, out_bar: out_bar * y, lambda out, x, y, out_bar: out_bar * x),
+    doc="Product of two arrays, elementwise (``x * y``).",
+    example="multiply(2.0, 3.0) -> 6.0",
+)
+
+divide = defop(
+    "divide",
+    np.divide,
+    nargs=2,
+    elementwise=True,
+    domain=((-2.0, 2.0), (0.5, 2.0)),
+    label="Div",
+    sym=lambda x, y: x / y,
+    jvp=(
+        lambda out, x, y, x_dot: x_dot / y,
+        lambda out, x, y, y_dot: negative(y_dot * out / y),
+    ),
+    vjp=(
+        lambda out, x, y, out_bar: out_bar / y,
+        lambda out, x, y, out_bar: negative(out_bar * out / y),
+    ),
+    doc="Quotient of two arrays, elementwise (``x / y``).",
+    example="divide(3.0, 2.0) -> 1.5",
+)
+
+negative = defop(
+    "negative",
+    np.negative,
+    elementwise=True,
+    saves=(),
+    label="Neg",
+    sym=lambda x: -x,
+    jvp=lambda out, x, x_dot: negative(x_dot),
+    vjp=lambda out, x, out_bar: negative(out_bar),
+    doc="Negation, elementwise (``-x``).",
+    example="negative(2.0) -> -2.0",
+)
+
+power = defop(
+    "power",
+    np.power,
+    nargs=2,
+    elementwise=True,
+    domain=((0.5, 2.0), (-2.0, 2.0)),
+    label="Pow",
+    sym=lambda x, y: x**y,
+    jvp=(
+        lambda out, x, y, x_dot: y * power(x, y - 1) * x_dot,
+        lambda out, x, y, y_dot: log(x) * out * y_dot,
+    ),
+    vjp=(
+        lambda out, x, y, out_bar: out_bar * y * power(x, y - 1),
+        lambda out, x, y, out_bar: out_bar * log(x) * out,
+    ),
+    doc="``x`` to the power ``y``, elementwise; ``y`` may carry a derivative too.",
+    example="power(2.0, 3.0) -> 8.0",
+)
+
+exp = defop(
+    "exp",
+    np.exp,
+    elementwise=True,
+    saves=("out",),
+    method="exp",
+    sym=sympy.exp,
+    jvp=lambda out, x, x_dot: out * x_dot,
+    vjp=lambda out, x, out_bar: out_bar * out,
+    doc="Exponential, elementwise.",
+    example="exp(0.0) -> 1.0",
+)
+
+log = defop(
+    "log",
+    np.log,
+    elementwise=True,
+    saves=("args",),
+    domain=(0.1, 3.0),
+    method="log",
+    sym=sympy.log,
+    jvp=lambda out, x, x_dot: x_dot / x,
+    vjp=lambda out, x, out_bar: out_bar / x,
+    doc="Natural logarithm, elementwise.",
+    example="log(1.0) -> 0.0",
+)
+
+log1p = defop(
+    "log1p",
+    np.log1p,
+    elementwise=True,
+    saves=("args",),
+    domain=(-0.5, 2.0),
+    method="log1p",
+    label="Log1p",
+    sym=lambda x: sympy.log(1 + x),
+    jvp=lambda out, x, x_dot: x_dot / (1.0 + x),
+    vjp=lambda out, x, out_bar: out_bar / (1.0 + x),
+    doc="``log(1 + x)``, accurate for small ``x``.",
+    example="log1p(0.0) -> 0.0",
+)
+
+expm1 = defop(
+    "expm1",
+    np.expm1,
+    elementwise=True,
+    saves=("out",),
+    method="expm1",
+    label="Expm1",
+    sym=lambda x: sympy.exp(x) - 1,
+    jvp=lambda out, x, x_dot: (out + 1.0) * x_dot,
+    vjp=lambda out, x, out_bar: out_bar * (out + 1.0),
+    doc="``exp(x) - 1``, accurate for small ``x``.",
+    example="expm1(0.0) -> 0.0",
+)
+
+sqrt = defop(
+    "sqrt",
+    np.sqrt,
+    elementwise=True,
+    saves=("out",),
+    domain=(0.1, 3.0),
+    method="sqrt",
+    sym=sympy.sqrt,
+    jvp=lambda out, x, x_dot: x_dot / (2.0 * out),
+    vjp=lambda out, x, out_bar: out_bar / (2.0 * out),
+    doc="Square root, elementwise.",
+    example="sqrt(9.0) -> 3.0",
+)
+
+sin = defop(
+    "sin",
+    np.sin,
+    elementwise=True,
+    saves=("args",),
+    domain=(-3.0, 3.0),
+    method="sin",
+    sym=sympy.sin,
+    jvp=lambda out, x, x_dot: cos(x) * x_dot,
+    vjp=lambda out, x, out_bar: out_bar * cos(x),
+    doc="Sine, elementwise.",
+    example="sin(0.0) -> 0.0",
+)
+
+cos = defop(
+    "cos",
+    np.cos,
+    elementwise=True,
+    saves=("args",),
+    domain=(-3.0, 3.0),
+    method="cos",
+    sym=sympy.cos,
+    jvp=lambda out, x, x_dot: negative(sin(x)) * x_dot,
+    vjp=lambda out, x, out_bar: negative(out_bar * sin(x)),
+    doc="Cosine, elementwise.",
+    example="cos(0.0) -> 1.0",
+)
+
+tan = defop(
+    "tan",
+    np.tan,
+    elementwise=True,
+    saves=("out",),
+    domain=(-1.2, 1.2),
+    method="tan",
+    sym=sympy.tan,
+    jvp=lambda out, x, x_dot: (1.0 + out * out) * x_dot,
+    vjp=lambda out, x, out_bar: out_bar * (1.0 + out * out),
+    doc="Tangent, elementwise.",
+    example="tan(0.0) -> 0.0",
+)
+
+tanh = defop(
+    "tanh",
+    np.tanh,
+    elementwise=True,
+    saves=("out",),
+    domain=(-3.0, 3.0),
+    method="tanh",
+    sym=sympy.tanh,
+    jvp=lambda out, x, x_dot: (1.0 - out * out) * x_dot,
+    vjp=lambda out, x, out_bar: out_bar * (1.0 - out * out),
+    doc="Hyperbolic tangent, elementwise.",
+    example="tanh(0.0) -> 0.0",
+)
+
+arcsin = defop(
+    "arcsin",
+    np.arcsin,
+    elementwise=True,
+    saves=("args",),
+    domain=(-0.9, 0.9),
+    method="arcsin",
+    label="Asin",
+    sym=sympy.asin,
+    jvp=lambda out, x, x_dot: x_dot / sqrt(1.0 - x * x),
+    vjp=lambda out, x, out_bar: out_bar / sqrt(1.0 - x * x),
+    doc="Inverse sine, elementwise, for ``-1 < x < 1``.",
+    example="arcsin(0.0) -> 0.0",
+)
+
+arctan = defop(
+    "arctan",
+    np.arctan,
+    elementwise=True,
+    saves=("args",),
+    method="arctan",
+    label="Atan",
+    sym=sympy.atan,
+    jvp=lambda out, x, x_dot: x_dot / (1.0 + x * x),
+    vjp=lambda out, x, out_bar: out_bar / (1.0 + x * x),
+    doc="Inverse tangent, elementwise.",
+    example="arctan(0.0) -> 0.0",
+)
+
+
+def _sign(x):
+    # The derivative of sign(x) is zero wherever it exists, so it is a constant.
+    return np.sign(raw(x))
+
+
+abs = defop(
+    "abs",
+    np.abs,
+    elementwise=True,
+    saves=("args",),
+    method="abs",
+    sym=sympy.Abs,
+    jvp=lambda out, x, x_dot: _sign(x) * x_dot,
+    vjp=lambda out, x, out_bar: out_bar * _sign(x),
+    doc="Absolute value, elementwise; derivative ``sign(x)`` (0 at ``x = 0``).",
+    example="abs(-2.0) -> 2.0",
+)
+
+
+def _share(x, y):
+    """Weight of ``x`` in ``maximum(x, y)``: 1 where it wins, 1/2 at a tie."""
+    x, y = raw(x), raw(y)
+    share = (x > y) + 0.5 * (x == y)
+    return share.astype(np.result_type(x, y, np.float32), copy=False)
+
+
+maximum = defop(
+    "maximum",
+    np.maximum,
+    nargs=2,
+    elementwise=True,
+    saves=("args",),
+    label="Maximum",
+    sym=lambda x, y: sympy.Max(x, y),
+    jvp=(
+        lambda out, x, y, x_dot: _share(x, y) * x_dot,
+        lambda out, x, y, y_dot: _share(y, x) * y_dot,
+    ),
+    vjp=(
+        lambda out, x, y, out_bar: out_bar * _share(x, y),
+        lambda out, x, y, out_bar: out_bar * _share(y, x),
+    ),
+    doc="Larger of two arrays, elementwise; a tie splits the derivative evenly.",
+    example="maximum(2.0, 3.0) -> 3.0",
+)
+
+minimum = defop(
+    "minimum",
+    np.minimum,
+    nargs=2,
+    elementwise=True,
+    saves=("args",),
+    label="Minimum",
+    sym=lambda x, y: sympy.Min(x, y),
+    jvp=(
+        lambda out, x, y, x_dot: _share(y, x) * x_dot,
+        lambda out, x, y, y_dot: _share(x, y) * y_dot,
+    ),
+    vjp=(
+        lambda out, x, y, out_bar: out_bar * _share(y, x),
+        lambda out, x, y, out_bar: out_bar * _share(x, y),
+    ),
+    doc="Smaller of two arrays, elementwise; a tie splits the derivative evenly.",
+    example="minimum(2.0, 3.0) -> 2.0",
+)
+
+
+def _prepare_where(x, y, *, cond):
+    return {"cond": np.asarray(raw(cond), dtype=bool)}
+
+
+_select = defop(
+    "where",
+    lambda x, y, cond: np.where(cond, x, y),
+    nargs=2,
+    elementwise=True,
+    saves=(),
+    prepare=_prepare_where,
+    label="Where",
+    test_params=lambda shape, rng: {"cond": rng.random(shape) > 0.5},
+    sym=lambda x, y, cond: x if cond else y,
+    jvp=(
+        lambda out, x, y, x_dot, cond: _select(x_dot, 0.0, cond=cond),
+        lambda out, x, y, y_dot, cond: _select(0.0, y_dot, cond=cond),
+    ),
+    vjp=(
+        lambda out, x, y, out_bar, cond: _select(out_bar, 0.0, cond=cond),
+        lambda out, x, y, out_bar, cond: _select(0.0, out_bar, cond=cond),
+    ),
+    doc="``x`` where ``cond`` holds, else ``y`` (the condition as a keyword).",
+)
+
+
+def where(cond, x, y):
+    """``x`` where ``cond`` is true, else ``y``, elementwise (like ``np.where``).
+
+    The condition is not differentiated; the derivative flows only into the
+    branch that was chosen at each element.
+
+    >>> print(where([True, False], [1.0, 2.0], [10.0, 20.0]))
+    [ 1. 20.]
+    """
+    return _select(x, y, cond=cond)
+
+
+def _prepare_clip(x, lo=None, hi=None):
+    return {"lo": lo, "hi": hi}
+
+
+def _inside(x, lo, hi):
+    x = raw(x)
+    mask = np.ones(np.shape(x), dtype=bool)
+    if lo is not None:
+        mask &= x >= lo
+    if hi is not None:
+        mask &= x <= hi
+    return mask
+
+
+clip = defop(
+    "clip",
+    lambda x, lo, hi: np.clip(x, lo, hi),
+    elementwise=True,
+    saves=("args",),
+    prepare=_prepare_clip,
+    method="clip",
+    label="Clamp",
+    test_params=lambda shape, rng: {"lo": -0.5, "hi": 0.7},
+    sym=lambda x, lo, hi: sympy.Min(
+        sympy.Max(x, -sympy.oo if lo is None else lo), sympy.oo if hi is None else hi
+    ),
+    jvp=lambda out, x, x_dot, lo, hi: _select(x_dot, 0.0, cond=_inside(x, lo, hi)),
+    vjp=lambda out, x, out_bar, lo, hi: _select(out_bar, 0.0, cond=_inside(x, lo, hi)),
+    doc=(
+        "Limit values to ``[lo, hi]`` (either bound may be ``None``); the bounds are "
+        "constants. Derivative 1 on the closed interval, 0 outside."
+    ),
+    example="clip(5.0, 0.0, 1.0) -> 1.0",
+)
+
+erf = defop(
+    "erf",
+    lambda x: _erf(x).astype(np.result_type(x, np.float32), copy=False),
+    elementwise=True,
+    saves=("args",),
+    method="erf",
+    label="Erf",
+    sym=sympy.erf,
+    jvp=lambda out, x, x_dot: _TWO_OVER_SQRT_PI * exp(negative(x * x)) * x_dot,
+    vjp=lambda out, x, out_bar: out_bar * _TWO_OVER_SQRT_PI * exp(negative(x * x)),
+    doc="The error function, elementwise.",
+    example="erf(0.0) -> 0.0",
+)

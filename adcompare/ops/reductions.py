@@ -1,0 +1,168 @@
+"""Reductions over axes: sum, max, min, prod (mean is a composite).
+
+``axis`` is normalised to a tuple of negative axes before dispatch, so that
+the same number names the same axis of a primal and of its lane-carrying
+tangent. ``max`` and ``min`` share the derivative evenly among tied maxima
+(as PyTorch's ``amax`` and JAX do).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import sympy
+
+from adcompare.ops.registry import defop, ndim_of, normalize_axes, raw, shape_of
+
+
+def _prepare_axes(x, axis=None, keepdims=False):
+    return {"axis": normalize_axes(axis, ndim_of(x)), "keepdims": bool(keepdims)}
+
+
+def _kept_shape(shape, axis):
+    """``shape`` with the reduced axes kept as size 1."""
+    n = len(shape)
+    return tuple(1 if i - n in axis else d for i, d in enumerate(shape))
+
+
+def _spread(out_bar, x, axis, keepdims):
+    """Broadcast a reduced cotangent back over the reduced axes of ``x``."""
+    from adcompare.ops.shape import broadcast_to, reshape
+
+    if not keepdims:
+        out_bar = reshape(out_bar, _kept_shape(shape_of(x), axis))
+    return broadcast_to(out_bar, shape_of(x))
+
+
+def _sympy_over(reducer):
+    """Apply a SymPy reducer of a list over axes of an object array of symbols."""
+
+    def sym(x, axis, keepdims):
+        x = np.asarray(x, dtype=object)
+        moved = np.moveaxis(x, axis, tuple(range(-len(axis), 0)))
+        lead = moved.shape[: moved.ndim - len(axis)]
+        flat = moved.reshape(lead + (-1,))
+        out = np.empty(lead, dtype=object)
+        for index in np.ndindex(lead):
+            out[index] = reducer(list(flat[index]))
+        if keepdims:
+            out = out.reshape(_kept_shape(x.shape, axis))
+        return out
+
+    return sym
+
+
+sum = defop(
+    "sum",
+    lambda x, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims),
+    saves=(),
+    prepare=_prepare_axes,
+    method="sum",
+    cases=[
+        (((3, 4),), {}),
+        (((3, 4),), {"axis": 0}),
+        (((2, 3, 4),), {"axis": (0, 2), "keepdims": True}),
+        (((),), {}),
+    ],
+    domain=(-2.0, 2.0),
+    sym=_sympy_over(sympy.Add.fromiter),
+    jvp=lambda out, x, x_dot, axis, keepdims: sum(x_dot, axis=axis, keepdims=keepdims),
+    vjp=lambda out, x, out_bar, axis, keepdims: _spread(out_bar, x, axis, keepdims),
+    doc="Sum over ``axis`` (all axes by default), as ``np.sum``.",
+    example="sum([[1.0, 2.0], [3.0, 4.0]], axis=0) -> [4. 6.]",
+)
+
+
+def _winners(x, out, axis, keepdims):
+    """Share of each element in a max/min: 1/(number of ties) where it wins."""
+    x = raw(x)
+    out = raw(out)
+    if not keepdims:
+        out = np.reshape(out, _kept_shape(np.shape(x), axis))
+    hit = x == out
+    share = hit / np.sum(hit, axis=axis, keepdims=True)
+    return share.astype(np.result_type(x, np.float32), copy=False)
+
+
+_SELECT_CASES = [
+    (((5,),), {}),
+    (((3, 4),), {"axis": 1}),
+    (((2, 3, 4),), {"axis": (0, 2), "keepdims": True}),
+]
+
+
+def _max_jvp(out, x, x_dot, axis, keepdims):
+    return sum(_winners(x, out, axis, keepdims) * x_dot, axis=axis, keepdims=keepdims)
+
+
+def _max_vjp(out, x, out_bar, axis, keepdims):
+    return _winners(x, out, axis, keepdims) * _spread(out_bar, x, axis, keepdims)
+
+
+max = defop(
+    "max",
+    lambda x, axis, keepdims: np.max(x, axis=axis, keepdims=keepdims),
+    prepare=_prepare_axes,
+    method="max",
+    cases=_SELECT_CASES,
+    label="Amax",
+    sym=_sympy_over(lambda items: sympy.Max(*items)),
+    jvp=_max_jvp,
+    vjp=_max_vjp,
+    doc="Maximum over ``axis``; tied maxima share the derivative evenly.",
+    example="max([1.0, 3.0, 2.0]) -> 3.0",
+)
+
+min = defop(
+    "min",
+    lambda x, axis, keepdims: np.min(x, axis=axis, keepdims=keepdims),
+    prepare=_prepare_axes,
+    method="min",
+    cases=_SELECT_CASES,
+    label="Amin",
+    sym=_sympy_over(lambda items: sympy.Min(*items)),
+    jvp=_max_jvp,
+    vjp=_max_vjp,
+    doc="Minimum over ``axis``; tied minima share the derivative evenly.",
+    example="min([1.0, 3.0, 2.0]) -> 1.0",
+)
+
+
+def _product_of_others(x, axis):
+    """For each element, the product of the other elements along ``axis``.
+
+    Written without dividing by ``x`` where ``x`` is zero: with no zero in a
+    slice it is ``prod / x``; with exactly one zero it is the product of the
+    non-zeros at the zero and 0 elsewhere; with more zeros it is 0.
+    """
+    from adcompare.ops.elementwise import where
+
+    zero = raw(x) == 0
+    zeros_in_slice = np.sum(zero, axis=axis, keepdims=True)
+    nonzero = where(zero, 1.0, x)
+    product = prod(nonzero, axis=axis, keepdims=True)
+    use = (zeros_in_slice == 0) | ((zeros_in_slice == 1) & zero)
+    return where(use, product / nonzero, 0.0)
+
+
+prod = defop(
+    "prod",
+    lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims),
+    saves=("args",),
+    prepare=_prepare_axes,
+    method="prod",
+    cases=[
+        (((3, 4),), {"axis": 0}),
+        (((2, 3),), {}),
+        (((2, 3, 2),), {"axis": -1, "keepdims": True}),
+    ],
+    domain=(-1.5, 1.5),
+    sym=_sympy_over(sympy.Mul.fromiter),
+    jvp=lambda out, x, x_dot, axis, keepdims: sum(
+        _product_of_others(x, axis) * x_dot, axis=axis, keepdims=keepdims
+    ),
+    vjp=lambda out, x, out_bar, axis, keepdims: (
+        _product_of_others(x, axis) * _spread(out_bar, x, axis, keepdims)
+    ),
+    doc="Product over ``axis``; exact where elements are zero (no division by x).",
+    example="prod([2.0, 3.0, 4.0]) -> 24.0",
+)

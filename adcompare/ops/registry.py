@@ -1,0 +1,336 @@
+"""The op registry: one record per primitive, and the dispatch every op call takes.
+
+Vocabulary used by every rule (as PyTorch's ``derivatives.yaml`` fixes one):
+
+``x, y, z``
+    the primal inputs, in argument order;
+``out``
+    the primal output;
+``x_dot`` (``y_dot``, ...)
+    the tangent of one input. It carries a leading *lane* axis: its shape is
+    ``(k, *x.shape)`` for ``k`` directional derivatives at once. Rules of
+    elementwise ops get tangents already padded to the output's rank, so
+    numpy broadcasting lines the lanes up; other rules handle the lane axis
+    themselves (static ``axis`` parameters are normalised to negative
+    numbers, which count from the end and so skip over the lanes);
+``out_bar``
+    the cotangent of the output, shaped like ``out`` (no lanes).
+
+Rules are given per argument position, so the engines skip the work for
+arguments that carry no derivative (HIPS autograd's ``defvjp`` does the
+same). A JVP rule returns that argument's contribution to the output
+tangent; a VJP rule returns that argument's cotangent. Elementwise VJP rules
+may return an output-shaped cotangent: the reverse sweep unbroadcasts it.
+
+Rules are written with the op set's own functions, never with ``np.``
+directly, so that they can themselves be differentiated.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from adcompare import cost
+
+__all__ = [
+    "OPS",
+    "Box",
+    "OpDef",
+    "apply",
+    "defop",
+    "lane_count",
+    "new_level",
+    "normalize_axes",
+    "pad_lanes",
+    "raw",
+    "unbroadcast",
+]
+
+Rule = Callable[..., Any]
+
+
+class Box:
+    """Base of the engines' boxed values (``Dual``, ``Tensor``).
+
+    ``_level`` orders nested boxes: an op is handled by the engine of the
+    argument with the highest level, and the values inside that box may be
+    boxes of a lower level.
+    """
+
+    __slots__ = ("_level",)
+
+    def _apply(self, op: OpDef, level: int, args: tuple, params: dict):
+        raise NotImplementedError
+
+
+@dataclass(eq=False)
+class OpDef:
+    """Everything about one primitive, side by side.
+
+    ``value`` computes the op on plain numpy values. ``jvp`` and ``vjp`` hold
+    one rule per argument position (``None`` where the argument is not
+    differentiable, like the condition of ``where``); a variadic op such as
+    ``concatenate`` gives a single rule that takes the position as its first
+    argument. ``sym`` is the SymPy counterpart, an independent oracle for the
+    tests. ``domain`` is where tests draw inputs from, one ``(low, high)``
+    pair per argument (or one pair for all). ``cases`` lists ``(arg_shapes,
+    params)`` examples for ops that are not elementwise (elementwise ops are
+    tested over standard broadcast shape groups), and ``test_params(shape,
+    rng)`` draws static parameters for elementwise ops that have some.
+    """
+
+    name: str
+    value: Callable
+    jvp: tuple[Rule | None, ...] | Rule
+    vjp: tuple[Rule | None, ...] | Rule
+    sym: Callable | None = None
+    domain: Any = (-2.0, 2.0)
+    nargs: int | None = 1
+    elementwise: bool = False
+    saves: frozenset = frozenset({"args", "out"})
+    prepare: Callable | None = None
+    label: str = ""
+    method: str | None = None
+    doc: str = ""
+    example: str = ""
+    cases: tuple = ()
+    test_params: Callable | None = None
+    fn: Callable | None = None
+
+    def jvp_at(self, i: int) -> Rule | None:
+        """The JVP rule for argument position ``i``."""
+        if self.nargs is None:
+            return lambda *rest, **params: self.jvp(i, *rest, **params)
+        return self.jvp[i]
+
+    def vjp_at(self, i: int) -> Rule | None:
+        """The VJP rule for argument position ``i``."""
+        if self.nargs is None:
+            return lambda *rest, **params: self.vjp(i, *rest, **params)
+        return self.vjp[i]
+
+    @property
+    def differentiable(self) -> tuple[int, ...]:
+        """Positions with derivative rules (all positions for variadic ops)."""
+        if self.nargs is None:
+            return ()
+        rules = self.vjp if isinstance(self.vjp, tuple) else (self.vjp,)
+        return tuple(i for i, r in enumerate(rules) if r is not None)
+
+    def __repr__(self) -> str:
+        return f"<op {self.name}>"
+
+
+OPS: dict[str, OpDef] = {}
+
+_LEVELS = itertools.count(1)
+
+
+def new_level() -> int:
+    """A fresh nesting level, higher than every level handed out before.
+
+    A transform called inside another gets a higher level, so its boxes wrap
+    the outer transform's boxes: that is what keeps nested perturbations
+    apart.
+    """
+    return next(_LEVELS)
+
+
+def apply(op: OpDef, args: tuple, params: dict):
+    """Run ``op`` on ``args``: the engine of the highest-level box handles it."""
+    top = None
+    for a in args:
+        if isinstance(a, Box) and (top is None or a._level > top._level):
+            top = a
+    if top is None:
+        out = op.value(*args, **params)
+        if cost._ACTIVE:
+            cost.record_numpy(op.name, args, out)
+        return out
+    return top._apply(op, top._level, args, params)
+
+
+def _tuple_rule(rule) -> tuple:
+    if rule is None or isinstance(rule, tuple):
+        return rule
+    return (rule,)
+
+
+def defop(
+    name: str,
+    value: Callable,
+    *,
+    jvp,
+    vjp,
+    sym: Callable | None = None,
+    domain: Any = (-2.0, 2.0),
+    nargs: int | None = 1,
+    elementwise: bool = False,
+    saves: Sequence[str] = ("args", "out"),
+    prepare: Callable | None = None,
+    label: str = "",
+    method: str | None = None,
+    doc: str = "",
+    example: str = "",
+    cases: Sequence = (),
+    test_params: Callable | None = None,
+) -> Callable:
+    """Register a primitive and return its public function.
+
+    ``saves`` names what the VJP rules need from the forward pass: ``"args"``
+    (the primal inputs) and/or ``"out"``; rules receive ``None`` for what is
+    not saved, and the tape holds only what is. ``prepare(*args, **params)``
+    normalises static parameters (axes, shapes, indices) once, before
+    dispatch. ``example`` is a doctest expression whose printed value follows
+    after ``->``.
+    """
+    if nargs is not None:
+        jvp, vjp = _tuple_rule(jvp), _tuple_rule(vjp)
+    op = OpDef(
+        name=name,
+        value=value,
+        jvp=jvp,
+        vjp=vjp,
+        sym=sym,
+        domain=domain,
+        nargs=nargs,
+        elementwise=elementwise,
+        saves=frozenset(saves),
+        prepare=prepare,
+        label=label or name.capitalize(),
+        method=method,
+        doc=doc,
+        example=example,
+        cases=tuple(cases),
+        test_params=test_params,
+    )
+    if name in OPS:
+        raise ValueError(f"op {name!r} is registered twice")
+    OPS[name] = op
+
+    if prepare is None:
+
+        def fn(*args, **params):
+            if nargs is not None and len(args) != nargs:
+                raise TypeError(f"{name}() takes {nargs} array argument(s), got {len(args)}")
+            return apply(op, args, params)
+
+    elif nargs is None:
+
+        def fn(*args, **params):
+            return apply(op, args, prepare(*args, **params))
+
+    else:
+
+        def fn(*args, **params):
+            # Positional arguments past the arrays are static parameters (axis, shape, ...).
+            return apply(op, args[:nargs], prepare(*args, **params))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = _docstring(op)
+    fn.op = op
+    op.fn = fn
+    return fn
+
+
+def _docstring(op: OpDef) -> str:
+    text = op.doc or f"The primitive ``{op.name}``."
+    if op.example:
+        expr, _, expected = op.example.partition("->")
+        text += f"\n\n>>> print({expr.strip()})\n{expected.strip()}\n"
+    return text
+
+
+# --- helpers shared by rules and engines -------------------------------------
+
+
+def raw(value):
+    """The innermost plain value of a possibly nested box (no derivative)."""
+    while isinstance(value, Box):
+        value = value._raw_value()
+    return value
+
+
+def shape_of(value) -> tuple[int, ...]:
+    """The shape of a plain value or a box."""
+    shape = getattr(value, "shape", None)
+    return tuple(shape) if shape is not None else np.shape(value)
+
+
+def ndim_of(value) -> int:
+    """The rank of a plain value or a box."""
+    return len(shape_of(value))
+
+
+def lane_count(tangent, primal) -> int:
+    """How many leading lane axes ``tangent`` has over ``primal`` (0 or 1)."""
+    return ndim_of(tangent) - ndim_of(primal)
+
+
+def pad_lanes(tangent, primal_ndim: int, target_ndim: int):
+    """Insert size-1 axes after the lane axis so the tangent has ``target_ndim``.
+
+    A lane-carrying tangent of a rank-``r`` primal has rank ``r + 1``; for
+    numpy broadcasting to align it with a rank-``target_ndim`` result, the
+    primal part must be left-padded with ones, after the lanes.
+    """
+    missing = target_ndim - primal_ndim
+    if missing <= 0:
+        return tangent
+    shape = shape_of(tangent)
+    from adcompare.ops.shape import reshape
+
+    return reshape(tangent, shape[:1] + (1,) * missing + shape[1:])
+
+
+def unbroadcast(value, shape: tuple[int, ...]):
+    """Sum ``value`` down to ``shape``: the adjoint of numpy broadcasting.
+
+    >>> import numpy as np
+    >>> unbroadcast(np.ones((2, 3, 4)), (3, 1)).tolist()
+    [[8.0], [8.0], [8.0]]
+    """
+    value_shape = shape_of(value)
+    if value_shape == tuple(shape):
+        return value
+    from adcompare.ops.reductions import sum as op_sum
+    from adcompare.ops.shape import reshape
+
+    lead = len(value_shape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and value_shape[lead + i] != 1
+    )
+    if axes:
+        value = op_sum(value, axis=tuple(a - len(value_shape) for a in axes), keepdims=True)
+    return reshape(value, tuple(shape))
+
+
+def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
+    """Turn an ``axis`` argument into a sorted tuple of negative axes.
+
+    Negative axes count from the end, so they stay right when a lane axis is
+    put in front.
+
+    >>> normalize_axes(0, 3), normalize_axes(None, 2), normalize_axes((-1, 1), 3)
+    ((-3,), (-2, -1), (-2, -1))
+    """
+    if axis is None:
+        return tuple(range(-ndim, 0))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out = []
+    for a in axes:
+        a = int(a)
+        if not -ndim <= a < ndim:
+            raise ValueError(
+                f"axis {a} is out of range for an array of rank {ndim}; "
+                f"use an axis between {-ndim} and {ndim - 1}"
+            )
+        out.append(a - ndim if a >= 0 else a)
+    if len(set(out)) != len(out):
+        raise ValueError(f"axis {axis!r} names the same axis twice")
+    return tuple(sorted(out))

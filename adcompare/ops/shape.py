@@ -1,0 +1,420 @@
+"""Shape primitives: reshape, transpose, broadcasting, indexing, concatenation.
+
+All of them are linear, so each JVP rule is the op itself applied to the
+tangent, with the lane axis kept in front. Indexing and ``scatter_add`` are
+each other's adjoints; repeated indices accumulate (``np.add.at``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from adcompare.ops.registry import (
+    Box,
+    defop,
+    lane_count,
+    ndim_of,
+    normalize_axes,
+    pad_lanes,
+    raw,
+    shape_of,
+    unbroadcast,
+)
+
+
+def _lanes(tangent, primal) -> tuple[int, ...]:
+    """The shape of the lane axes in front of a tangent."""
+    return shape_of(tangent)[: lane_count(tangent, primal)]
+
+
+# --- reshape -------------------------------------------------------------------
+
+
+def _prepare_reshape(x, shape):
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    shape = tuple(int(n) for n in shape)
+    size = math.prod(shape_of(x))
+    if shape.count(-1) > 1:
+        raise ValueError(f"reshape: shape {shape} has more than one -1; give at most one")
+    if -1 in shape:
+        known = math.prod(n for n in shape if n != -1)
+        if known == 0 or size % known:
+            raise ValueError(
+                f"reshape: cannot reshape an array of shape {shape_of(x)} ({size} elements) "
+                f"into shape {shape}"
+            )
+        shape = tuple(size // known if n == -1 else n for n in shape)
+    if math.prod(shape) != size:
+        raise ValueError(
+            f"reshape: cannot reshape an array of shape {shape_of(x)} ({size} elements) "
+            f"into shape {shape} ({math.prod(shape)} elements)"
+        )
+    return {"shape": shape}
+
+
+reshape = defop(
+    "reshape",
+    lambda x, shape: np.reshape(x, shape),
+    saves=(),
+    prepare=_prepare_reshape,
+    cases=[
+        (((3, 4),), {"shape": (2, 6)}),
+        (((2, 3, 4),), {"shape": (-1, 4)}),
+        (((),), {"shape": (1, 1)}),
+    ],
+    label="Reshape",
+    sym=lambda x, shape: np.reshape(np.asarray(x, dtype=object), shape),
+    jvp=lambda out, x, x_dot, shape: reshape(x_dot, _lanes(x_dot, x) + shape),
+    vjp=lambda out, x, out_bar, shape: reshape(out_bar, shape_of(x)),
+    doc="Give an array a new shape with the same elements (one entry may be -1).",
+    example="reshape([1.0, 2.0, 3.0, 4.0], (2, 2)) -> [[1. 2.]\n [3. 4.]]",
+)
+
+
+# --- transpose -----------------------------------------------------------------
+
+
+def _prepare_transpose(x, axes=None):
+    n = ndim_of(x)
+    if axes is None:
+        return {"axes": tuple(range(n - 1, -1, -1))}
+    axes = tuple(int(a) % n if n else int(a) for a in axes)
+    if sorted(axes) != list(range(n)):
+        raise ValueError(
+            f"transpose: axes {axes} are not a permutation of the {n} axes of an array "
+            f"of shape {shape_of(x)}"
+        )
+    return {"axes": axes}
+
+
+def _shift(axes, lanes):
+    return tuple(range(lanes)) + tuple(a + lanes for a in axes)
+
+
+transpose = defop(
+    "transpose",
+    lambda x, axes: np.transpose(x, axes),
+    saves=(),
+    prepare=_prepare_transpose,
+    cases=[
+        (((3, 4),), {}),
+        (((2, 3, 4),), {"axes": (1, 0, 2)}),
+        (((2, 3, 4),), {"axes": (2, 0, 1)}),
+    ],
+    method="transpose",
+    label="Permute",
+    sym=lambda x, axes: np.transpose(np.asarray(x, dtype=object), axes),
+    jvp=lambda out, x, x_dot, axes: transpose(x_dot, _shift(axes, lane_count(x_dot, x))),
+    vjp=lambda out, x, out_bar, axes: transpose(out_bar, tuple(np.argsort(axes))),
+    doc="Permute the axes (reverse them by default), as ``np.transpose``.",
+    example="transpose([[1.0, 2.0]]) -> [[1.]\n [2.]]",
+)
+
+
+# --- broadcast_to --------------------------------------------------------------
+
+
+def _prepare_broadcast(x, shape):
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
+    try:
+        ok = np.broadcast_shapes(shape_of(x), shape) == shape
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(f"broadcast_to: cannot broadcast shape {shape_of(x)} to shape {shape}")
+    return {"shape": shape}
+
+
+def _broadcast_jvp(out, x, x_dot, shape):
+    lanes = _lanes(x_dot, x)
+    padded = pad_lanes(x_dot, ndim_of(x), len(shape)) if lanes else x_dot
+    return broadcast_to(padded, lanes + shape)
+
+
+broadcast_to = defop(
+    "broadcast_to",
+    lambda x, shape: np.broadcast_to(x, shape),
+    saves=(),
+    prepare=_prepare_broadcast,
+    cases=[
+        (((3, 1),), {"shape": (2, 3, 4)}),
+        (((),), {"shape": (3,)}),
+        (((4,),), {"shape": (3, 4)}),
+    ],
+    label="Expand",
+    sym=lambda x, shape: np.broadcast_to(np.asarray(x, dtype=object), shape),
+    jvp=_broadcast_jvp,
+    vjp=lambda out, x, out_bar, shape: unbroadcast(out_bar, shape_of(x)),
+    doc="Repeat an array along new or size-1 axes to ``shape``, as ``np.broadcast_to``.",
+    example="broadcast_to(1.0, (2,)) -> [1. 1.]",
+)
+
+
+# --- expand_dims / squeeze ------------------------------------------------------
+
+
+def _prepare_expand(x, axis):
+    count = 1 if isinstance(axis, (int, np.integer)) else len(tuple(axis))
+    return {"axis": normalize_axes(axis, ndim_of(x) + count)}
+
+
+expand_dims = defop(
+    "expand_dims",
+    lambda x, axis: np.expand_dims(x, axis),
+    saves=(),
+    prepare=_prepare_expand,
+    cases=[(((3, 4),), {"axis": 1}), (((3,),), {"axis": (0, 2)}), (((),), {"axis": 0})],
+    label="Unsqueeze",
+    sym=lambda x, axis: np.expand_dims(np.asarray(x, dtype=object), axis),
+    jvp=lambda out, x, x_dot, axis: expand_dims(x_dot, axis),
+    vjp=lambda out, x, out_bar, axis: reshape(out_bar, shape_of(x)),
+    doc="Insert size-1 axes at ``axis`` (positions in the result).",
+    example="expand_dims([1.0, 2.0], 0) -> [[1. 2.]]",
+)
+
+
+def _prepare_squeeze(x, axis=None):
+    shape = shape_of(x)
+    if axis is None:
+        return {"axis": tuple(i - len(shape) for i, n in enumerate(shape) if n == 1)}
+    axis = normalize_axes(axis, len(shape))
+    for a in axis:
+        if shape[a] != 1:
+            raise ValueError(
+                f"squeeze: axis {a} of an array of shape {shape} has size {shape[a]}, not 1"
+            )
+    return {"axis": axis}
+
+
+squeeze = defop(
+    "squeeze",
+    lambda x, axis: np.squeeze(x, axis),
+    saves=(),
+    prepare=_prepare_squeeze,
+    cases=[(((3, 1, 4),), {}), (((1, 3),), {"axis": 0}), (((1, 1),), {"axis": -1})],
+    method="squeeze",
+    label="Squeeze",
+    sym=lambda x, axis: np.squeeze(np.asarray(x, dtype=object), axis),
+    jvp=lambda out, x, x_dot, axis: squeeze(x_dot, axis),
+    vjp=lambda out, x, out_bar, axis: reshape(out_bar, shape_of(x)),
+    doc="Remove size-1 axes (all of them by default).",
+    example="squeeze([[1.0, 2.0]]) -> [1. 2.]",
+)
+
+
+# --- indexing ----------------------------------------------------------------------
+
+
+def _prepare_index(x, index):
+    if not isinstance(index, tuple):
+        index = (index,)
+    parts = []
+    for item in index:
+        if isinstance(item, Box):
+            item = raw(item)
+        if isinstance(item, (list, np.ndarray)):
+            item = np.asarray(item)
+            if item.dtype == bool:
+                # A boolean mask means the positions of its true entries.
+                parts.extend(np.nonzero(item))
+                continue
+            if not np.issubdtype(item.dtype, np.integer):
+                raise IndexError(
+                    f"index arrays must hold integers or booleans, not {item.dtype}; "
+                    "convert with .astype(int)"
+                )
+        parts.append(item)
+    index = tuple(parts)
+    try:
+        np.empty(shape_of(x), dtype=np.bool_)[index]
+    except IndexError as error:
+        raise IndexError(f"getitem: {error} (array of shape {shape_of(x)})") from None
+    return {"index": index}
+
+
+def _lanes_last(value, lanes: int):
+    n = ndim_of(value)
+    return transpose(value, tuple(range(lanes, n)) + tuple(range(lanes)))
+
+
+def _lanes_first(value, lanes: int):
+    n = ndim_of(value)
+    return transpose(value, tuple(range(n - lanes, n)) + tuple(range(n - lanes)))
+
+
+def _lane_index(index: tuple, lanes: int) -> tuple:
+    """``index`` extended to leave trailing lane axes untouched.
+
+    Lanes go last rather than first because numpy moves the axes of
+    separated advanced indices to the front: trailing full slices are never
+    displaced.
+    """
+    tail = (slice(None),) * lanes
+    if any(item is Ellipsis for item in index):
+        return index + tail
+    return index + (Ellipsis,) + tail
+
+
+def _getitem_jvp(out, x, x_dot, index):
+    lanes = lane_count(x_dot, x)
+    if not lanes:
+        return getitem(x_dot, index)
+    moved = _lanes_last(x_dot, lanes)
+    return _lanes_first(getitem(moved, _lane_index(index, lanes)), lanes)
+
+
+def _sym_getitem(x, index):
+    return np.asarray(x, dtype=object)[index]
+
+
+getitem = defop(
+    "getitem",
+    lambda x, index: np.asarray(x)[index],
+    saves=(),
+    prepare=_prepare_index,
+    cases=[
+        (((5,),), {"index": slice(None, None, -2)}),
+        (((3, 4),), {"index": (1, slice(1, 3))}),
+        (((3, 4),), {"index": (None, Ellipsis, 0)}),
+        (((4,),), {"index": np.array([0, 2, 2, 1])}),
+        (((3, 4),), {"index": (np.arange(3), np.array([0, 3, 3]))}),
+        (((3, 4),), {"index": np.array([[True, False, True, True]] * 3)}),
+        (((2, 3, 4),), {"index": ([0, 1], slice(None), [1, 2])}),
+        (((2, 3, 4),), {"index": (Ellipsis, np.array([[0, 1], [3, 3]]))}),
+        (((),), {"index": ()}),
+    ],
+    label="Index",
+    sym=_sym_getitem,
+    jvp=_getitem_jvp,
+    vjp=lambda out, x, out_bar, index: scatter_add(out_bar, index=index, shape=shape_of(x)),
+    doc=(
+        "numpy indexing ``x[index]``: integers, slices, ``None``, ``...``, integer "
+        "arrays and boolean masks. Repeated indices accumulate in the derivative."
+    ),
+    example="getitem([1.0, 2.0, 3.0], slice(None, None, -1)) -> [3. 2. 1.]",
+)
+
+
+def _scatter_value(v, index, shape):
+    v = np.asarray(v)
+    out = np.zeros(shape, dtype=np.result_type(v, np.float32))
+    np.add.at(out, index, v)
+    return out
+
+
+def _prepare_scatter(v, *, index, shape):
+    shape = tuple(int(n) for n in shape)
+    return _prepare_index(np.empty(shape), index) | {"shape": shape}
+
+
+def _scatter_jvp(out, v, v_dot, index, shape):
+    lanes = lane_count(v_dot, v)
+    if not lanes:
+        return scatter_add(v_dot, index=index, shape=shape)
+    moved = _lanes_last(v_dot, lanes)
+    lane_shape = shape_of(v_dot)[:lanes]
+    spread = scatter_add(moved, index=_lane_index(index, lanes), shape=shape + lane_shape)
+    return _lanes_first(spread, lanes)
+
+
+def _sym_scatter(v, index, shape):
+    out = np.full(shape, 0, dtype=object)
+    np.add.at(out, index, np.asarray(v, dtype=object))
+    return out
+
+
+scatter_add = defop(
+    "scatter_add",
+    _scatter_value,
+    saves=(),
+    prepare=_prepare_scatter,
+    cases=[
+        (((4,),), {"index": [0, 0, 2, 3], "shape": (5,)}),
+        (((2,),), {"index": (slice(None), 1), "shape": (2, 3)}),
+        (((2, 3),), {"index": ([0, 1], slice(None), [1, 1]), "shape": (2, 3, 4)}),
+    ],
+    label="IndexPut",
+    sym=_sym_scatter,
+    jvp=_scatter_jvp,
+    vjp=lambda out, v, out_bar, index, shape: getitem(out_bar, index),
+    doc=(
+        "Zeros of ``shape`` with ``v`` added at ``index`` (repeats accumulate): the "
+        "adjoint of indexing."
+    ),
+    example="scatter_add([1.0, 2.0], index=[0, 0], shape=(2,)) -> [3. 0.]",
+)
+
+
+# --- concatenate ---------------------------------------------------------------------
+
+
+def _prepare_concatenate(*arrays, axis=0):
+    if not arrays:
+        raise ValueError("concatenate needs at least one array")
+    shapes = [shape_of(a) for a in arrays]
+    n = len(shapes[0])
+    if n == 0:
+        raise ValueError("concatenate: zero-dimensional arrays cannot be concatenated")
+    (axis,) = normalize_axes(axis, n)
+
+    def others(shape):
+        return shape[: n + axis] + shape[n + axis + 1 :]
+
+    if any(len(s) != n or others(s) != others(shapes[0]) for s in shapes):
+        raise ValueError(
+            f"concatenate: shapes {shapes} differ outside axis {axis}; all arrays "
+            "must have the same shape except along the joining axis"
+        )
+    return {"axis": axis, "sizes": tuple(s[axis] for s in shapes)}
+
+
+def _concatenate_jvp(i, out, *rest, axis, sizes):
+    *arrays, tangent = rest
+    lanes = _lanes(tangent, arrays[i])
+    dtype = np.result_type(raw(tangent))
+    pieces = [
+        tangent if j == i else np.zeros(lanes + shape_of(a), dtype=dtype)
+        for j, a in enumerate(arrays)
+    ]
+    return _concatenate(*pieces, axis=axis)
+
+
+def _concatenate_vjp(i, out, *rest, axis, sizes):
+    out_bar = rest[-1]
+    start = sum(sizes[:i])
+    return getitem(
+        out_bar, (Ellipsis, slice(start, start + sizes[i])) + (slice(None),) * (-axis - 1)
+    )
+
+
+_concatenate = defop(
+    "concatenate",
+    lambda *arrays, axis, sizes: np.concatenate(arrays, axis=axis),
+    nargs=None,
+    saves=(),
+    prepare=_prepare_concatenate,
+    cases=[
+        (((2, 3), (4, 3)), {"axis": 0}),
+        (((2, 3), (2, 1), (2, 2)), {"axis": 1}),
+        (((3,),), {}),
+    ],
+    label="Cat",
+    sym=lambda *arrays, axis, sizes: np.concatenate(
+        [np.asarray(a, dtype=object) for a in arrays], axis=axis
+    ),
+    jvp=_concatenate_jvp,
+    vjp=_concatenate_vjp,
+    doc="Join arrays along an existing axis (the arrays as separate arguments).",
+)
+
+
+def concatenate(arrays, axis: int = 0):
+    """Join a sequence of arrays along an existing axis, as ``np.concatenate``.
+
+    >>> print(concatenate([[1.0], [2.0, 3.0]]))
+    [1. 2. 3.]
+    """
+    return _concatenate(*arrays, axis=axis)
