@@ -1,0 +1,172 @@
+"""Safe expressions from the command line: ``"3*x**2 + x*y + 5*y**2"``.
+
+The text is parsed with :mod:`ast` and only numbers, variable names, the
+operators ``+ - * / **``, unary minus and calls of the op set's functions
+are accepted; nothing is passed to ``eval``. The result is a function of
+the variables written against the op set, so every engine can run it.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from adcompare import ops
+
+__all__ = ["Expression", "ExpressionError", "parse_expression", "parse_point"]
+
+_BINARY = {
+    ast.Add: ops.add,
+    ast.Sub: ops.subtract,
+    ast.Mult: ops.multiply,
+    ast.Div: ops.divide,
+    ast.Pow: ops.power,
+}
+_CONSTANTS = {"pi": math.pi, "e": math.e}
+# Functions of one or two arrays that make sense in a formula.
+FUNCTIONS: dict[str, Callable] = {
+    name: getattr(ops, name)
+    for name in [
+        "exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "arcsin",
+        "arctan", "abs", "maximum", "minimum", "erf", "square", "reciprocal", "sigmoid",
+        "relu", "softplus",
+    ]
+}  # fmt: skip
+
+
+class ExpressionError(ValueError):
+    """An expression or a point that cannot be understood, with the reason."""
+
+
+@dataclass(frozen=True)
+class Expression:
+    """A parsed expression: its text, its variables (in order of first use), a function."""
+
+    text: str
+    variables: tuple[str, ...]
+    tree: ast.Expression
+
+    def __call__(self, *values):
+        """Evaluate with one value per variable, in the order of ``variables``.
+
+        >>> print(parse_expression("3*x**2 + x*y + 5*y**2")(2.0, 3.0))
+        63.0
+        """
+        if len(values) != len(self.variables):
+            raise ExpressionError(
+                f"{self.text!r} has variables {', '.join(self.variables)}; "
+                f"got {len(values)} value(s)"
+            )
+        return _evaluate(self.tree.body, dict(zip(self.variables, values)))
+
+
+def _fail(node: ast.AST, text: str, message: str):
+    column = getattr(node, "col_offset", 0)
+    raise ExpressionError(f"{message}\n  {text}\n  {' ' * column}^")
+
+
+def _check(node: ast.AST, text: str, names: list[str]) -> None:
+    """Reject anything but arithmetic on numbers, names and known functions."""
+    if isinstance(node, ast.Expression):
+        _check(node.body, text, names)
+    elif isinstance(node, ast.BinOp):
+        if isinstance(node.op, ast.BitXor):
+            _fail(node, text, "'^' is not a power here; write x**2")
+        if type(node.op) not in _BINARY:
+            _fail(node, text, f"operator {type(node.op).__name__} is not supported; use + - * / **")
+        _check(node.left, text, names)
+        _check(node.right, text, names)
+    elif isinstance(node, ast.UnaryOp):
+        if not isinstance(node.op, (ast.USub, ast.UAdd)):
+            _fail(node, text, "only unary minus and plus are supported")
+        _check(node.operand, text, names)
+    elif isinstance(node, ast.Constant):
+        if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
+            _fail(node, text, f"{node.value!r} is not a number")
+    elif isinstance(node, ast.Name):
+        if node.id in FUNCTIONS:
+            _fail(node, text, f"{node.id} is a function; call it, e.g. {node.id}(x)")
+        if node.id not in _CONSTANTS and node.id not in names:
+            names.append(node.id)
+    elif isinstance(node, ast.Call):
+        if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
+            known = ", ".join(sorted(FUNCTIONS))
+            _fail(node, text, f"unknown function; known functions are: {known}")
+        if node.keywords or not node.args:
+            _fail(node, text, f"call {node.func.id} with positional arguments only")
+        for arg in node.args:
+            _check(arg, text, names)
+    else:
+        _fail(node, text, f"{type(node).__name__} is not allowed in an expression")
+
+
+def _evaluate(node: ast.AST, env: dict):
+    if isinstance(node, ast.BinOp):
+        return _BINARY[type(node.op)](_evaluate(node.left, env), _evaluate(node.right, env))
+    if isinstance(node, ast.UnaryOp):
+        value = _evaluate(node.operand, env)
+        return ops.negative(value) if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.Constant):
+        return float(node.value)
+    if isinstance(node, ast.Name):
+        return _CONSTANTS[node.id] if node.id in _CONSTANTS else env[node.id]
+    return FUNCTIONS[node.func.id](*[_evaluate(a, env) for a in node.args])
+
+
+def parse_expression(text: str) -> Expression:
+    """Parse ``text`` into an :class:`Expression`; errors point at the problem.
+
+    >>> parse_expression("3*x**2 + x*y + 5*y**2").variables
+    ('x', 'y')
+    >>> parse_expression("__import__('os')")
+    Traceback (most recent call last):
+    ...
+    adcompare.expr.ExpressionError: unknown function; known functions are: ...
+    """
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as error:
+        raise ExpressionError(f"cannot parse {text!r}: {error.msg}") from None
+    names: list[str] = []
+    _check(tree, text.strip(), names)
+    if not names:
+        raise ExpressionError(f"{text!r} has no variables to differentiate with respect to")
+    return Expression(text.strip(), tuple(names), tree)
+
+
+def parse_point(text: str, variables: tuple[str, ...] | None = None) -> dict[str, float]:
+    """Parse ``"x=2,y=3"`` into ``{"x": 2.0, "y": 3.0}``, checking the variables.
+
+    >>> parse_point("x=2, y=3", ("x", "y"))
+    {'x': 2.0, 'y': 3.0}
+    """
+    point: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = part.partition("=")
+        name = name.strip()
+        if not sep or not name.isidentifier():
+            raise ExpressionError(f"cannot read {part!r}: write name=value, e.g. x=2,y=3")
+        try:
+            number = float(value)
+        except ValueError:
+            raise ExpressionError(f"{name}={value.strip()!r} is not a number") from None
+        if not np.isfinite(number):
+            raise ExpressionError(f"{name}={value.strip()} is not a finite number")
+        point[name] = number
+    if variables is not None:
+        missing = [v for v in variables if v not in point]
+        extra = [p for p in point if p not in variables]
+        if missing:
+            raise ExpressionError(
+                f"no value given for {', '.join(missing)}; add e.g. {missing[0]}=1"
+            )
+        if extra:
+            raise ExpressionError(
+                f"{', '.join(extra)} not in the expression (its variables: {', '.join(variables)})"
+            )
+        point = {v: point[v] for v in variables}
+    return point
