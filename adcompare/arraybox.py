@@ -33,6 +33,8 @@ _COMPARISONS = {
 }
 # numpy names that differ from the op set's.
 _NUMPY_ALIASES = {"absolute": "abs", "true_divide": "divide", "amax": "max", "amin": "min"}
+# ufunc.reduce of these is an op-set reduction.
+_REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min"}
 _COMPARISON_UFUNCS = {f.__name__ for f in _COMPARISONS.values()} | {
     "logical_and",
     "logical_or",
@@ -147,9 +149,10 @@ class ArrayBox(Box):
         fn = _lookup(name)
         if method == "__call__" and fn is not None and not kwargs:
             return fn(*inputs)
+        suggestion = _REDUCTIONS.get(name, name) if method == "reduce" else name
         return _fallback(
             f"np.{name}" if method == "__call__" else f"np.{name}.{method}",
-            name,
+            suggestion,
             lambda: getattr(ufunc, method)(*_raws(inputs), **kwargs),
             inputs,
         )

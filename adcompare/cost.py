@@ -7,7 +7,8 @@ report:
 ``"numpy"``
     an op applied to plain arrays: the arithmetic that is actually done.
     Its ``elements`` are the elements the op touches: the size of its
-    largest operand or result.
+    largest operand or result, or what the op record's ``work`` says
+    (a matrix product counts its multiply-adds).
 ``"forward"``
     an op applied to dual numbers. Its ``elements`` are tangent elements:
     ``lanes × output size``.
@@ -89,15 +90,18 @@ def _size(value) -> int:
     return int(np.size(value)) if not hasattr(value, "size") else int(value.size)
 
 
-def record_numpy(name: str, args, out) -> None:
+def record_numpy(op, args, out) -> None:
     """Report one op applied to plain arrays (called by dispatch)."""
-    touched = _size(out)
-    for a in args:
-        touched = max(touched, _size(a))
+    if op.work is not None:
+        touched = int(op.work(out, *args))
+    else:
+        touched = _size(out)
+        for a in args:
+            touched = max(touched, _size(a))
     for cost in _ACTIVE:
         cost.ops["numpy"] += 1
         cost.elements["numpy"] += touched
-        cost.by_op["numpy", name] += 1
+        cost.by_op["numpy", op.name] += 1
 
 
 def record_forward(name: str, lanes: int, out) -> None:

@@ -248,7 +248,15 @@ class Tensor(ArrayBox):
     (tensor(15.), tensor(32.))
     """
 
-    __slots__ = ("_accumulator", "_data", "_grad", "_requires_grad", "_version", "grad_fn")
+    __slots__ = (
+        "__weakref__",
+        "_accumulator",
+        "_data",
+        "_grad",
+        "_requires_grad",
+        "_version",
+        "grad_fn",
+    )
 
     def __init__(self, data, requires_grad: bool = False, *, dtype=None):
         if isinstance(data, Tensor):

@@ -82,6 +82,9 @@ class OpDef:
     params)`` examples for ops that are not elementwise (elementwise ops are
     tested over standard broadcast shape groups), and ``test_params(shape,
     rng)`` draws static parameters for elementwise ops that have some.
+    ``work(out, *args)`` is the arithmetic one application does, in element
+    operations, when that is more than the size of its largest operand
+    (``matmul``'s multiply-adds).
     """
 
     name: str
@@ -100,6 +103,7 @@ class OpDef:
     example: str = ""
     cases: tuple = ()
     test_params: Callable | None = None
+    work: Callable | None = None
     fn: Callable | None = None
 
     def jvp_at(self, i: int) -> Rule | None:
@@ -148,9 +152,13 @@ def apply(op: OpDef, args: tuple, params: dict):
         if isinstance(a, Box) and (top is None or a._level > top._level):
             top = a
     if top is None:
-        out = op.value(*args, **params)
+        try:
+            out = op.value(*args, **params)
+        except ValueError as error:
+            shapes = ", ".join(str(shape_of(a)) for a in args)
+            raise ValueError(f"{op.name}: {error} (argument shapes {shapes})") from None
         if cost._ACTIVE:
-            cost.record_numpy(op.name, args, out)
+            cost.record_numpy(op, args, out)
         return out
     return top._apply(op, top._level, args, params)
 
@@ -179,6 +187,7 @@ def defop(
     example: str = "",
     cases: Sequence = (),
     test_params: Callable | None = None,
+    work: Callable | None = None,
 ) -> Callable:
     """Register a primitive and return its public function.
 
@@ -208,6 +217,7 @@ def defop(
         example=example,
         cases=tuple(cases),
         test_params=test_params,
+        work=work,
     )
     if name in OPS:
         raise ValueError(f"op {name!r} is registered twice")

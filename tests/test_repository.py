@@ -1,0 +1,48 @@
+"""The repository keeps its promises: style, README, CI script."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def ruff(*args: str) -> subprocess.CompletedProcess:
+    command = [sys.executable, "-m", "ruff", *args]
+    if shutil.which("ruff") is None and subprocess.run(command[:3] + ["--version"]).returncode:
+        pytest.fail("ruff is not installed: install the dev extra (pip install -e '.[dev]')")
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+
+
+def test_ruff_check_is_clean():
+    result = ruff("check", ".")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_format_is_clean():
+    result = ruff("format", "--check", ".")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def readme() -> str:
+    return (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_readme_opens_with_the_two_commands_and_ci_runs_the_second():
+    block = re.search(r"```sh\n(.*?)```", readme(), re.S).group(1).strip().splitlines()
+    assert len(block) == 2
+    assert "pip install" in block[0] and "pip install" in block[1]
+    assert block[1].endswith("python -m pytest")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert block[1] in ci.splitlines()
+
+
+def test_readme_python_examples_run():
+    for example in re.findall(r"```python\n(.*?)```", readme(), re.S):
+        exec(compile(example, "README.md", "exec"), {})
