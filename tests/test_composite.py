@@ -1,0 +1,131 @@
+"""Composite ops: built from primitives, checked against numpy formulas and
+finite differences in both modes, and stable where the naive formula is not."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import adcompare as ad
+from adcompare.ops import COMPOSITES
+
+
+def _softmax(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _logsumexp(x, axis=None):
+    return np.log(np.sum(np.exp(x), axis=axis))
+
+
+# name -> (call, reference formula on numpy arrays, argument shapes, domain)
+CASES = {
+    "square": (ad.square, np.square, [(3, 4)], (-2, 2)),
+    "reciprocal": (ad.reciprocal, np.reciprocal, [(3, 4)], (0.5, 2)),
+    "mean": (lambda x: ad.mean(x, axis=1), lambda x: x.mean(axis=1), [(3, 4)], (-2, 2)),
+    "sigmoid": (ad.sigmoid, lambda x: 1 / (1 + np.exp(-x)), [(3, 4)], (-4, 4)),
+    "relu": (ad.relu, lambda x: np.maximum(x, 0), [(3, 4)], (-2, 2)),
+    "softplus": (ad.softplus, lambda x: np.log1p(np.exp(x)), [(3, 4)], (-4, 4)),
+    "logsumexp": (
+        lambda x: ad.logsumexp(x, axis=0),
+        lambda x: _logsumexp(x, axis=0),
+        [(3, 4)],
+        (-3, 3),
+    ),
+    "softmax": (lambda x: ad.softmax(x, axis=1), lambda x: _softmax(x, 1), [(3, 4)], (-3, 3)),
+    "log_softmax": (
+        lambda x: ad.log_softmax(x, axis=0),
+        lambda x: np.log(_softmax(x, 0)),
+        [(3, 4)],
+        (-3, 3),
+    ),
+    "norm": (lambda x: ad.norm(x, axis=1), lambda x: np.linalg.norm(x, axis=1), [(3, 4)], (-2, 2)),
+    "stack": (
+        lambda x, y: ad.stack([x, y], axis=1),
+        lambda x, y: np.stack([x, y], axis=1),
+        [(3, 4), (3, 4)],
+        (-2, 2),
+    ),
+    "dot": (ad.dot, np.dot, [(3, 4), (4,)], (-2, 2)),
+    "outer": (ad.outer, np.outer, [(3,), (4,)], (-2, 2)),
+    "flatten": (ad.flatten, lambda x: x.flatten(), [(3, 4)], (-2, 2)),
+}
+
+
+def test_every_composite_has_a_case():
+    assert set(COMPOSITES) == set(CASES)
+
+
+def _draw(shapes, domain, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.uniform(*domain, size=s) for s in shapes]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_value_matches_the_numpy_formula(name):
+    call, reference, shapes, domain = CASES[name]
+    args = _draw(shapes, domain)
+    np.testing.assert_allclose(call(*args), reference(*args), rtol=1e-13, atol=1e-14)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_both_modes_match_central_differences(name):
+    call, reference, shapes, domain = CASES[name]
+    args = _draw(shapes, domain, seed=1)
+    rng = np.random.default_rng(2)
+    u = rng.standard_normal(np.shape(reference(*args)))
+    for i in range(len(args)):
+
+        def scalar(x, i=i):
+            parts = list(args)
+            parts[i] = x
+            return ad.sum(call(*parts) * u)
+
+        h = 1e-6
+        numeric = np.zeros_like(args[i])
+        for index in np.ndindex(args[i].shape):
+            step = np.zeros_like(args[i])
+            step[index] = h
+            numeric[index] = (scalar(args[i] + step) - scalar(args[i] - step)) / (2 * h)
+        for mode in ("reverse", "forward"):
+            np.testing.assert_allclose(
+                ad.grad(scalar, mode=mode)(args[i]), numeric, rtol=1e-6, atol=1e-8
+            )
+
+
+def test_stable_where_the_naive_formula_overflows():
+    big = np.array([-1000.0, 0.0, 1000.0])
+    np.testing.assert_allclose(ad.sigmoid(big), [0.0, 0.5, 1.0])
+    np.testing.assert_allclose(ad.softplus(big), [0.0, np.log(2.0), 1000.0])
+    assert ad.logsumexp(np.array([1000.0, 1000.0])) == pytest.approx(1000.0 + np.log(2.0))
+    np.testing.assert_allclose(ad.softmax(np.array([1000.0, 0.0])), [1.0, 0.0])
+    np.testing.assert_allclose(ad.log_softmax(np.array([1000.0, 0.0])), [0.0, -1000.0])
+    # gradients stay finite too
+    np.testing.assert_allclose(ad.grad(lambda x: ad.sum(ad.sigmoid(x)))(big), [0.0, 0.25, 0.0])
+    np.testing.assert_allclose(ad.grad(lambda x: ad.logsumexp(x))(big), [0.0, 0.0, 1.0])
+
+
+def test_subgradient_conventions_at_the_kinks():
+    assert ad.grad(ad.relu)(0.0) == 0.0  # as PyTorch
+    assert ad.grad(ad.softplus)(0.0) == pytest.approx(0.5)  # the true derivative
+    assert ad.grad(ad.softplus, mode="forward")(0.0) == pytest.approx(0.5)
+    np.testing.assert_array_equal(ad.grad(ad.norm)(np.zeros(3)), np.zeros(3))
+    assert ad.grad(lambda x: ad.maximum(x, 1.0))(1.0) == 0.5
+    assert ad.grad(lambda x: ad.sum(ad.max(x)))(np.array([2.0, 2.0, 1.0])).tolist() == [
+        0.5,
+        0.5,
+        0.0,
+    ]
+    assert ad.grad(lambda x: ad.clip(x, 0.0, 1.0))(1.0) == 1.0
+    assert ad.grad(ad.abs)(0.0) == 0.0
+
+
+def test_norm_orders_and_errors():
+    x = np.array([3.0, -4.0])
+    assert ad.norm(x, ord=1) == 7.0 and ad.norm(x, ord=np.inf) == 4.0
+    np.testing.assert_allclose(ad.grad(lambda v: ad.norm(v, ord=1))(x), [1.0, -1.0])
+    with pytest.raises(ValueError, match="ord=3"):
+        ad.norm(x, ord=3)
+    with pytest.raises(ValueError, match="matmul for batched"):
+        ad.dot(np.ones((2, 2, 2)), np.ones(2))
