@@ -23,9 +23,12 @@ from adcompare.ops.registry import Box, new_level, raw, shape_of
 from adcompare.reverse import Tensor, enable_grad, run_backward
 
 __all__ = [
+    "HESSIAN_MODES",
     "ModeChoice",
     "choose_mode",
     "grad",
+    "hessian",
+    "hvp",
     "jacfwd",
     "jacobian",
     "jacrev",
@@ -42,13 +45,22 @@ LANE_BUDGET = 2**20
 _EXTRA_MODES: dict[str, dict[str, Callable]] = {}
 
 
-def register_mode(name: str, *, value_and_grad: Callable, jacobian: Callable) -> None:
-    """Make ``mode=name`` available in :func:`grad` and :func:`jacobian`.
+def register_mode(
+    name: str,
+    *,
+    value_and_grad: Callable,
+    jacobian: Callable,
+    hessian: Callable | None = None,
+) -> None:
+    """Make ``mode=name`` available in :func:`grad`, :func:`jacobian` and :func:`hessian`.
 
-    ``value_and_grad(f, argnums)`` and ``jacobian(f, argnums)`` each return a
-    function of the same arguments as ``f``. Used by ``adcompare.symbolic``.
+    ``value_and_grad(f, argnums)``, ``jacobian(f, argnums)`` and
+    ``hessian(f, argnums)`` each return a function of the same arguments as
+    ``f``. Used by ``adcompare.symbolic``.
     """
     _EXTRA_MODES[name] = {"value_and_grad": value_and_grad, "jacobian": jacobian}
+    if hessian is not None:
+        _EXTRA_MODES[name]["hessian"] = hessian
 
 
 def _argnums(argnums, nargs: int, name: str) -> tuple[int, ...]:
@@ -439,3 +451,77 @@ def jacobian(f: Callable, argnums=0, mode: str = "auto", chunk_size: int | None 
 
     auto_jacobian.last_choice = None
     return auto_jacobian
+
+
+# --- second derivatives -----------------------------------------------------------
+
+#: The four ways to compose the two modes, outer mode first.
+HESSIAN_MODES = ("fwd-over-rev", "rev-over-rev", "fwd-over-fwd", "rev-over-fwd")
+
+
+def _check_second_order_mode(mode: str, name: str, extra: bool) -> None:
+    known = list(HESSIAN_MODES) + (
+        [m for m in _EXTRA_MODES if "hessian" in _EXTRA_MODES[m]] if extra else []
+    )
+    if mode not in known:
+        raise ValueError(
+            f"{name}: unknown mode {mode!r}; use one of {', '.join(repr(m) for m in known)}"
+        )
+
+
+def hvp(f: Callable, x, v, mode: str = "fwd-over-rev"):
+    """The Hessian-vector product ``H(x)·v`` of a scalar-valued ``f``.
+
+    ``mode`` composes the two engines, outer first: ``"fwd-over-rev"`` (a
+    JVP of the reverse gradient), ``"rev-over-rev"`` (the gradient of
+    ``∇f·v``), ``"rev-over-fwd"`` (the gradient of the JVP ``∇f·v``) and
+    ``"fwd-over-fwd"`` (a JVP of the forward gradient, which needs ``n``
+    lanes). The first three cost a constant multiple of one gradient.
+
+    >>> import adcompare as ad
+    >>> f = lambda x: ad.sum(x**3)
+    >>> print(ad.hvp(f, [1.0, 2.0], [1.0, 1.0]), ad.hvp(f, [1.0, 2.0], [1.0, 1.0], "rev-over-fwd"))
+    [ 6. 12.] [ 6. 12.]
+    """
+    _check_second_order_mode(mode, "hvp", extra=False)
+    x, v = as_float(x), as_float(v)
+    if shape_of(x) != shape_of(v):
+        raise ValueError(
+            f"hvp: v has shape {shape_of(v)} but x has shape {shape_of(x)}; give v the shape of x"
+        )
+    if mode == "fwd-over-rev":
+        return jvp(grad(f), (x,), (v,))[1]
+    if mode == "fwd-over-fwd":
+        return jvp(grad(f, mode="forward"), (x,), (v,))[1]
+    if mode == "rev-over-rev":
+        return grad(lambda y: _inner_sum(grad(f)(y), v))(x)
+    return grad(lambda y: jvp(f, (y,), (v,))[1])(x)
+
+
+def _inner_sum(a, b):
+    from adcompare.ops import sum as op_sum
+
+    return op_sum(a * b)
+
+
+def hessian(f: Callable, argnums: int = 0, mode: str = "fwd-over-rev") -> Callable:
+    """The Hessian of a scalar-valued ``f``: ``x.shape + x.shape``.
+
+    Each mode builds it from the matching gradient and Jacobian:
+    ``"fwd-over-rev"`` is ``jacfwd(grad(f))`` (n HVPs in lanes),
+    ``"rev-over-rev"`` is ``jacrev(grad(f))`` (n reverse sweeps over a
+    recorded gradient), ``"fwd-over-fwd"`` is ``jacfwd`` of the forward
+    gradient and ``"rev-over-fwd"`` ``jacrev`` of it; a registered mode such
+    as ``"symbolic"`` works too.
+
+    >>> import adcompare as ad
+    >>> print(ad.hessian(lambda x: x[0] ** 2 * x[1])([1.0, 2.0]))
+    [[4. 2.]
+     [2. 0.]]
+    """
+    _check_second_order_mode(mode, "hessian", extra=True)
+    if mode in _EXTRA_MODES:
+        return _EXTRA_MODES[mode]["hessian"](f, argnums)
+    outer, inner = mode.split("-over-")
+    gradient = grad(f, argnums, mode="reverse" if inner == "rev" else "forward")
+    return (jacfwd if outer == "fwd" else jacrev)(gradient, argnums)
