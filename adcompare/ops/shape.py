@@ -301,7 +301,10 @@ getitem = defop(
 def _scatter_value(v, index, shape):
     v = np.asarray(v)
     out = np.zeros(shape, dtype=np.result_type(v, np.float32))
-    np.add.at(out, index, v)
+    if any(isinstance(item, np.ndarray) for item in index):
+        np.add.at(out, index, v)  # integer arrays may repeat a position: accumulate
+    else:
+        out[index] = v  # basic indexing never repeats a position, and is much faster
     return out
 
 
