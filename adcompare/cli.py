@@ -10,6 +10,7 @@ import sys
 COMMAND_MODULES = [
     "adcompare.demo",
     "adcompare.train",
+    "adcompare.explain_cli",
 ]
 
 

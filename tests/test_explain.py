@@ -1,0 +1,71 @@
+"""``adcompare explain``: trace tables, sweep counts and graph files from the command line."""
+
+from __future__ import annotations
+
+import re
+
+from adcompare.cli import main
+
+
+def test_explain_worked_example(capsys):
+    assert main(["explain", "3*x**2 + x*y + 5*y**2", "--at", "x=2,y=3"]) == 0
+    out = capsys.readouterr().out
+    assert "Forward mode: 2 sweeps" in out
+    assert "Reverse mode: 1 recorded pass, then 1 backward sweep" in out
+    assert "forward mode needed 2 sweeps (one per input)" in out
+    assert "reverse mode needed 1 sweep (one per output)" in out
+    assert "gradient: df/dx = 15, df/dy = 32" in out
+    assert "f = 63 at x=2, y=3" in out
+    rows = {
+        "v1": (r"x \*\* 2", 4),
+        "v2": (r"3 \* v1", 12),
+        "v3": (r"x \* y", 6),
+        "v5": (r"y \*\* 2", 9),
+        "v6": (r"5 \* v5", 45),
+        "f": (r"v4 \+ v6", 63),
+    }
+    for name, (expression, value) in rows.items():
+        pattern = rf"^{name}\s+\w+\s+{expression}\s+{value}\s"
+        assert re.search(pattern, out, re.MULTILINE), name
+
+
+def test_explain_one_mode_and_markdown(capsys):
+    assert main(["explain", "x*y", "--at", "x=2,y=3", "--mode", "forward", "--markdown"]) == 0
+    out = capsys.readouterr().out
+    assert "| f | multiply | `x * y` | 6 | 3 | 2 |" in out
+    assert "Reverse mode" not in out and "reverse mode needed" not in out
+    assert main(["explain", "x*y", "--at", "x=2,y=3", "--mode", "reverse"]) == 0
+    out = capsys.readouterr().out
+    assert "Forward mode" not in out and "reverse mode needed 1 sweep" in out
+
+
+def test_explain_writes_dot_and_png(tmp_path, capsys):
+    dot, png = tmp_path / "f.dot", tmp_path / "f.png"
+    args = ["explain", "sin(x)*y", "--at", "x=1,y=2", "--dot", str(dot), "--png", str(png)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert f"wrote {dot}" in out and f"wrote {png}" in out
+    text = dot.read_text()
+    assert text.startswith("digraph adcompare {") and "SinBackward" in text
+    assert '"x = 1"' in text and '"y = 2"' in text
+    assert png.read_bytes()[:4] == b"\x89PNG" and png.stat().st_size > 10_000
+
+
+def test_explain_reports_bad_input(capsys):
+    assert main(["explain", "x^2", "--at", "x=1"]) == 2
+    assert "write x**2" in capsys.readouterr().err
+    assert main(["explain", "x+y", "--at", "x=1"]) == 2
+    assert "no value given for y" in capsys.readouterr().err
+    assert main(["explain", "__import__('os')", "--at", "x=1"]) == 2
+    assert "unknown function" in capsys.readouterr().err
+
+
+def test_explain_warns_where_f_is_not_finite(capsys):
+    assert main(["explain", "log(x)", "--at", "x=-1"]) == 0
+    assert "not finite" in capsys.readouterr().out
+
+
+def test_explain_cannot_write(tmp_path, capsys):
+    missing = tmp_path / "no" / "such" / "dir" / "f.dot"
+    assert main(["explain", "x*x", "--at", "x=1", "--dot", str(missing)]) == 1
+    assert "cannot write" in capsys.readouterr().err
