@@ -59,7 +59,7 @@ def test_lstm_reader_splits_parameters_state_and_sequence():
         ("adbench/gmm/test.txt", 1, "2 three 1", "expected the sizes D K N (3 integers), found"),
         ("adbench/gmm/test.txt", 1, "0 3 1", "the sizes D K N to be at least 1, found 0"),
         ("adbench/gmm/test.txt", 6, "0.345561 oops", "the 3 means of 2 values each"),
-        ("adbench/gmm/test.txt", 12, "1.000000 0.5", "the Wishart m (1 integers), found '0.5'"),
+        ("adbench/gmm/test.txt", 12, "1.000000 0.5", "the Wishart m (1 integer), found '0.5'"),
         ("adbench/ba/test.txt", 2, "1 2 3 4 5 6 7 8 9 10", "ends early: expected one feature"),
         ("adbench/ba/test.txt", 5, "-525.672849 161.811929 7", "expected the end of the file"),
         ("adbench/ba/test.txt", 3, "4.173048 5.586898 1.4e", "one 3-D point (3 numbers), found"),

@@ -61,7 +61,9 @@ def load_lstm(path: str | Path) -> LSTMProblem:
     return LSTMProblem(read_adbench_lstm(path), name=Path(path).stem)
 
 
-def _with_adbench_reference(load: Callable, file: str, problem: str | None, name: str):
+def _bundled_loader(load: Callable, file: str, problem: str | None, name: str):
+    """A loader of a bundled file that attaches ADBench's ``problem`` references, if any."""
+
     def make():
         loaded = load(data_path(file))
         loaded.name = name
@@ -74,19 +76,17 @@ def _with_adbench_reference(load: Callable, file: str, problem: str | None, name
 
 #: The bundled instances by name; ADBench's test instances carry its references.
 BUNDLED: dict[str, Callable] = {
-    "adbench-gmm-test": _with_adbench_reference(
+    "adbench-gmm-test": _bundled_loader(
         load_gmm, "adbench/gmm/test.txt", "gmm", "adbench-gmm-test"
     ),
-    "adbench-gmm-1k": _with_adbench_reference(
+    "adbench-gmm-1k": _bundled_loader(
         load_gmm, "adbench/gmm/gmm_d2_K5_1k.txt", None, "adbench-gmm-1k"
     ),
-    "gradbench-gmm-1k": _with_adbench_reference(
+    "gradbench-gmm-1k": _bundled_loader(
         load_gradbench_gmm, "gradbench/gmm_2_5_1000.json", None, "gradbench-gmm-1k"
     ),
-    "adbench-ba-test": _with_adbench_reference(
-        load_ba, "adbench/ba/test.txt", "ba", "adbench-ba-test"
-    ),
-    "adbench-lstm": _with_adbench_reference(
+    "adbench-ba-test": _bundled_loader(load_ba, "adbench/ba/test.txt", "ba", "adbench-ba-test"),
+    "adbench-lstm": _bundled_loader(
         load_lstm, "adbench/lstm/lstm_l2_c1024.txt", "lstm", "adbench-lstm"
     ),
 }

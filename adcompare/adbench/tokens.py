@@ -19,6 +19,10 @@ class FormatError(ValueError):
     """A data file does not have the layout its reader expects."""
 
 
+def _count(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 class NumberStream:
     """The numbers of a text file, read in order, with their line numbers.
 
@@ -54,7 +58,7 @@ class NumberStream:
             last_line = self._tokens[-1][1] if self._tokens else 0
             raise FormatError(
                 f"{self.path}:{last_line}: the file ends early: expected {what} "
-                f"({count} numbers) but only {available} remain"
+                f"({_count(count, 'number')}) but only {available} remain"
             )
         taken = self._tokens[self._next : self._next + count]
         self._next += count
@@ -68,7 +72,8 @@ class NumberStream:
                 values.append(float(token))
             except ValueError:
                 raise FormatError(
-                    f"{self.path}:{line}: expected {what} ({count} numbers), found {token!r}"
+                    f"{self.path}:{line}: expected {what} ({_count(count, 'number')}), "
+                    f"found {token!r}"
                 ) from None
         return np.array(values, dtype=np.float64)
 
@@ -80,7 +85,8 @@ class NumberStream:
                 value = int(token)
             except ValueError:
                 raise FormatError(
-                    f"{self.path}:{line}: expected {what} ({count} integers), found {token!r}"
+                    f"{self.path}:{line}: expected {what} ({_count(count, 'integer')}), "
+                    f"found {token!r}"
                 ) from None
             if value < minimum:
                 raise FormatError(
