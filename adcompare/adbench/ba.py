@@ -1,0 +1,162 @@
+"""Bundle adjustment: reprojection and weight errors, written once against the op set.
+
+For observation i of point X by camera (r, C, f, u₀, k):
+
+    Xcam  = rotate(r, X − C)                      Rodrigues rotation by r
+    u     = Xcam[:2] / Xcam[2]
+    u     = u·(1 + k₁‖u‖² + k₂‖u‖⁴)               radial distortion
+    proj  = f·u + (u₀, v₀)
+    reprojection error = wᵢ·(proj − featureᵢ)      2 values
+    weight error       = 1 − wᵢ²                   1 value
+
+Each observation's two residuals depend only on its camera (11), its point
+(3) and its weight (1): a sparse Jacobian of 15 non-zeros a row, plus one
+per weight row. ADBench stores it in compressed sparse row (CSR) order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import adcompare as ad
+from adcompare.adbench.ba_format import CAMERA_PARAMS, BAData
+from adcompare.ops.registry import raw, shape_of
+
+__all__ = ["BAProblem", "ba_residuals", "rodrigues_rotate"]
+
+
+def _cross(a, b):
+    """Row-wise cross product of two (p, 3) arrays."""
+    a0, a1, a2 = a[:, 0], a[:, 1], a[:, 2]
+    b0, b1, b2 = b[:, 0], b[:, 1], b[:, 2]
+    return ad.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=1)
+
+
+def rodrigues_rotate(rotation, points):
+    """Rotate each row of ``points`` (p, 3) by the axis-angle vector in ``rotation`` (p, 3).
+
+    At a zero angle the rotation is the identity plus its first-order term
+    ``r × X``, as in ADBench, so derivatives there are finite.
+
+    >>> import numpy as np
+    >>> quarter_turn_about_z = np.array([[0.0, 0.0, np.pi / 2]])
+    >>> print(np.round(rodrigues_rotate(quarter_turn_about_z, np.array([[1.0, 0.0, 0.0]])), 12))
+    [[0. 1. 0.]]
+    """
+    squared_angle = ad.sum(rotation * rotation, axis=1, keepdims=True)
+    turning = np.not_equal(raw(squared_angle), 0.0)
+    # Keep sqrt and the division away from 0 where the first-order branch is used.
+    angle = ad.sqrt(ad.where(turning, squared_angle, 1.0))
+    axis = rotation / angle
+    cos, sin = ad.cos(angle), ad.sin(angle)
+    along_axis = ad.sum(axis * points, axis=1, keepdims=True) * (1.0 - cos)
+    rotated = points * cos + _cross(axis, points) * sin + axis * along_axis
+    return ad.where(turning, rotated, points + _cross(rotation, points))
+
+
+def ba_residuals(cameras, points, weights, observations: np.ndarray, features: np.ndarray):
+    """The 2p reprojection errors (observation by observation) then the p weight errors.
+
+    >>> from adcompare.adbench.ba_format import read_adbench_ba
+    >>> from adcompare.adbench.datafiles import data_path
+    >>> data = read_adbench_ba(data_path("adbench/ba/test.txt"))
+    >>> residuals = ba_residuals(data.cameras, data.points, data.weights,
+    ...                          data.observations, data.features)
+    >>> residuals.shape, round(float(residuals[-1]), 6)
+    ((30,), 0.826093)
+    """
+    seen_by = cameras[observations[:, 0]]  # (p, 11)
+    seen = points[observations[:, 1]]  # (p, 3)
+    camera_frame = rodrigues_rotate(seen_by[:, 0:3], seen - seen_by[:, 3:6])
+    projected = camera_frame[:, 0:2] / camera_frame[:, 2:3]
+    radius_sq = ad.sum(projected * projected, axis=1, keepdims=True)
+    distortion = 1.0 + seen_by[:, 9:10] * radius_sq + seen_by[:, 10:11] * radius_sq * radius_sq
+    pixels = projected * distortion * seen_by[:, 6:7] + seen_by[:, 7:9]
+    reprojection = ad.reshape(weights, (-1, 1)) * (pixels - features)
+    return ad.concatenate([ad.reshape(reprojection, (-1,)), 1.0 - weights * weights])
+
+
+@dataclass
+class BAProblem:
+    """A BA instance as a vector function of ONE flat parameter vector.
+
+    ``params`` holds the cameras (11 each), the points (3 each), then the
+    weights. ``reference`` holds ``{"reprojection_error", "weight_error",
+    "jacobian_csr_values"}`` when known.
+
+    >>> from adcompare.adbench import bundled
+    >>> problem = bundled("adbench-ba-test")
+    >>> rows, cols = problem.jacobian_pattern()
+    >>> problem.n_params, problem.residuals(problem.params).shape, len(rows)
+    (62, (30,), 310)
+    """
+
+    data: BAData
+    name: str = "ba"
+    reference: dict | None = field(default=None, repr=False)
+
+    @property
+    def params(self) -> np.ndarray:
+        """The instance's parameters, flat."""
+        return self.data.params
+
+    @property
+    def n_params(self) -> int:
+        """How many parameters the residuals take."""
+        return self.params.size
+
+    @property
+    def n_residuals(self) -> int:
+        """How many residuals there are: 2p reprojection and p weight errors."""
+        return 3 * self.data.sizes[2]
+
+    def split(self, params):
+        """``(cameras, points, weights)`` as views of the flat ``params``."""
+        n, m, _ = self.data.sizes
+        if shape_of(params) != (self.n_params,):
+            raise ValueError(
+                f"{self.name}: expected a flat vector of {self.n_params} parameters, got "
+                f"shape {shape_of(params)}"
+            )
+        cameras = ad.reshape(params[: CAMERA_PARAMS * n], (n, CAMERA_PARAMS))
+        points = ad.reshape(params[CAMERA_PARAMS * n : CAMERA_PARAMS * n + 3 * m], (m, 3))
+        return cameras, points, params[CAMERA_PARAMS * n + 3 * m :]
+
+    def residuals(self, params):
+        """The stacked residual vector at ``params``: reprojection, then weight errors."""
+        cameras, points, weights = self.split(params)
+        return ba_residuals(cameras, points, weights, self.data.observations, self.data.features)
+
+    def jacobian_pattern(self) -> tuple[np.ndarray, np.ndarray]:
+        """Rows and columns of the structural non-zeros, in ADBench's CSR order.
+
+        Row 2i + r (r = 0, 1) holds observation i's camera block, point block
+        and weight column in increasing column order; row 2p + i holds weight
+        i's column.
+        """
+        n, m, p = self.data.sizes
+        rows, cols = [], []
+        for i, (camera, point) in enumerate(self.data.observations):
+            columns = [
+                *range(CAMERA_PARAMS * camera, CAMERA_PARAMS * (camera + 1)),
+                *range(CAMERA_PARAMS * n + 3 * point, CAMERA_PARAMS * n + 3 * point + 3),
+                CAMERA_PARAMS * n + 3 * m + i,
+            ]
+            for r in (0, 1):
+                rows += [2 * i + r] * len(columns)
+                cols += columns
+        rows += [2 * p + i for i in range(p)]
+        cols += [CAMERA_PARAMS * n + 3 * m + i for i in range(p)]
+        return np.array(rows), np.array(cols)
+
+    def csr_values(self, jacobian: np.ndarray) -> np.ndarray:
+        """The entries of a dense (3p, n_params) Jacobian at the pattern, in CSR order."""
+        expected = (self.n_residuals, self.n_params)
+        if np.shape(jacobian) != expected:
+            raise ValueError(
+                f"{self.name}: a Jacobian of shape {np.shape(jacobian)}; expected {expected}"
+            )
+        rows, cols = self.jacobian_pattern()
+        return np.asarray(jacobian)[rows, cols]

@@ -1,0 +1,116 @@
+"""ADBench's LSTM objective, written once against the op set.
+
+ADBench's "LSTM" has diagonal weights: each gate of each unit sees one
+input value. For layer j with weights W and biases B (four blocks each) and
+the layer's input ``x``:
+
+    forget = σ(x·W_f + B_f)     input  = σ(h·W_i + B_i)
+    output = σ(x·W_o + B_o)     change = tanh(h·W_c + B_c)
+    cell   = cell·forget + input·change
+    h      = output·tanh(cell)
+
+The first layer's input is ``character_t · in_weight``; each later layer's
+is the previous layer's new h. The prediction is ``h_last · out_weight +
+out_bias``, normalised by ADBench's logsumexp, which adds 2 inside the
+logarithm (a quirk kept so that the numbers match). The objective is minus
+the mean over all c − 1 steps and b bits of ``character_{t+1} ·
+(prediction − logsumexp)``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import adcompare as ad
+from adcompare.adbench.lstm_format import LSTMData
+from adcompare.ops.registry import shape_of
+
+__all__ = ["LSTMProblem", "lstm_objective"]
+
+
+def _layer_step(weight, bias, layer_input, hidden, cell, bits: int):
+    """One time step of one layer: the new hidden and cell states."""
+    gates = ad.concatenate([layer_input, hidden, layer_input, hidden]) * weight + bias
+    sigmoids = ad.sigmoid(gates[: 3 * bits])
+    change = ad.tanh(gates[3 * bits :])
+    cell = cell * sigmoids[:bits] + sigmoids[bits : 2 * bits] * change
+    hidden = sigmoids[2 * bits :] * ad.tanh(cell)
+    return hidden, cell
+
+
+def lstm_objective(main_params, extra_params, state: np.ndarray, sequence: np.ndarray):
+    """ADBench's LSTM loss of ``main_params`` (l, 8b) and ``extra_params`` (3, b).
+
+    >>> import numpy as np
+    >>> bits = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> loss = lstm_objective(np.zeros((1, 16)), np.zeros((3, 2)), np.zeros((1, 2, 2)), bits)
+    >>> print(round(float(loss), 12), round(np.log(4.0) / 2, 12))  # −(0 − log(2 + 2))/2
+    0.69314718056 0.69314718056
+    """
+    layers, bits = shape_of(main_params)[0], sequence.shape[1]
+    weights = [main_params[j, : 4 * bits] for j in range(layers)]
+    biases = [main_params[j, 4 * bits :] for j in range(layers)]
+    hidden = [state[j, 0] for j in range(layers)]
+    cell = [state[j, 1] for j in range(layers)]
+    in_weight, out_weight, out_bias = extra_params[0], extra_params[1], extra_params[2]
+    log_likelihood = 0.0
+    # The loss is summed step by step, as ADBench does: stacking the c − 1
+    # predictions first would cost the forward engine O(c²) in concatenate.
+    for t in range(sequence.shape[0] - 1):
+        layer_input = sequence[t] * in_weight
+        for j in range(layers):
+            hidden[j], cell[j] = _layer_step(
+                weights[j], biases[j], layer_input, hidden[j], cell[j], bits
+            )
+            layer_input = hidden[j]
+        predicted = layer_input * out_weight + out_bias
+        normaliser = ad.log(ad.sum(ad.exp(predicted)) + 2.0)
+        log_likelihood = log_likelihood + ad.sum(sequence[t + 1] * (predicted - normaliser))
+    return -log_likelihood / float((sequence.shape[0] - 1) * bits)
+
+
+@dataclass
+class LSTMProblem:
+    """An LSTM instance as a function of ONE flat parameter vector.
+
+    ``params`` holds the main parameters (layer by layer: 4 weight blocks,
+    4 bias blocks) then the extra parameters. ``reference`` holds
+    ``{"objective", "gradient"}`` when known.
+
+    >>> from adcompare.adbench import bundled
+    >>> problem = bundled("adbench-lstm")
+    >>> problem.n_params, round(float(problem.objective(problem.params)), 8)
+    (266, 0.66666518)
+    """
+
+    data: LSTMData
+    name: str = "lstm"
+    reference: dict | None = field(default=None, repr=False)
+
+    @property
+    def params(self) -> np.ndarray:
+        """The instance's parameters, flat."""
+        return self.data.params
+
+    @property
+    def n_params(self) -> int:
+        """How many parameters the objective takes."""
+        return self.params.size
+
+    def split(self, params):
+        """``(main_params, extra_params)`` as views of the flat ``params``."""
+        layers, _, bits = self.data.sizes
+        if shape_of(params) != (self.n_params,):
+            raise ValueError(
+                f"{self.name}: expected a flat vector of {self.n_params} parameters, got "
+                f"shape {shape_of(params)}"
+            )
+        main = ad.reshape(params[: 8 * layers * bits], (layers, 8 * bits))
+        return main, ad.reshape(params[8 * layers * bits :], (3, bits))
+
+    def objective(self, params):
+        """The loss at ``params`` (plain, dual or tensor values)."""
+        main, extra = self.split(params)
+        return lstm_objective(main, extra, self.data.state, self.data.sequence)

@@ -1,0 +1,152 @@
+"""ADBench and GradBench problems against the answers other tools computed.
+
+Every comparison uses ADBench's error measure ρ = |a − b| / max(1, |a| + |b|)
+and the issue's tolerance ρ ≤ 1e-8, in forward mode and in reverse mode.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import adcompare as ad
+from adcompare import adbench
+
+TOLERANCE = 1e-8
+MODES = ["forward", "reverse"]
+
+
+def assert_close(actual, expected):
+    rho = adbench.relative_error(actual, expected)
+    assert np.shape(actual) == np.shape(expected)
+    assert rho.max() <= TOLERANCE, f"max ρ = {rho.max():.3g} at {np.argmax(rho)}"
+
+
+@pytest.fixture(scope="module")
+def problems():
+    return {name: adbench.bundled(name) for name in adbench.BUNDLED}
+
+
+@pytest.fixture(scope="module")
+def gradients(problems):
+    """Gradients of the scalar problems by both modes, each computed once, with costs."""
+    results = {}
+    for name in ("adbench-gmm-test", "gradbench-gmm-1k", "adbench-gmm-1k", "adbench-lstm"):
+        problem = problems[name]
+        for mode in MODES:
+            with ad.count() as cost:
+                value, gradient = ad.value_and_grad(problem.objective, mode=mode)(problem.params)
+            results[name, mode] = (value, gradient, cost)
+    return results
+
+
+@pytest.mark.parametrize("name", ["adbench-gmm-test", "gradbench-gmm-1k", "adbench-lstm"])
+def test_objective_matches_the_reference(problems, name):
+    problem = problems[name]
+    assert_close(problem.objective(problem.params), problem.reference["objective"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("name", ["adbench-gmm-test", "gradbench-gmm-1k", "adbench-lstm"])
+def test_gradient_matches_the_reference(problems, gradients, name, mode):
+    value, gradient, _ = gradients[name, mode]
+    assert_close(value, problems[name].reference["objective"])
+    assert_close(gradient, problems[name].reference["gradient"])
+
+
+@pytest.mark.parametrize("name", ["adbench-gmm-test", "gradbench-gmm-1k", "adbench-lstm"])
+def test_reverse_takes_one_sweep_and_forward_one_pass_of_n_lanes(problems, gradients, name):
+    _, _, reverse_cost = gradients[name, "reverse"]
+    _, _, forward_cost = gradients[name, "forward"]
+    assert reverse_cost.sweeps == 1 and reverse_cost.passes == 0
+    n = problems[name].n_params
+    assert forward_cost.passes == 1 and forward_cost.sweeps == 0
+    # Each forward op carries n tangent lanes, so tangent work is a multiple of n.
+    assert forward_cost.elements["forward"] % n == 0
+
+
+def test_gmm_1k_gradient_agrees_between_modes_and_with_differences(problems, gradients):
+    """The 1k instance has no shipped answer: check the modes against each other and
+    against central differences of the objective."""
+    problem = problems["adbench-gmm-1k"]
+    _, forward, _ = gradients["adbench-gmm-1k", "forward"]
+    _, reverse, _ = gradients["adbench-gmm-1k", "reverse"]
+    assert_close(forward, reverse)
+    step = 1e-5
+    for i in (0, 7, 29):
+        shift = np.zeros(problem.n_params)
+        shift[i] = step
+        difference = (
+            problem.objective(problem.params + shift) - problem.objective(problem.params - shift)
+        ) / (2 * step)
+        assert adbench.relative_error(difference, reverse[i]) <= 1e-7
+
+
+def test_the_two_gmm_conventions_differ_by_twice_the_prior(problems):
+    """ADBench adds the Wishart prior term that GradBench subtracts: on one input the
+    objectives differ by exactly twice that term, computed here by hand."""
+    data = problems["gradbench-gmm-1k"].data
+    d, k, _ = data.sizes
+    q, lower = data.icf[:, :d], data.icf[:, d:]
+    dof = d + data.m + 1
+    log_gamma_d = d * (d - 1) / 4 * math.log(math.pi) + sum(
+        math.lgamma(dof / 2 + (1 - j) / 2) for j in range(1, d + 1)
+    )
+    prior = np.sum(
+        0.5 * data.gamma**2 * (np.sum(np.exp(q) ** 2, 1) + np.sum(lower**2, 1)) - data.m * q.sum(1)
+    ) - k * (dof * d * (math.log(data.gamma) - 0.5 * math.log(2)) - log_gamma_d)
+    adbench_style = adbench.GMMProblem(data, "adbench")
+    gradbench_style = problems["gradbench-gmm-1k"]
+    difference = adbench_style.objective(data.params) - gradbench_style.objective(data.params)
+    assert difference == pytest.approx(2 * prior, rel=1e-12)
+
+
+def test_ba_residuals_match_the_reference(problems):
+    problem = problems["adbench-ba-test"]
+    residuals = problem.residuals(problem.params)
+    assert_close(residuals[:20], problem.reference["reprojection_error"])
+    assert_close(residuals[20:], problem.reference["weight_error"])
+
+
+@pytest.fixture(scope="module")
+def ba_jacobians(problems):
+    problem = problems["adbench-ba-test"]
+    with ad.count() as forward_cost:
+        forward = ad.jacfwd(problem.residuals)(problem.params)
+    with ad.count() as reverse_cost:
+        reverse = ad.jacrev(problem.residuals)(problem.params)
+    return forward, forward_cost, reverse, reverse_cost
+
+
+def test_ba_jacobian_by_forward_mode_matches_the_csr_reference(problems, ba_jacobians):
+    problem = problems["adbench-ba-test"]
+    forward, cost, _, _ = ba_jacobians
+    assert forward.shape == (30, 62)
+    assert cost.passes <= 62 and cost.sweeps == 0
+    assert_close(problem.csr_values(forward), problem.reference["jacobian_csr_values"])
+
+
+def test_ba_jacobian_by_reverse_mode_takes_30_sweeps_and_matches(problems, ba_jacobians):
+    problem = problems["adbench-ba-test"]
+    _, _, reverse, cost = ba_jacobians
+    assert cost.sweeps == 30 and cost.passes == 0
+    assert_close(problem.csr_values(reverse), problem.reference["jacobian_csr_values"])
+
+
+def test_ba_jacobian_modes_agree_everywhere_and_vanish_off_the_pattern(problems, ba_jacobians):
+    problem = problems["adbench-ba-test"]
+    forward, _, reverse, _ = ba_jacobians
+    assert_close(forward, reverse)
+    off_pattern = np.ones(forward.shape, dtype=bool)
+    off_pattern[problem.jacobian_pattern()] = False
+    assert not forward[off_pattern].any() and not reverse[off_pattern].any()
+
+
+def test_ba_jacobian_in_chunks_of_eight_lanes_takes_eight_passes(problems, ba_jacobians):
+    problem = problems["adbench-ba-test"]
+    with ad.count() as cost:
+        chunked = ad.jacfwd(problem.residuals, chunk_size=8)(problem.params)
+    assert cost.passes == math.ceil(62 / 8)
+    assert_close(chunked, ba_jacobians[0])
