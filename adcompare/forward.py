@@ -133,6 +133,10 @@ class Dual(ArrayBox):
         out = apply(op, tuple(primals), params)
         out_shape = shape_of(out)
         total = None
+        if op.nargs is None:
+            # A variadic op's rule takes every tangent at once.
+            total = op.jvp(out, tuple(primals), tangents, **params)
+            tangents = ()
         for i, tangent in enumerate(tangents):
             if tangent is None:
                 continue

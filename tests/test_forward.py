@@ -54,3 +54,14 @@ def test_constant_output_has_zero_tangent():
     assert out.tangent == 0.0
     _, tangent = ad.jvp(lambda x: np.float64(3.0), (1.0,), (1.0,))
     assert tangent == 0.0
+
+
+def test_concatenate_joins_lanes_singles_and_constants_in_one_step():
+    lanes = ad.Dual([1.0, 2.0], [[1.0, 0.0], [0.0, 1.0]])
+    single = ad.Dual([3.0], [5.0])
+    with ad.count() as cost:
+        out = ad.concatenate([lanes, np.array([9.0]), single])
+    np.testing.assert_array_equal(out.primal, [1.0, 2.0, 9.0, 3.0])
+    np.testing.assert_array_equal(out.tangent, [[1.0, 0.0, 0.0, 5.0], [0.0, 1.0, 0.0, 5.0]])
+    # one concatenate of primals and one of tangents, however many pieces
+    assert cost.by_op["numpy", "concatenate"] == 2

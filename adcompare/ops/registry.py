@@ -74,11 +74,14 @@ class OpDef:
 
     ``value`` computes the op on plain numpy values. ``jvp`` and ``vjp`` hold
     one rule per argument position (``None`` where the argument is not
-    differentiable, like the condition of ``where``); a variadic op such as
-    ``concatenate`` gives a single rule that takes the position as its first
-    argument. ``sym`` is the SymPy counterpart, an independent oracle for the
-    tests. ``domain`` is where tests draw inputs from, one ``(low, high)``
-    pair per argument (or one pair for all). ``cases`` lists ``(arg_shapes,
+    differentiable, like the condition of ``where``). A variadic op such as
+    ``concatenate`` gives one *joint* JVP rule, ``jvp(out, arrays, tangents,
+    **params)`` with ``None`` among ``tangents`` for constant arguments (so
+    the tangents are joined in one step, not one step per argument), and one
+    VJP rule that takes the position as its first argument. ``sym`` is the
+    SymPy counterpart, an independent oracle for the tests. ``domain`` is
+    where tests draw inputs from, one ``(low, high)`` pair per argument (or
+    one pair for all). ``cases`` lists ``(arg_shapes,
     params)`` examples for ops that are not elementwise (elementwise ops are
     tested over standard broadcast shape groups), and ``test_params(shape,
     rng)`` draws static parameters for elementwise ops that have some.
@@ -107,9 +110,7 @@ class OpDef:
     fn: Callable | None = None
 
     def jvp_at(self, i: int) -> Rule | None:
-        """The JVP rule for argument position ``i``."""
-        if self.nargs is None:
-            return lambda *rest, **params: self.jvp(i, *rest, **params)
+        """The JVP rule for argument position ``i`` (ops of fixed arity)."""
         return self.jvp[i]
 
     def vjp_at(self, i: int) -> Rule | None:

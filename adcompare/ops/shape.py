@@ -374,13 +374,16 @@ def _prepare_concatenate(*arrays, axis=0):
     return {"axis": axis, "sizes": tuple(s[axis] for s in shapes)}
 
 
-def _concatenate_jvp(i, out, *rest, axis, sizes):
-    *arrays, tangent = rest
-    lanes = _lanes(tangent, arrays[i])
-    dtype = np.result_type(raw(tangent))
+def _concatenate_jvp(out, arrays, tangents, axis, sizes):
+    """Join the tangents; constant arguments contribute zeros of their shape."""
+    given = [(t, a) for t, a in zip(tangents, arrays) if t is not None]
+    lanes = max((_lanes(t, a) for t, a in given), key=len)
+    dtype = np.result_type(*[raw(t) for t, _ in given])
     pieces = [
-        tangent if j == i else np.zeros(lanes + shape_of(a), dtype=dtype)
-        for j, a in enumerate(arrays)
+        np.zeros(lanes + shape_of(a), dtype=dtype)
+        if t is None
+        else (t if _lanes(t, a) == lanes else broadcast_to(t, lanes + shape_of(a)))
+        for t, a in zip(tangents, arrays)
     ]
     return _concatenate(*pieces, axis=axis)
 
