@@ -9,6 +9,9 @@ import sys
 # Each module has add_parser(subparsers), which sets ``run`` as a default.
 COMMAND_MODULES = [
     "adcompare.demo",
+    "adcompare.bench.cmd_run",
+    "adcompare.bench.cmd_bench",
+    "adcompare.bench.cmd_report",
 ]
 
 
@@ -21,6 +24,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="adcompare",
         description="Forward-mode and reverse-mode automatic differentiation, side by side.",
+        epilog="examples:\n"
+        "  adcompare run              # measure both modes, write reports/quick/report.md\n"
+        "  adcompare demo             # the worked example, by hand and by both engines\n"
+        "  adcompare bench --help     # each command explains its options",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
     for name in COMMAND_MODULES:
