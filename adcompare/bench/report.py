@@ -15,7 +15,12 @@ from adcompare.bench.modes import MODES
 from adcompare.bench.plots import save_figures
 from adcompare.bench.problems import PROBLEMS
 from adcompare.bench.results import Results
-from adcompare.bench.text import describe_slope, format_ratio, format_time
+from adcompare.bench.text import (
+    describe_slope,
+    format_ratio,
+    format_time,
+    slope_words,
+)
 
 __all__ = ["render", "write_report"]
 
@@ -132,20 +137,25 @@ def _one_parameter_conclusion(results: Results, problem: str) -> str:
 
 
 def _grid_conclusion(results: Results, problem: str) -> str:
-    parts = []
-    for mode in ("forward1", "forward"):
-        ratios = analysis.grid_ratio(results, problem, mode, "reverse")
-        if not ratios:
-            continue
-        tall = [r for (n, m), r in ratios.items() if n < m]
-        wide = [r for (n, m), r in ratios.items() if n > m]
-        square = [r for (n, m), r in ratios.items() if n == m]
-        parts.append(
-            f"{_label(mode)} is faster than reverse in {sum(r < 1 for r in tall)} of "
-            f"{len(tall)} measured cells with n < m, {sum(r < 1 for r in square)} of "
-            f"{len(square)} with n = m and {sum(r < 1 for r in wide)} of {len(wide)} with n > m"
-        )
-    return f"**{problem}** (n inputs, m outputs): " + "; ".join(parts) + "."
+    sentences = []
+    for metric, what in (("time", "faster"), ("work", "cheaper in element work")):
+        parts = []
+        for mode in ("forward1", "forward"):
+            ratios = analysis.grid_ratio(results, problem, mode, "reverse", metric)
+            if not ratios:
+                continue
+            tall = [r for (n, m), r in ratios.items() if n < m]
+            wide = [r for (n, m), r in ratios.items() if n > m]
+            square = [r for (n, m), r in ratios.items() if n == m]
+            parts.append(
+                f"{_label(mode)} is {what} than reverse in {sum(r < 1 for r in tall)} of "
+                f"{len(tall)} measured cells with n < m, {sum(r < 1 for r in square)} of "
+                f"{len(square)} with n = m and {sum(r < 1 for r in wide)} of {len(wide)} with "
+                "n > m"
+            )
+        if parts:
+            sentences.append("; ".join(parts))
+    return f"**{problem}** (n inputs, m outputs): " + ". By counts, ".join(sentences) + "."
 
 
 def _work_conclusion(results: Results, problems: list[str]) -> list[str]:
@@ -263,10 +273,12 @@ def _caption(results: Results, problem: str) -> str:
     for mode in ("reverse", "forward1", "forward", "fd", "symbolic"):
         if mode in slopes:
             s = slopes[mode]
-            sentences.append(
-                f"{_label(mode)} time is {describe_slope(s.slope)} in {axis} "
-                f"(fitted over {axis} {s.lo:g}–{s.hi:g})"
-            )
+            fitted = f"fitted over {axis} {s.lo:g}–{s.hi:g}"
+            words = slope_words(s.slope)
+            if words:
+                sentences.append(f"{_label(mode)} time is {words} in {axis} (slope {s}, {fitted})")
+            else:
+                sentences.append(f"{_label(mode)} time grows with slope {s} in {axis} ({fitted})")
     caption = "Top left: " + "; ".join(sentences) + "." if sentences else ""
     ratio = [
         f"{_label(m)} {work_slopes[m]}"
@@ -278,6 +290,13 @@ def _caption(results: Results, problem: str) -> str:
             f" Bottom left: log-log slope of element work ÷ f's against {axis}: "
             + ", ".join(ratio)
             + "; dashed lines are the theory (forward c·n·f, reverse c·m·f)."
+        )
+    one_lane, chunked = work_slopes.get("forward1"), work_slopes.get("forward")
+    if one_lane and chunked and one_lane.slope - chunked.slope > 0.3:
+        caption += (
+            " Chunked forward mode's counted work grows more slowly than one-lane forward "
+            "mode's here because a matrix product is counted by its largest operand, not by "
+            "the multiply-adds of all its lanes (see How to read the measurements)."
         )
     return caption
 

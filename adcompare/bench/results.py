@@ -138,6 +138,7 @@ class Results:
             dir=self.path.parent, prefix=self.path.name + ".", suffix=".tmp"
         )
         try:
+            os.chmod(temporary, 0o644)
             with os.fdopen(handle, "w", encoding="utf-8") as out:
                 json.dump(self.data, out, indent=1, allow_nan=True)
                 out.write("\n")

@@ -99,6 +99,7 @@ PRESETS: dict[str, dict] = {
         "grid": geometric(4, 256),
         "repeats": 5,
         "budget": 1.0,
+        "min_repeat_time": 0.005,
     },
     "full": {
         "sizes": geometric(4, 2**20),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["describe_slope", "format_ratio", "format_slope", "format_time"]
+__all__ = ["describe_slope", "format_ratio", "format_slope", "format_time", "slope_words"]
 
 
 def format_time(seconds: float) -> str:
@@ -28,15 +28,27 @@ def format_slope(slope: float) -> str:
     return "0.00" if text == "-0.00" else text
 
 
-def describe_slope(slope: float) -> str:
-    """Words for a log-log slope, with the slope.
+def slope_words(slope: float) -> str | None:
+    """Words for a log-log slope near 0, 1 or 2, else ``None``.
 
-    >>> describe_slope(0.05), describe_slope(1.04), describe_slope(1.53)
-    ('nearly flat (slope 0.05)', 'about linear (slope 1.04)', 'growing with slope 1.53')
+    >>> slope_words(0.05), slope_words(1.04), slope_words(1.53)
+    ('nearly flat', 'about linear', None)
     """
     for target, words in ((0, "nearly flat"), (1, "about linear"), (2, "about quadratic")):
         if abs(slope - target) <= 0.25:
-            return f"{words} (slope {format_slope(slope)})"
+            return words
+    return None
+
+
+def describe_slope(slope: float) -> str:
+    """Words for a log-log slope, with the slope.
+
+    >>> describe_slope(0.05), describe_slope(1.53)
+    ('nearly flat (slope 0.05)', 'growing with slope 1.53')
+    """
+    words = slope_words(slope)
+    if words:
+        return f"{words} (slope {format_slope(slope)})"
     return f"growing with slope {format_slope(slope)}"
 
 
