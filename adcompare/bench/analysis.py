@@ -24,6 +24,7 @@ __all__ = [
     "Crossover",
     "Slope",
     "crossover",
+    "family_of",
     "fit_slope",
     "grid_ratio",
     "modes_in",

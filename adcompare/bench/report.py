@@ -254,14 +254,24 @@ def _machines(results: Results) -> list[str]:
             "",
         ]
     loads = [c["load"] for c in results.cells if c.get("load") is not None]
+    cores = [
+        d.get("cpus_available") or d.get("cpus_total")
+        for key, d in results.data["environments"].items()
+        if key in used and (d.get("cpus_available") or d.get("cpus_total"))
+    ]
     if loads:
-        lines += [
-            f"Load average (one minute) while cells finished: {min(loads):.1f} to "
-            f"{max(loads):.1f}; with more runnable processes than cores, times are noisy, "
-            "which is why medians and IQRs are reported and the counts are the "
-            "deterministic check.",
-            "",
-        ]
+        text = (
+            f"Load average (one minute) while cells finished: {min(loads):.1f} to {max(loads):.1f}"
+        )
+        if cores and max(loads) > min(cores):
+            text += (
+                f", above the {min(cores)} cores: other processes competed for the CPU, so "
+                "times are noisy; medians and IQRs are reported, and the counts are the "
+                "deterministic check."
+            )
+        else:
+            text += "."
+        lines += [text, ""]
     return lines
 
 

@@ -162,7 +162,7 @@ def budget_reason(results: Results, problem: Problem, mode: str, size: dict, bud
         smaller = all(cell["size"][k] <= v for k, v in size.items()) and cell["size"] != size
         if smaller and cell.get("seconds", 0.0) > budget:
             return (
-                f"{mode} took {cell['seconds']:.2g} s at {_size_text(cell['size'])}, over the "
+                f"{mode} took {cell['seconds']:.3g} s at {_size_text(cell['size'])}, over the "
                 f"{budget:g} s budget per cell, so larger sizes are skipped"
             )
     for key, value in size.items():
