@@ -3,15 +3,15 @@
 One benchmark per (problem, size, mode), grouped by problem and size so
 pytest-benchmark's table compares the modes side by side. ``extra_info``
 carries what ``adcompare report`` needs (problem, family, mode, size, n, m,
-counts and the derivative check), so its JSON gives the same plots as
-``adcompare bench``.
+counts, peak memory from an untimed traced call, and the derivative
+check), so its JSON gives the same plots as ``adcompare bench``.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from adcompare.bench.measure import check_derivative, count_work
+from adcompare.bench.measure import check_derivative, count_work, peak_memory
 from adcompare.bench.modes import MODES
 from adcompare.bench.problems import PROBLEMS
 
@@ -55,6 +55,7 @@ def test_cost(benchmark, case):
         n=instance.n,
         m=instance.m,
         counts=count_work(instance, mode, work),
+        peak_bytes=peak_memory(work),
     )
     result = benchmark(work)
     check = check_derivative(instance, mode, result)

@@ -182,6 +182,7 @@ def test_the_benchmarks_suite_writes_json_that_reports(tmp_path):
     modes = {c["mode"] for c in results.cells if c["problem"] == "rosenbrock"}
     assert {"f", "forward1", "forward", "reverse", "fd"} <= modes
     assert all(c["counts"]["elements"] for c in results.cells)
+    assert all(c["memory"]["peak_bytes"] > 0 for c in results.cells)
     report = write_report(results, tmp_path / "report", sources=[str(out)])
     text = report.read_text()
     assert "## rosenbrock" in text and "reverse beats forward, 1 lane" in text
