@@ -8,9 +8,12 @@ import sys
 
 # Each module has add_parser(subparsers), which sets ``run`` as a default.
 COMMAND_MODULES = [
+    "adcompare.bench.cmd_run",
+    "adcompare.bench.cmd_bench",
+    "adcompare.bench.cmd_report",
     "adcompare.demo",
-    "adcompare.train",
     "adcompare.explain_cli",
+    "adcompare.train",
 ]
 
 
@@ -23,6 +26,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="adcompare",
         description="Forward-mode and reverse-mode automatic differentiation, side by side.",
+        epilog="examples:\n"
+        "  adcompare run              # measure both modes, write reports/quick/report.md\n"
+        "  adcompare demo             # the worked example, by hand and by both engines\n"
+        "  adcompare bench --help     # each command explains its options",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
     for name in COMMAND_MODULES:

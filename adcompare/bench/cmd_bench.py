@@ -1,0 +1,204 @@
+"""``adcompare bench``: measure a sweep into a results file."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from adcompare.bench.modes import MODES
+from adcompare.bench.problems import PROBLEMS
+from adcompare.bench.progress import Progress, format_seconds
+from adcompare.bench.results import Results, ResultsError, load_results
+from adcompare.bench.sweep import PRESETS, plan, preset, run_sweep
+
+EXAMPLES = """\
+examples:
+  adcompare bench --quick                      # every problem and mode, about a minute
+  adcompare bench --problems rosenbrock mlp --modes forward reverse --sizes 8 64 512
+  adcompare bench --full --out full.json       # up to n = 2^20 (hours); Ctrl-C keeps what
+  adcompare bench --full --out full.json --resume   # was measured, --resume continues
+  adcompare report results.json                # then draw the plots and write the report
+"""
+
+
+def _words(values: list[str]) -> list[str]:
+    """Accept both ``a b`` and ``a,b``."""
+    return [w for v in values for w in v.split(",") if w]
+
+
+def _sizes(values: list[str]) -> list[int]:
+    try:
+        sizes = [int(w) for w in _words(values)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"sizes must be whole numbers, like --sizes 8 64 512; got {' '.join(values)}"
+        ) from None
+    return sizes
+
+
+def add_sweep_options(parser: argparse.ArgumentParser) -> None:
+    """The options ``bench`` and ``run`` share: progress and BLAS threads."""
+    parser.add_argument(
+        "--quiet", action="store_true", help="no progress bar (it is drawn only on a terminal)"
+    )
+    parser.add_argument(
+        "--blas-threads",
+        type=int,
+        default=1,
+        metavar="N",
+        help="threads for numpy's BLAS while measuring (default 1; 0 leaves numpy's setting)",
+    )
+
+
+def add_parser(subparsers) -> None:
+    """Register ``adcompare bench``."""
+    parser = subparsers.add_parser(
+        "bench",
+        help="measure forward, reverse and the other modes over growing sizes",
+        description="Measure each problem at geometric sizes by each mode: time (median, "
+        "IQR, min), op counts and element work, peak memory, and a check of the derivative. "
+        "Cells are written to the results file as they finish, so Ctrl-C keeps what was "
+        "measured and --resume continues.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument(
+        "--quick",
+        dest="preset",
+        action="store_const",
+        const="quick",
+        help="n and m from 4 to 1024, a 1 s budget per cell: about a minute (the default)",
+    )
+    which.add_argument(
+        "--full",
+        dest="preset",
+        action="store_const",
+        const="full",
+        help="n and m up to 2^20 (reverse mode reaches 10^6), a 30 s budget per cell: hours",
+    )
+    parser.add_argument(
+        "--problems",
+        nargs="+",
+        metavar="NAME",
+        help=f"problems to measure (default all): {', '.join(PROBLEMS)}",
+    )
+    parser.add_argument(
+        "--modes",
+        nargs="+",
+        metavar="MODE",
+        help=f"modes to measure (default all): {', '.join(MODES)}",
+    )
+    parser.add_argument(
+        "--sizes",
+        nargs="+",
+        metavar="N",
+        help="sizes of the swept count (n, or m for one-input problems), and of both n and m "
+        "for Jacobian problems, e.g. --sizes 8 64 512",
+    )
+    parser.add_argument("--repeats", type=int, metavar="N", help="timed repeats per cell")
+    parser.add_argument(
+        "--budget",
+        type=float,
+        metavar="SECONDS",
+        help="time allowed per cell; a mode that exceeds it, or is predicted to, skips larger "
+        "sizes (quick 1, full 30)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("results.json"),
+        help="the results file (default results.json)",
+    )
+    again = parser.add_mutually_exclusive_group()
+    again.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the results in --out: cells already measured or skipped are kept",
+    )
+    again.add_argument("--overwrite", action="store_true", help="start afresh even if --out exists")
+    parser.add_argument(
+        "--no-memory", action="store_true", help="skip the tracemalloc run of each cell"
+    )
+    add_sweep_options(parser)
+    parser.set_defaults(run=run)
+
+
+def open_results(path: Path, *, resume: bool, overwrite: bool) -> Results:
+    """The results to measure into, or a :class:`ResultsError` saying what to do."""
+    if path.exists() and resume:
+        return load_results(path)
+    if path.exists() and not overwrite:
+        raise ResultsError(
+            f"{path} already exists; pass --resume to continue it, --overwrite to start "
+            "afresh, or --out to measure into another file"
+        )
+    return Results(path=path)
+
+
+def sweep_into(results: Results, config, *, quiet: bool) -> int:
+    """Run ``config`` into ``results``; returns the exit status (130 when interrupted)."""
+    cells = plan(config)
+    progress = Progress(len(cells), quiet=quiet)
+    start = time.perf_counter()
+    try:
+        run_sweep(config, results, progress=progress)
+    except KeyboardInterrupt:
+        measured = sum(c["status"] == "ok" for c in results.cells)
+        print(
+            f"\ninterrupted: the {measured} cells measured so far are in {results.path}; "
+            "run the same command with --resume to continue",
+            file=sys.stderr,
+        )
+        return 130
+    statuses = [c["status"] for c in results.cells]
+    print(
+        f"{statuses.count('ok')} cells measured, {statuses.count('skipped')} skipped, "
+        f"{statuses.count('error')} failed in {format_seconds(time.perf_counter() - start)}: "
+        f"{results.path}",
+        file=sys.stderr,
+    )
+    for cell in results.cells:
+        if cell["status"] == "error":
+            error = cell["error"]
+            print(
+                f"  failed: {cell['problem']} {cell['mode']} {cell['size']}: "
+                f"{error['type']}: {error['message']}",
+                file=sys.stderr,
+            )
+        elif cell["status"] == "ok" and cell.get("check") and not cell["check"]["ok"]:
+            print(
+                f"  wrong derivative: {cell['problem']} {cell['mode']} {cell['size']}: "
+                f"error {cell['check']['error']:.2e}",
+                file=sys.stderr,
+            )
+    return 0
+
+
+def run(args) -> int:
+    """Carry out ``adcompare bench``."""
+    try:
+        config = preset(
+            args.preset or "quick",
+            problems=_words(args.problems) if args.problems else None,
+            modes=_words(args.modes) if args.modes else None,
+            sizes=_sizes(args.sizes) if args.sizes else None,
+            grid=_sizes(args.sizes) if args.sizes else None,
+            repeats=args.repeats,
+            budget=args.budget,
+            memory=False if args.no_memory else None,
+            blas_threads=args.blas_threads,
+        )
+        results = open_results(args.out, resume=args.resume, overwrite=args.overwrite)
+    except (ValueError, argparse.ArgumentTypeError) as error:
+        print(f"adcompare bench: {error}", file=sys.stderr)
+        return 2
+    status = sweep_into(results, config, quiet=args.quiet)
+    if status == 0:
+        print(f"next: adcompare report {args.out}", file=sys.stderr)
+    return status
+
+
+__all__ = ["PRESETS", "add_parser", "add_sweep_options", "open_results", "run", "sweep_into"]

@@ -1,0 +1,58 @@
+"""``adcompare report``: plots and ``report.md`` from results files."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from adcompare.bench.report import write_report
+from adcompare.bench.results import ResultsError, load_any, merge
+
+EXAMPLES = """\
+examples:
+  adcompare report results.json                          # into report/
+  adcompare report quick.json full.json --out reports/mine --svg
+  pytest benchmarks --benchmark-enable --benchmark-json bench.json
+  adcompare report bench.json                            # pytest-benchmark's JSON works too
+"""
+
+
+def add_parser(subparsers) -> None:
+    """Register ``adcompare report``."""
+    parser = subparsers.add_parser(
+        "report",
+        help="draw the plots and write report.md from results files",
+        description="Read results written by 'adcompare bench' (or pytest-benchmark JSON from "
+        "the benchmarks/ suite), draw one figure per problem and write report.md beside them. "
+        "With several files, a later file's cell replaces an earlier one's.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("results", nargs="+", type=Path, metavar="RESULTS.json")
+    parser.add_argument(
+        "--out", type=Path, default=Path("report"), help="the report's folder (default report/)"
+    )
+    parser.add_argument("--svg", action="store_true", help="write SVG figures as well as PNG")
+    parser.set_defaults(run=run)
+
+
+def make_report(paths: list[Path], out: Path, *, svg: bool = False) -> Path:
+    """Merge the results in ``paths`` and write the report into ``out``."""
+    results = merge(load_any(path) for path in paths)
+    formats = ("png", "svg") if svg else ("png",)
+    return write_report(results, out, formats=formats, sources=[str(p) for p in paths])
+
+
+def run(args) -> int:
+    """Carry out ``adcompare report``."""
+    try:
+        path = make_report(args.results, args.out, svg=args.svg)
+    except ResultsError as error:
+        print(f"adcompare report: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {path}", file=sys.stderr)
+    return 0
+
+
+__all__ = ["add_parser", "make_report", "run"]

@@ -1,0 +1,159 @@
+"""The ways of computing a problem that the benchmark measures.
+
+Each mode turns an :class:`~adcompare.bench.problems.Instance` into a
+function of no arguments that does the work once: plain f, or the full
+m×n Jacobian (an n-vector gradient when m = 1) by one of the engines.
+
+=============  ===================================================================
+``f``          plain f with numpy: the baseline every cost is divided by
+``forward1``   forward mode, one lane: pure dual numbers, n passes
+``forward``    forward mode, chunked lanes: ``jacfwd``'s default chunk
+``reverse``    reverse mode: one recorded pass, m backward sweeps (``jacrev``)
+``fd``         central finite differences of plain f: 2n evaluations
+``symbolic``   exact derivatives by SymPy, for small sizes, when
+               ``adcompare.symbolic`` is installed
+=============  ===================================================================
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+import adcompare as ad
+from adcompare import transforms
+from adcompare.bench.problems import Instance
+
+__all__ = ["MODES", "Mode", "get_mode", "symbolic_available"]
+
+#: Symbolic differentiation is measured only while n·m stays this small.
+SYMBOLIC_MAX_ENTRIES = 256
+
+
+@dataclass(frozen=True)
+class Mode:
+    """A way of computing: ``prepare(instance)`` returns the zero-argument work."""
+
+    name: str
+    label: str
+    prepare: Callable[[Instance], Callable[[], np.ndarray]]
+    derivative: bool = True
+
+    def unavailable(self, instance: Instance) -> str | None:
+        """Why this mode cannot run on ``instance``, or ``None`` if it can.
+
+        >>> get_mode("forward").unavailable(None) is None
+        True
+        """
+        if self.name != "symbolic":
+            return None
+        if not symbolic_available():
+            return "symbolic mode is not installed (adcompare.symbolic registers it)"
+        if instance.n * instance.m > SYMBOLIC_MAX_ENTRIES:
+            return (
+                f"symbolic mode runs only while n·m ≤ {SYMBOLIC_MAX_ENTRIES} "
+                f"(here {instance.n}·{instance.m})"
+            )
+        return None
+
+
+def symbolic_available() -> bool:
+    """Whether ``mode="symbolic"`` is registered with the transforms.
+
+    >>> isinstance(symbolic_available(), bool)
+    True
+    """
+    if "symbolic" not in transforms._EXTRA_MODES:
+        try:
+            importlib.import_module("adcompare.symbolic")
+        except ImportError:
+            return False
+    return "symbolic" in transforms._EXTRA_MODES
+
+
+def as_matrix(jacobian, instance: Instance) -> np.ndarray:
+    """A Jacobian in any of the engines' shapes as an ``m × n`` float array.
+
+    >>> as_matrix([1.0, 2.0], type("I", (), {"m": 1, "n": 2})()).shape
+    (1, 2)
+    """
+    return np.asarray(jacobian, dtype=np.float64).reshape(instance.m, instance.n)
+
+
+def central_differences(f: Callable, x: np.ndarray) -> np.ndarray:
+    """The Jacobian of ``f`` at ``x`` by central differences: 2n evaluations.
+
+    The step for entry i is ε^(1/3)·max(1, |x_i|), which balances truncation
+    against rounding error for float64.
+
+    >>> central_differences(lambda v: v**3, np.array([2.0])).round(6)
+    array([[12.]])
+    """
+    x = np.asarray(x, dtype=np.float64)
+    steps = np.cbrt(np.finfo(np.float64).eps) * np.maximum(1.0, np.abs(x))
+    columns = []
+    for i in range(x.size):
+        plus, minus = x.copy(), x.copy()
+        plus[i] += steps[i]
+        minus[i] -= steps[i]
+        difference = np.asarray(f(plus)) - np.asarray(f(minus))
+        columns.append(np.reshape(difference, -1) / (2 * steps[i]))
+    return np.stack(columns, axis=-1)
+
+
+def _plain(instance: Instance):
+    f, x = instance.on(np), instance.x
+    return lambda: f(x)
+
+
+def _forward_one_lane(instance: Instance):
+    jac, x = ad.jacfwd(instance.on(ad), chunk_size=1), instance.x
+    return lambda: jac(x)
+
+
+def _forward_chunked(instance: Instance):
+    jac, x = ad.jacfwd(instance.on(ad)), instance.x
+    return lambda: jac(x)
+
+
+def _reverse(instance: Instance):
+    jac, x = ad.jacrev(instance.on(ad)), instance.x
+    return lambda: jac(x)
+
+
+def _finite_differences(instance: Instance):
+    f, x = instance.on(np), instance.x
+    return lambda: central_differences(f, x)
+
+
+def _symbolic(instance: Instance):
+    jac, x = ad.jacobian(instance.on(ad), mode="symbolic"), instance.x
+    return lambda: jac(x)
+
+
+MODES: dict[str, Mode] = {
+    m.name: m
+    for m in [
+        Mode("f", "f (numpy)", _plain, derivative=False),
+        Mode("forward1", "forward, 1 lane", _forward_one_lane),
+        Mode("forward", "forward, chunked", _forward_chunked),
+        Mode("reverse", "reverse", _reverse),
+        Mode("fd", "finite differences", _finite_differences),
+        Mode("symbolic", "symbolic", _symbolic),
+    ]
+}
+
+
+def get_mode(name: str) -> Mode:
+    """The mode called ``name``, with a clear error for an unknown one.
+
+    >>> get_mode("reverse").label
+    'reverse'
+    """
+    try:
+        return MODES[name]
+    except KeyError:
+        raise ValueError(f"unknown mode {name!r}; the modes are {', '.join(MODES)}") from None

@@ -1,0 +1,292 @@
+"""Figures drawn from results: one per problem, written as PNG (and SVG on request).
+
+A one-parameter problem gets four panels against its swept count (n, or m
+for one-input problems), on log-log axes:
+
+- time per call, one line per mode, the fitted slope in the legend;
+- cost ratio, each mode's time ÷ plain f's;
+- element work, with the theoretical lines c·n·f for forward mode and
+  c·m·f for reverse mode (c fitted to the data);
+- peak memory, and the reverse tape's bytes.
+
+A Jacobian problem gets crossover maps over its (n, m) grid, coloured by
+log₁₀(forward ÷ reverse), with the diagonal n = m marked.
+
+Figures are :class:`matplotlib.figure.Figure` objects built without pyplot,
+so nothing here touches a display or global state.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+from matplotlib import colormaps
+from matplotlib.colors import TwoSlopeNorm
+from matplotlib.figure import Figure
+
+from adcompare.bench import analysis
+from adcompare.bench.modes import MODES
+from adcompare.bench.problems import PROBLEMS
+from adcompare.bench.results import Results
+from adcompare.bench.text import format_ratio
+
+work = analysis.work
+
+__all__ = ["COLORS", "crossover_figure", "figures", "problem_figure", "save_figures"]
+
+COLORS = {
+    "f": "black",
+    "forward1": "tab:orange",
+    "forward": "tab:red",
+    "reverse": "tab:blue",
+    "fd": "tab:green",
+    "symbolic": "tab:purple",
+}
+MARKERS = {"f": "o", "forward1": "s", "forward": "D", "reverse": "^", "fd": "v", "symbolic": "P"}
+# SVG keeps text as text: smaller files, drawn faster.
+FONT = {"font.size": 11, "axes.titlesize": 12, "legend.fontsize": 9, "svg.fonttype": "none"}
+AXIS_LABEL = {"n": "n, number of inputs", "m": "m, number of outputs"}
+
+
+def _label(mode: str) -> str:
+    return MODES[mode].label if mode in MODES else mode
+
+
+def _title(results: Results, problem: str) -> str:
+    family = analysis.family_of(results, problem)
+    known = PROBLEMS.get(problem)
+    description = f": {known.description}" if known else ""
+    return f"{problem}{description}  [{family}]"
+
+
+def _style(ax, axis: str, ylabel: str, title: str) -> None:
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel(AXIS_LABEL[axis])
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, which="major", alpha=0.3)
+    # Unlabelled minor ticks on log axes cost most of the drawing time.
+    ax.minorticks_off()
+
+
+def _plot_modes(ax, results, problem, metric, *, relative=False, slopes=False) -> None:
+    for mode in analysis.modes_in(results, problem):
+        if relative and mode == "f":
+            continue
+        x, y = analysis.series(results, problem, mode, metric, relative=relative)
+        if len(x) == 0:
+            continue
+        label = _label(mode)
+        if slopes:
+            fit = analysis.fit_slope(x, y)
+            label += f" (slope {fit})" if fit else ""
+        ax.plot(
+            x,
+            y,
+            marker=MARKERS.get(mode, "o"),
+            color=COLORS.get(mode),
+            label=label,
+            linewidth=1.6,
+            markersize=5,
+        )
+
+
+def _theory_lines(ax, results, problem, axis: str) -> None:
+    """c·n·f for forward mode and c·m·f for reverse, with c fitted to the data.
+
+    For a many-inputs problem m = 1, so reverse's line is c·f; for a
+    one-input problem n = 1, so forward's is.
+    """
+    f_cells = {
+        c[axis]: c
+        for c in results.cells
+        if c["problem"] == problem and c["mode"] == "f" and c["status"] == "ok" and work(c)
+    }
+    forward = (
+        "forward1" if len(analysis.series(results, problem, "forward1", "work")[0]) else "forward"
+    )
+    for mode, count in ((forward, "n"), ("reverse", "m")):
+        x, y = analysis.series(results, problem, mode, "work")
+        theory = {key: work(c) * c[count] for key, c in f_cells.items()}
+        ratios = [yi / theory[xi] for xi, yi in zip(x, y) if xi in theory]
+        if not ratios:
+            continue
+        constant = float(np.median(ratios))
+        factor = f"·{count}" if count == axis else ""
+        xs = sorted(theory)
+        ax.plot(
+            xs,
+            [constant * theory[k] for k in xs],
+            linestyle="--",
+            color=COLORS[mode],
+            alpha=0.6,
+            linewidth=1.2,
+            label=f"theory, {_label(mode)}: {constant:.2g}{factor}·f",
+        )
+
+
+def problem_figure(results: Results, problem: str) -> Figure:
+    """The four panels of a one-parameter problem (see the module docstring)."""
+    axis = analysis.AXIS[analysis.family_of(results, problem)]
+    with _rc():
+        # A fixed layout: constrained layout would draw every figure twice.
+        figure = Figure(figsize=(13, 9.5))
+        figure.subplots_adjust(
+            left=0.07, right=0.985, bottom=0.065, top=0.915, hspace=0.3, wspace=0.2
+        )
+        (time_ax, ratio_ax), (work_ax, memory_ax) = figure.subplots(2, 2)
+        _plot_modes(time_ax, results, problem, "time", slopes=True)
+        _style(time_ax, axis, "seconds per call (median)", f"Time against {axis}")
+        _plot_modes(ratio_ax, results, problem, "time", relative=True)
+        ratio_ax.axhline(1.0, color="black", linewidth=1, alpha=0.5)
+        _style(ratio_ax, axis, "time ÷ time of plain f", "Cost ratio: mode time ÷ f time")
+        _plot_modes(work_ax, results, problem, "work")
+        _theory_lines(work_ax, results, problem, axis)
+        _style(work_ax, axis, "elements touched by all ops", "Element work (deterministic counts)")
+        _plot_modes(memory_ax, results, problem, "memory")
+        x, y = analysis.series(results, problem, "reverse", "tape")
+        if len(x):
+            memory_ax.plot(
+                x,
+                y,
+                linestyle=":",
+                color=COLORS["reverse"],
+                marker="^",
+                label="reverse: tape bytes",
+            )
+        _style(memory_ax, axis, "bytes", "Peak memory (tracemalloc) and tape size")
+        for ax in (time_ax, ratio_ax, work_ax, memory_ax):
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(loc="best")
+        figure.suptitle(_title(results, problem), fontsize=13)
+    return figure
+
+
+def _edges(values: list[float]) -> np.ndarray:
+    logs = np.log(values)
+    if len(values) == 1:
+        return np.exp([logs[0] - 0.5, logs[0] + 0.5])
+    middles = (logs[1:] + logs[:-1]) / 2
+    first, last = 2 * logs[0] - middles[0], 2 * logs[-1] - middles[-1]
+    return np.exp(np.concatenate([[first], middles, [last]]))
+
+
+def _map(figure, ax, ratios: dict, title: str) -> None:
+    ns = sorted({n for n, _ in ratios})
+    ms = sorted({m for _, m in ratios})
+    grid = np.full((len(ms), len(ns)), np.nan)
+    for (n, m), value in ratios.items():
+        grid[ms.index(m), ns.index(n)] = math.log10(value)
+    limit = max(0.5, float(np.nanmax(np.abs(grid))))
+    mesh = ax.pcolormesh(
+        _edges(ns),
+        _edges(ms),
+        np.ma.masked_invalid(grid),
+        cmap=colormaps["coolwarm"].with_extremes(bad="lightgray"),
+        norm=TwoSlopeNorm(0.0, -limit, limit),
+    )
+    for n in ns:
+        for m in ms:
+            if (n, m) not in ratios:
+                ax.text(
+                    n, m, "not\nmeasured", ha="center", va="center", fontsize=8, color="dimgray"
+                )
+    for (n, m), value in ratios.items():
+        ax.text(
+            n,
+            m,
+            format_ratio(value),
+            ha="center",
+            va="center",
+            fontsize=10,
+            bbox={"facecolor": "white", "alpha": 0.6, "edgecolor": "none", "pad": 1.5},
+        )
+    lo, hi = min(ns[0], ms[0]) / 2, max(ns[-1], ms[-1]) * 2
+    ax.plot([lo, hi], [lo, hi], color="black", linewidth=1.5, linestyle="--", label="n = m")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.minorticks_off()
+    ax.set_xlim(_edges(ns)[0], _edges(ns)[-1])
+    ax.set_ylim(_edges(ms)[0], _edges(ms)[-1])
+    ax.set_xlabel(AXIS_LABEL["n"])
+    ax.set_ylabel(AXIS_LABEL["m"])
+    ax.set_title(title)
+    ax.legend(loc="upper left")
+    colorbar = figure.colorbar(mesh, ax=ax)
+    colorbar.set_label("log₁₀(forward ÷ reverse)\n← forward cheaper · reverse cheaper →")
+
+
+def crossover_figure(results: Results, problem: str) -> Figure:
+    """Crossover maps of a Jacobian problem: forward ÷ reverse over the (n, m) grid.
+
+    One map per forward mode measured, for time and for element work.
+    """
+    with _rc():
+        panels = [
+            (metric, mode)
+            for metric in ("time", "work")
+            for mode in ("forward1", "forward")
+            if analysis.grid_ratio(results, problem, mode, "reverse", metric)
+        ]
+        rows = max(1, math.ceil(len(panels) / 2))
+        height = 5.2 * rows
+        figure = Figure(figsize=(13, height))
+        # Margins in inches: room for the title above and the axis labels below.
+        figure.subplots_adjust(
+            left=0.06, right=0.97, bottom=0.65 / height, top=1 - 0.95 / height, hspace=0.35
+        )
+        axes = np.atleast_1d(figure.subplots(rows, 2 if len(panels) > 1 else 1)).ravel()
+        for ax, (metric, mode) in zip(axes, panels):
+            ratios = analysis.grid_ratio(results, problem, mode, "reverse", metric)
+            what = "time" if metric == "time" else "element work"
+            _map(figure, ax, ratios, f"{what}: {_label(mode)} ÷ reverse")
+        for ax in axes[len(panels) :]:
+            ax.set_visible(False)
+        figure.suptitle(_title(results, problem), fontsize=13)
+    return figure
+
+
+def _rc():
+    import matplotlib
+
+    return matplotlib.rc_context(FONT)
+
+
+def figures(results: Results) -> dict[str, Figure]:
+    """Every figure the results support, keyed by a file stem.
+
+    >>> figures(Results())
+    {}
+    """
+    out = {}
+    for problem in analysis.problems_in(results):
+        family = analysis.family_of(results, problem)
+        if not analysis.modes_in(results, problem):
+            continue
+        if family in analysis.AXIS:
+            out[problem] = problem_figure(results, problem)
+        elif family == "jacobian" and any(
+            analysis.grid_ratio(results, problem, mode, "reverse")
+            for mode in ("forward1", "forward")
+        ):
+            out[f"{problem}-crossover"] = crossover_figure(results, problem)
+    return out
+
+
+def save_figures(
+    results: Results, out_dir: str | Path, formats: tuple[str, ...] = ("png",), dpi: int = 80
+) -> dict[str, Path]:
+    """Write every figure into ``out_dir``; returns ``{stem: path of the PNG}``."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = {}
+    for stem, figure in figures(results).items():
+        for fmt in formats:
+            path = out_dir / f"{stem}.{fmt}"
+            with _rc():
+                figure.savefig(path, dpi=dpi)
+            written.setdefault(stem, path)
+    return written

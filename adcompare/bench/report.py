@@ -1,0 +1,495 @@
+"""The report: ``report.md`` beside its figures, every sentence computed from results.
+
+Sections: a summary (fitted slopes and crossovers), conclusions, the
+machines, one section per problem (figure, caption, table of medians), and
+what was skipped, failed or disagreed. Nothing is measured here.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from adcompare.bench import analysis
+from adcompare.bench.modes import MODES
+from adcompare.bench.plots import save_figures
+from adcompare.bench.problems import PROBLEMS
+from adcompare.bench.results import Results
+from adcompare.bench.text import (
+    describe_slope,
+    format_ratio,
+    format_time,
+    slope_words,
+)
+
+__all__ = ["render", "write_report"]
+
+#: The comparisons that decide each family: (winner, loser) as the count grows.
+#: One-input problems have n = 1, so both forward modes do the same single
+#: pass; the first one measured is compared.
+COMPARISONS = {
+    "many-inputs": [[("reverse", "forward1")], [("reverse", "forward")]],
+    "one-input": [[("forward", "reverse"), ("forward1", "reverse")]],
+}
+
+
+def _label(mode: str) -> str:
+    return MODES[mode].label if mode in MODES else mode
+
+
+def _axis(results: Results, problem: str) -> str | None:
+    return analysis.AXIS.get(analysis.family_of(results, problem))
+
+
+def _slopes(results: Results, problem: str, metric: str = "time", relative: bool = False):
+    slopes = {}
+    for mode in analysis.modes_in(results, problem):
+        if relative and mode == "f":
+            continue
+        x, y = analysis.series(results, problem, mode, metric, relative=relative)
+        fit = analysis.fit_slope(x, y, upper=metric == "time")
+        if fit:
+            slopes[mode] = fit
+    return slopes
+
+
+def _crossovers(results: Results, problem: str, metric: str = "time"):
+    family = analysis.family_of(results, problem)
+    found = []
+    for choices in COMPARISONS.get(family, []):
+        for winner, loser in choices:
+            result = analysis.crossover(results, problem, winner, loser, metric)
+            if result:
+                found.append(result)
+                break
+    return found
+
+
+def _ratio_at_largest(results: Results, problem: str, mode: str):
+    x, y = analysis.series(results, problem, mode, "time", relative=True)
+    return (x[-1], y[-1]) if len(x) else None
+
+
+def _summary(results: Results, problems: list[str]) -> list[str]:
+    modes = [m for m in MODES if any(m in analysis.modes_in(results, p) for p in problems)]
+    lines = [
+        "## Summary",
+        "",
+        "Fitted log-log slope of the median time per call against the swept count "
+        "(n inputs, or m outputs for one-input problems), over the upper half of the sweep "
+        "(from the geometric middle of the measured range up), where growth shows rather "
+        "than fixed per-call overhead. A slope of 1 means time proportional to the count.",
+        "",
+        "| problem | swept | " + " | ".join(_label(m) for m in modes) + " |",
+        "|---|---|" + "---|" * len(modes),
+    ]
+    for problem in problems:
+        axis = _axis(results, problem)
+        if axis is None:
+            continue
+        slopes = _slopes(results, problem)
+        row = [
+            f"{slopes[m]} ({axis} {slopes[m].lo:g}–{slopes[m].hi:g})" if m in slopes else "–"
+            for m in modes
+        ]
+        lines.append(f"| {problem} | {axis} | " + " | ".join(row) + " |")
+    lines += [
+        "",
+        "Crossovers: the count beyond which the first mode is cheaper than the second at "
+        "every measured size, interpolated on the log-log scale; by measured time, and by "
+        "the deterministic element work.",
+        "",
+        "| problem | comparison | by time | by element work |",
+        "|---|---|---|---|",
+    ]
+    for problem in problems:
+        axis = _axis(results, problem)
+        if axis is None:
+            continue
+        by_work = {(c.winner, c.loser): c for c in _crossovers(results, problem, "work")}
+        for c in _crossovers(results, problem):
+            work = by_work.get((c.winner, c.loser))
+            lines.append(
+                f"| {problem} | {_label(c.winner)} beats {_label(c.loser)} | "
+                f"{c.describe(axis)} | {work.describe(axis) if work else '–'} |"
+            )
+    return lines + [""]
+
+
+def _one_parameter_conclusion(results: Results, problem: str) -> str:
+    axis = _axis(results, problem)
+    slopes = _slopes(results, problem)
+    parts = []
+    for mode in ("reverse", "forward1", "forward", "fd"):
+        if mode in slopes:
+            parts.append(f"{_label(mode)} {describe_slope(slopes[mode].slope)}")
+    text = f"**{problem}**: time against {axis}: " + ", ".join(parts) + "."
+    for c in _crossovers(results, problem):
+        text += f" {_label(c.winner).capitalize()} beats {_label(c.loser)} {c.describe(axis)}."
+    ratios = []
+    for mode in ("reverse", "forward", "forward1"):
+        found = _ratio_at_largest(results, problem, mode)
+        if found:
+            ratios.append(f"{_label(mode)} {format_ratio(found[1])} f at {axis} = {found[0]:g}")
+    if ratios:
+        text += " Largest sizes measured: " + "; ".join(ratios) + "."
+    return text
+
+
+def _grid_conclusion(results: Results, problem: str) -> str:
+    sentences = []
+    for metric, what in (("time", "faster"), ("work", "cheaper in element work")):
+        parts = []
+        for mode in ("forward1", "forward"):
+            ratios = analysis.grid_ratio(results, problem, mode, "reverse", metric)
+            if not ratios:
+                continue
+            tall = [r for (n, m), r in ratios.items() if n < m]
+            wide = [r for (n, m), r in ratios.items() if n > m]
+            square = [r for (n, m), r in ratios.items() if n == m]
+            parts.append(
+                f"{_label(mode)} is {what} than reverse in {sum(r < 1 for r in tall)} of "
+                f"{len(tall)} measured cells with n < m, {sum(r < 1 for r in square)} of "
+                f"{len(square)} with n = m and {sum(r < 1 for r in wide)} of {len(wide)} with "
+                "n > m"
+            )
+        if parts:
+            sentences.append("; ".join(parts))
+    return f"**{problem}** (n inputs, m outputs): " + ". By counts, ".join(sentences) + "."
+
+
+def _work_conclusion(results: Results, problems: list[str]) -> list[str]:
+    lines = []
+    many = [p for p in problems if analysis.family_of(results, p) == "many-inputs"]
+    forward_slopes, reverse_ratios = [], []
+    for problem in many:
+        x, y = analysis.series(results, problem, "forward1", "work", relative=True)
+        fit = analysis.fit_slope(x, y, upper=False)
+        if fit:
+            forward_slopes.append((problem, fit))
+        _, r = analysis.series(results, problem, "reverse", "work", relative=True)
+        if len(r):
+            reverse_ratios.append((problem, float(r.min()), float(r.max())))
+    if forward_slopes:
+        lines.append(
+            "Element work of forward mode with one lane, divided by f's, grows with log-log "
+            "slope "
+            + ", ".join(f"{fit} ({p})" for p, fit in forward_slopes)
+            + " against n: one pass per input."
+        )
+    if reverse_ratios:
+        lines.append(
+            "Element work of reverse mode stays within a constant multiple of f's, whatever n: "
+            + ", ".join(f"{lo:.2f}–{hi:.2f}× ({p})" for p, lo, hi in reverse_ratios)
+            + "."
+        )
+    return lines
+
+
+def _checks(results: Results) -> list[str]:
+    checked = [c for c in results.cells if c["status"] == "ok" and c.get("check")]
+    if not checked:
+        return []
+    failed = [c for c in checked if not c["check"]["ok"]]
+    exact = [c["check"]["error"] for c in checked if c["mode"] != "fd"]
+    numeric = [c["check"]["error"] for c in checked if c["mode"] == "fd"]
+    text = f"{len(checked) - len(failed)} of {len(checked)} derivative checks passed"
+    largest = []
+    if exact:
+        largest.append(f"{max(exact):.1e} for the exact modes")
+    if numeric:
+        largest.append(f"{max(numeric):.1e} for finite differences")
+    text += " (largest relative error " + ", ".join(largest) + ")." if largest else "."
+    lines = [text]
+    for c in failed:
+        lines.append(
+            f"- **failed**: {c['problem']} {_label(c['mode'])} at {_size(c)}: error "
+            f"{c['check']['error']:.2e} against {c['check']['against']} "
+            f"(tolerance {c['check']['tolerance']:.0e})"
+        )
+    return lines
+
+
+def _size(cell: dict) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in cell["size"].items())
+
+
+def _conclusions(results: Results, problems: list[str]) -> list[str]:
+    lines = ["## Conclusions", ""]
+    for problem in problems:
+        if not analysis.modes_in(results, problem):
+            continue
+        if _axis(results, problem):
+            lines.append("- " + _one_parameter_conclusion(results, problem))
+        elif analysis.family_of(results, problem) == "jacobian":
+            lines.append("- " + _grid_conclusion(results, problem))
+    lines += ["- " + line for line in _work_conclusion(results, problems)]
+    checks = _checks(results)
+    if checks:
+        lines.append("- " + checks[0])
+        lines += ["  " + line for line in checks[1:]]
+    return lines + [""]
+
+
+def _machines(results: Results) -> list[str]:
+    used = Counter(c.get("env") for c in results.cells if c["status"] == "ok")
+    lines = ["## Machine", ""]
+    for key, description in results.data["environments"].items():
+        if key not in used:
+            continue
+        versions = description.get("versions") or {}
+        threads = description.get("threads") or {}
+        pools = threads.get("blas_pools") or []
+        lines += [
+            f"`{key}` ({used[key]} measured cells):",
+            "",
+            f"- machine: {description.get('machine')}, {description.get('platform')}",
+            f"- CPU: {description.get('cpu')}, {description.get('cpus_available')} of "
+            f"{description.get('cpus_total')} cores available",
+            f"- Python {description.get('python')}; "
+            + ", ".join(f"{k} {v}" for k, v in versions.items() if v),
+            f"- BLAS: {description.get('blas')}; threads: "
+            + (", ".join(f"{p['library']} {p['threads']}" for p in pools) or "not recorded"),
+            f"- dtype: {description.get('dtype', 'float64')}",
+            "",
+        ]
+    loads = [c["load"] for c in results.cells if c.get("load") is not None]
+    cores = [
+        d.get("cpus_available") or d.get("cpus_total")
+        for key, d in results.data["environments"].items()
+        if key in used and (d.get("cpus_available") or d.get("cpus_total"))
+    ]
+    if loads:
+        text = (
+            f"Load average (one minute) while cells finished: {min(loads):.1f} to {max(loads):.1f}"
+        )
+        if cores and max(loads) > min(cores):
+            text += (
+                f", above the {min(cores)} cores: other processes competed for the CPU, so "
+                "times are noisy; medians and IQRs are reported, and the counts are the "
+                "deterministic check."
+            )
+        else:
+            text += "."
+        lines += [text, ""]
+    return lines
+
+
+def _caption(results: Results, problem: str) -> str:
+    axis = _axis(results, problem)
+    slopes = _slopes(results, problem)
+    work_slopes = _slopes(results, problem, "work", relative=True)
+    sentences = []
+    for mode in ("reverse", "forward1", "forward", "fd", "symbolic"):
+        if mode in slopes:
+            s = slopes[mode]
+            fitted = f"fitted over {axis} {s.lo:g}–{s.hi:g}"
+            words = slope_words(s.slope)
+            if words:
+                sentences.append(f"{_label(mode)} time is {words} in {axis} (slope {s}, {fitted})")
+            else:
+                sentences.append(f"{_label(mode)} time grows with slope {s} in {axis} ({fitted})")
+    caption = "Top left: " + "; ".join(sentences) + "." if sentences else ""
+    ratio = [
+        f"{_label(m)} {work_slopes[m]}"
+        for m in ("forward1", "forward", "reverse", "fd")
+        if m in work_slopes
+    ]
+    if ratio:
+        caption += (
+            f" Bottom left: log-log slope of element work ÷ f's against {axis}: "
+            + ", ".join(ratio)
+            + "; dashed lines are the theory (forward c·n·f, reverse c·m·f)."
+        )
+    one_lane, chunked = work_slopes.get("forward1"), work_slopes.get("forward")
+    if one_lane and chunked and one_lane.slope - chunked.slope > 0.3:
+        caption += (
+            " Chunked forward mode's counted work grows more slowly than one-lane forward "
+            "mode's here because a matrix product is counted by its largest operand, not by "
+            "the multiply-adds of all its lanes (see How to read the measurements)."
+        )
+    return caption
+
+
+def _median_table(results: Results, problem: str) -> list[str]:
+    axis = _axis(results, problem)
+    modes = analysis.modes_in(results, problem)
+    cells = {
+        (c[axis], c["mode"]): c
+        for c in results.cells
+        if c["problem"] == problem and c["status"] == "ok" and c.get("time")
+    }
+    sizes = sorted({size for size, _ in cells})
+    lines = [
+        f"Median time per call (± half the interquartile range, as a percentage), by {axis}:",
+        "",
+        f"| {axis} | " + " | ".join(_label(m) for m in modes) + " |",
+        "|---:|" + "---:|" * len(modes),
+    ]
+    for size in sizes:
+        row = []
+        for mode in modes:
+            cell = cells.get((size, mode))
+            if cell is None:
+                row.append("–")
+                continue
+            t = cell["time"]
+            spread = (
+                f" ±{50 * t['iqr'] / t['median']:.0f}%"
+                if t.get("iqr") is not None and t["median"]
+                else ""
+            )
+            row.append(format_time(t["median"]) + spread)
+        lines.append(f"| {size:g} | " + " | ".join(row) + " |")
+    return lines + [""]
+
+
+def _grid_table(results: Results, problem: str) -> list[str]:
+    lines = []
+    for mode in ("forward1", "forward"):
+        ratios = analysis.grid_ratio(results, problem, mode, "reverse")
+        if not ratios:
+            continue
+        ns = sorted({n for n, _ in ratios})
+        ms = sorted({m for _, m in ratios})
+        lines += [
+            f"Time of {_label(mode)} ÷ time of reverse (below 1: forward is faster):",
+            "",
+            "| m \\ n | " + " | ".join(f"{n:g}" for n in ns) + " |",
+            "|---:|" + "---:|" * len(ns),
+        ]
+        for m in reversed(ms):
+            row = [f"{ratios[n, m]:.2g}" if (n, m) in ratios else "–" for n in ns]
+            lines.append(f"| {m:g} | " + " | ".join(row) + " |")
+        lines.append("")
+    return lines
+
+
+def _problem_section(results: Results, problem: str, figures: dict) -> list[str]:
+    family = analysis.family_of(results, problem)
+    known = PROBLEMS.get(problem)
+    lines = [f"## {problem}", ""]
+    if known:
+        lines += [f"{known.description} ({family}).", ""]
+    if _axis(results, problem):
+        if problem in figures:
+            lines += [f"![{problem}]({figures[problem].name})", ""]
+        lines += [_caption(results, problem), ""]
+        lines += _median_table(results, problem)
+    elif family == "jacobian":
+        stem = f"{problem}-crossover"
+        if stem in figures:
+            lines += [
+                f"![{problem} crossover map]({figures[stem].name})",
+                "",
+                "Each cell is one (n, m); its colour is log₁₀ of forward ÷ reverse, blue where "
+                "forward mode is cheaper and red where reverse is; the dashed line is n = m; grey "
+                "cells were not measured by both modes. Top: measured time; bottom: element "
+                "work.",
+                "",
+            ]
+        lines += [_grid_conclusion(results, problem), ""]
+        lines += _grid_table(results, problem)
+    return lines
+
+
+def _not_measured(results: Results) -> list[str]:
+    skipped = [c for c in results.cells if c["status"] == "skipped"]
+    errors = [c for c in results.cells if c["status"] == "error"]
+    lines = []
+    if skipped:
+        reasons = Counter()
+        examples = {}
+        for c in skipped:
+            reason = c.get("reason", "")
+            kind = reason.split(" (")[0] if "not installed" in reason else reason
+            reasons[kind] += 1
+            examples.setdefault(kind, c)
+        lines += [f"## Skipped cells ({len(skipped)})", ""]
+        for reason, count in reasons.most_common():
+            c = examples[reason]
+            lines.append(
+                f"- {c['problem']} {_label(c['mode'])} at {_size(c)}: {reason}"
+                + (f" ({count} cells)" if count > 1 else "")
+            )
+        lines.append("")
+    if errors:
+        lines += [f"## Cells that failed ({len(errors)})", ""]
+        for c in errors:
+            error = c.get("error") or {}
+            lines.append(
+                f"- {c['problem']} {_label(c['mode'])} at {_size(c)}: "
+                f"{error.get('type')}: {error.get('message')}"
+            )
+        lines.append("")
+    return lines
+
+
+def render(results: Results, figures: dict | None = None, sources: list[str] | None = None) -> str:
+    """The report's Markdown for ``results``; ``figures`` maps stems to image paths.
+
+    >>> print(render(Results()).splitlines()[0])
+    # adcompare benchmark report
+    """
+    figures = figures or {}
+    problems = analysis.problems_in(results)
+    status = Counter(c["status"] for c in results.cells)
+    runs = results.data.get("runs") or []
+    lines = [
+        "# adcompare benchmark report",
+        "",
+        "How the cost of derivatives grows with the number of inputs n and outputs m, "
+        "for forward mode (dual numbers, one lane or chunked lanes), reverse mode (a tape), "
+        "finite differences and plain f. Every number and sentence below is computed from "
+        "the results file; regenerate it with `adcompare report`.",
+        "",
+        f"{len(results.cells)} cells: {status['ok']} measured, {status['skipped']} skipped, "
+        f"{status['error']} failed"
+        + (f"; {len(runs)} run(s), the first started {runs[0]['started']}" if runs else "")
+        + (f"; from {', '.join(sources)}" if sources else "")
+        + ".",
+        "",
+    ]
+    if not status["ok"]:
+        return "\n".join([*lines, "No cell was measured, so there is nothing to report.", ""])
+    lines += _summary(results, problems)
+    lines += _conclusions(results, problems)
+    lines += [
+        "## How to read the measurements",
+        "",
+        "- Time: median seconds per call after a warm-up, over timed repeats; the garbage "
+        "collector is off while timing and numpy's BLAS runs with the recorded number of "
+        "threads.",
+        "- Element work: the elements each op touches (its largest operand or result; for "
+        "dual numbers lanes × output size), summed over all engines: deterministic, the "
+        "same on every machine. A matrix product counts its largest operand, not its "
+        "multiply-adds, so chunked forward mode through a matrix product (k lanes in one "
+        "product) counts less work than it does; one-lane forward mode is counted fully.",
+        "- Plain f's counts come from running the same code on an untracked tensor; finite "
+        "differences' counts are 2n evaluations of f's.",
+        "- Peak memory: tracemalloc in a separate untimed call. The reverse tape's bytes "
+        "count the arrays it holds, including constants it shares rather than copies, so "
+        "they can exceed the peak.",
+        "",
+    ]
+    lines += _machines(results)
+    for problem in problems:
+        if analysis.modes_in(results, problem):
+            lines += _problem_section(results, problem, figures)
+    lines += _not_measured(results)
+    return "\n".join(lines)
+
+
+def write_report(
+    results: Results,
+    out_dir: str | Path,
+    *,
+    formats: tuple[str, ...] = ("png",),
+    sources: list[str] | None = None,
+) -> Path:
+    """Write the figures and ``report.md`` into ``out_dir``; returns the report's path."""
+    out_dir = Path(out_dir)
+    figures = save_figures(results, out_dir, formats)
+    path = out_dir / "report.md"
+    path.write_text(render(results, figures, sources), encoding="utf-8")
+    return path

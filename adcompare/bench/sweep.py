@@ -1,0 +1,297 @@
+"""Sweeps: every chosen problem at geometric sizes, by every chosen mode.
+
+The sweep walks each problem's sizes from small to large and measures each
+mode there, adding every cell to the results as it finishes. A time budget
+per cell keeps it bounded: a mode is skipped at a size when
+
+- a smaller size (every size parameter ≤) of the same mode took longer
+  than the budget, or
+- extrapolating its last two measured sizes on the log-log scale predicts
+  that even a minimal cell (warm-up, one timed call, the count run and the
+  memory run: :data:`MIN_CALLS_PER_CELL` calls) would take longer,
+
+and the skipped cell records why. A cell that raises records its error and
+the sweep goes on. Cells already in the results (measured or skipped) are
+not measured again, which is how ``--resume`` continues an interrupted run.
+
+numpy's BLAS runs with ``blas_threads`` threads, one by default: the
+engines are single-threaded Python, and on a busy machine idle BLAS threads
+spin and can make a matrix-vector product tens of times slower.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import traceback
+from dataclasses import asdict, dataclass, field
+
+from threadpoolctl import threadpool_limits
+
+from adcompare.bench.env import describe, environment_key
+from adcompare.bench.measure import measure_cell
+from adcompare.bench.modes import MODES, get_mode
+from adcompare.bench.problems import PROBLEMS, Problem, get_problem
+from adcompare.bench.progress import Progress
+from adcompare.bench.results import Results, cell_key, now
+
+__all__ = ["PRESETS", "SweepConfig", "budget_reason", "plan", "preset", "run_sweep", "sizes_for"]
+
+#: Calls a cell makes even with a single timed repeat: warm-up, the timed
+#: call, the count run and the (slower, traced) memory run.
+MIN_CALLS_PER_CELL = 4
+
+
+def geometric(start: int, stop: int, factor: int = 4) -> list[int]:
+    """``start, start·factor, ...`` up to ``stop``.
+
+    >>> geometric(4, 1024)
+    [4, 16, 64, 256, 1024]
+    """
+    sizes = []
+    size = start
+    while size <= stop:
+        sizes.append(size)
+        size *= factor
+    return sizes
+
+
+@dataclass
+class SweepConfig:
+    """What to measure and how hard.
+
+    ``sizes`` are the values of the swept parameter (n, or m for one-input
+    problems); ``grid`` the values of both n and m for Jacobian problems.
+    """
+
+    problems: list[str] = field(default_factory=lambda: list(PROBLEMS))
+    modes: list[str] = field(default_factory=lambda: list(MODES))
+    sizes: list[int] = field(default_factory=lambda: geometric(4, 1024))
+    grid: list[int] = field(default_factory=lambda: geometric(4, 256))
+    repeats: int = 5
+    budget: float = 1.0
+    min_repeat_time: float = 0.002
+    memory: bool = True
+    blas_threads: int | None = 1
+
+    def __post_init__(self):
+        for name in self.problems:
+            get_problem(name)
+        for name in self.modes:
+            get_mode(name)
+        if self.repeats < 1:
+            raise ValueError(f"repeats must be at least 1, not {self.repeats}")
+        if not self.budget > 0:
+            raise ValueError(f"the budget must be a positive number of seconds, not {self.budget}")
+        for values in (self.sizes, self.grid):
+            if any(s < 1 for s in values):
+                raise ValueError(f"sizes must be positive whole numbers, not {values}")
+
+    def as_dict(self) -> dict:
+        """The configuration as JSON-ready values."""
+        return asdict(self)
+
+
+PRESETS: dict[str, dict] = {
+    "quick": {
+        "sizes": geometric(4, 1024),
+        "grid": geometric(4, 256),
+        "repeats": 5,
+        "budget": 1.0,
+        "min_repeat_time": 0.005,
+    },
+    "full": {
+        "sizes": geometric(4, 2**20),
+        "grid": geometric(4, 4096),
+        "repeats": 7,
+        "budget": 30.0,
+        "min_repeat_time": 0.01,
+    },
+}
+
+
+def preset(name: str, **overrides) -> SweepConfig:
+    """A preset configuration (``"quick"`` or ``"full"``) with ``overrides``.
+
+    >>> preset("quick").sizes[-1], preset("full").sizes[-1]
+    (1024, 1048576)
+    """
+    settings = dict(PRESETS[name])
+    settings.update({k: v for k, v in overrides.items() if v is not None})
+    return SweepConfig(**settings)
+
+
+def sizes_for(problem: Problem, config: SweepConfig) -> list[dict]:
+    """The sizes ``problem`` is measured at, small to large.
+
+    A grid is ordered by n·m, so both neighbours of a cell come before it.
+
+    >>> sizes_for(get_problem("tanh_map"), SweepConfig(grid=[1, 2]))
+    [{'n': 1, 'm': 1}, {'n': 1, 'm': 2}, {'n': 2, 'm': 1}, {'n': 2, 'm': 2}]
+    """
+    if len(problem.sweeps) == 1:
+        return [{problem.sweeps[0]: s} for s in sorted(set(config.sizes))]
+    grid = sorted(set(config.grid))
+    pairs = [(n, m) for n in grid for m in grid]
+    return [{"n": n, "m": m} for n, m in sorted(pairs, key=lambda p: (p[0] * p[1], p[0]))]
+
+
+def plan(config: SweepConfig) -> list[tuple[Problem, dict, str]]:
+    """Every cell of the sweep as ``(problem, size, mode)``, in measuring order."""
+    return [
+        (problem, size, mode)
+        for problem in map(get_problem, config.problems)
+        for size in sizes_for(problem, config)
+        for mode in config.modes
+    ]
+
+
+def _size_text(size: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in size.items())
+
+
+def budget_reason(results: Results, problem: Problem, mode: str, size: dict, budget: float):
+    """Why ``mode`` should skip ``size`` given the cells measured so far, or ``None``."""
+    measured = [
+        c
+        for c in results.cells
+        if c["problem"] == problem.name and c["mode"] == mode and c["status"] == "ok"
+    ]
+    for cell in measured:
+        smaller = all(cell["size"][k] <= v for k, v in size.items()) and cell["size"] != size
+        if smaller and cell.get("seconds", 0.0) > budget:
+            return (
+                f"{mode} took {cell['seconds']:.3g} s at {_size_text(cell['size'])}, over the "
+                f"{budget:g} s budget per cell, so larger sizes are skipped"
+            )
+    for key, value in size.items():
+        line = sorted(
+            (
+                c
+                for c in measured
+                if c["size"][key] < value
+                and all(c["size"][k] == v for k, v in size.items() if k != key)
+            ),
+            key=lambda c: c["size"][key],
+        )
+        if len(line) < 2:
+            continue
+        (x1, t1), (x2, t2) = [(c["size"][key], c["time"]["median"]) for c in line[-2:]]
+        slope = min(3.0, max(0.0, math.log(t2 / t1) / math.log(x2 / x1)))
+        predicted = t2 * (value / x2) ** slope
+        if predicted * MIN_CALLS_PER_CELL > budget:
+            return (
+                f"{mode} is predicted to take {predicted:.2g} s a call at {_size_text(size)} "
+                f"(log-log slope {slope:.2f} from {key}={x1} and {key}={x2}), so a cell would "
+                f"exceed the {budget:g} s budget"
+            )
+    return None
+
+
+def _load() -> float | None:
+    """The one-minute load average: how busy the machine was."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
+
+
+def _cell(problem: Problem, size: dict, mode: str, env: str) -> dict:
+    return {
+        "problem": problem.name,
+        "family": problem.family,
+        "mode": mode,
+        "size": dict(size),
+        "n": None,
+        "m": None,
+        "env": env,
+    }
+
+
+def run_sweep(
+    config: SweepConfig,
+    results: Results | None = None,
+    *,
+    progress: Progress | None = None,
+) -> Results:
+    """Measure every cell of ``config`` not yet in ``results``, adding each as it ends.
+
+    Cells that already ended measured or skipped are kept; cells that ended
+    in an error are measured again. ``KeyboardInterrupt`` is not caught: the
+    results keep every cell that finished before it.
+
+    >>> results = run_sweep(SweepConfig(problems=["fourier"], modes=["f", "forward"],
+    ...                                 sizes=[4], repeats=1, memory=False))
+    >>> [(c["mode"], c["status"], c["m"]) for c in results.cells]
+    [('f', 'ok', 4), ('forward', 'ok', 4)]
+    """
+    results = results if results is not None else Results()
+    cells = plan(config)
+    progress = progress or Progress(len(cells), quiet=True)
+    limits = (
+        threadpool_limits(limits=config.blas_threads, user_api="blas")
+        if config.blas_threads
+        else contextlib.nullcontext()
+    )
+    with limits:
+        description = describe()
+        env = environment_key(description)
+        results.add_environment(env, description)
+        results.start_run(config.as_dict())
+        try:
+            _measure_all(config, results, cells, progress, env)
+        finally:
+            progress.close()
+    return results
+
+
+def _measure_all(config, results, cells, progress, env) -> None:
+    instances: dict[tuple, object] = {}
+    for problem, size, mode_name in cells:
+        label = f"{problem.name} {mode_name} {_size_text(size)}"
+        cell = _cell(problem, size, mode_name, env)
+        existing = results.get(cell_key(cell))
+        if existing is not None and existing["status"] in ("ok", "skipped"):
+            progress.advance(label, measured=False)
+            continue
+        progress.start(label)
+        reason = problem.too_large(size) or budget_reason(
+            results, problem, mode_name, size, config.budget
+        )
+        try:
+            if reason is None:
+                key = (problem.name, tuple(size.items()))
+                if key not in instances:
+                    instances.clear()
+                    instances[key] = problem.build(**size)
+                instance = instances[key]
+                cell["n"], cell["m"] = instance.n, instance.m
+                mode = get_mode(mode_name)
+                reason = mode.unavailable(instance)
+                if reason is None:
+                    cell.update(
+                        measure_cell(
+                            instance,
+                            mode,
+                            repeats=config.repeats,
+                            budget=config.budget,
+                            min_repeat_time=config.min_repeat_time,
+                            memory=config.memory,
+                        )
+                    )
+                    cell["status"] = "ok"
+        except Exception as error:
+            cell["status"] = "error"
+            cell["error"] = {
+                "type": type(error).__name__,
+                "message": str(error),
+                "traceback": traceback.format_exc(limit=-4),
+            }
+        if reason is not None:
+            cell["status"] = "skipped"
+            cell["reason"] = reason
+        cell["finished"] = now()
+        cell["load"] = _load()
+        results.add(cell)
+        progress.advance(label, measured=cell["status"] != "skipped")

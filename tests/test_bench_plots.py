@@ -1,0 +1,113 @@
+"""The figures hold the lines and maps they promise (checked on the figure objects)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from matplotlib.collections import QuadMesh
+
+from adcompare.bench import analysis
+from adcompare.bench.plots import crossover_figure, figures, problem_figure, save_figures
+from adcompare.bench.results import Results
+from adcompare.bench.sweep import run_sweep
+
+from .benchcases import synthetic_results, tiny_config
+
+MODES = ["f", "forward1", "forward", "reverse"]
+
+
+@pytest.fixture(scope="module")
+def results():
+    config = tiny_config(
+        problems=["rosenbrock", "fourier", "tanh_map"],
+        modes=MODES,
+        sizes=[2, 4, 8],
+        grid=[2, 4, 8],
+        memory=True,
+    )
+    return run_sweep(config)
+
+
+def labels(ax):
+    return ax.get_legend_handles_labels()[1]
+
+
+def test_a_problem_figure_has_its_four_panels(results):
+    figure = problem_figure(results, "rosenbrock")
+    time_ax, ratio_ax, work_ax, memory_ax = figure.axes
+    assert time_ax.get_xscale() == "log" and time_ax.get_yscale() == "log"
+    assert "n, number of inputs" in time_ax.get_xlabel()
+    assert "seconds" in time_ax.get_ylabel()
+    time_labels = labels(time_ax)
+    for label in ("f (numpy)", "forward, 1 lane", "forward, chunked", "reverse"):
+        assert any(t.startswith(label + " (slope ") for t in time_labels), time_labels
+    assert "f (numpy)" not in labels(ratio_ax)
+    assert [
+        line.get_ydata()[0] for line in ratio_ax.get_lines() if not line.get_label()[0].isalnum()
+    ]
+    assert any(
+        t.startswith("theory, forward, 1 lane: ") and t.endswith("·n·f") for t in labels(work_ax)
+    )
+    assert any(t.startswith("theory, reverse: ") and t.endswith("·f") for t in labels(work_ax))
+    assert "reverse: tape bytes" in labels(memory_ax)
+    assert "rosenbrock" in figure.get_suptitle()
+
+
+def test_the_plotted_points_are_the_measured_medians(results):
+    figure = problem_figure(results, "rosenbrock")
+    (line,) = [ln for ln in figure.axes[0].get_lines() if ln.get_label().startswith("reverse")]
+    x, y = analysis.series(results, "rosenbrock", "reverse")
+    np.testing.assert_array_equal(line.get_xdata(), x)
+    np.testing.assert_array_equal(line.get_ydata(), y)
+    assert list(x) == [2, 4, 8]
+
+
+def test_one_input_problems_are_plotted_against_m(results):
+    figure = problem_figure(results, "fourier")
+    assert "m, number of outputs" in figure.axes[0].get_xlabel()
+    assert any(t.endswith("·m·f") for t in labels(figure.axes[2]))
+
+
+def test_the_crossover_map_covers_the_grid_and_marks_the_diagonal(results):
+    figure = crossover_figure(results, "tanh_map")
+    maps = [ax for ax in figure.axes if ax.get_title()]
+    titles = [ax.get_title() for ax in maps]
+    assert titles == [
+        "time: forward, 1 lane ÷ reverse",
+        "time: forward, chunked ÷ reverse",
+        "element work: forward, 1 lane ÷ reverse",
+        "element work: forward, chunked ÷ reverse",
+    ]
+    for ax in maps:
+        (mesh,) = [c for c in ax.collections if isinstance(c, QuadMesh)]
+        assert mesh.get_array().shape == (3, 3)
+        (diagonal,) = [ln for ln in ax.get_lines() if ln.get_label() == "n = m"]
+        np.testing.assert_array_equal(diagonal.get_xdata(), diagonal.get_ydata())
+    ratios = analysis.grid_ratio(results, "tanh_map", "forward1", "reverse", "work")
+    (mesh,) = [c for c in maps[2].collections if isinstance(c, QuadMesh)]
+    assert mesh.get_array()[0, 2] == pytest.approx(np.log10(ratios[8, 2]))
+
+
+def test_every_problem_gets_its_figure(results):
+    assert set(figures(results)) == {"rosenbrock", "fourier", "tanh_map-crossover"}
+
+
+def test_figures_are_written_as_png_and_svg(results, tmp_path):
+    fourier = Results()
+    for cell in results.cells:
+        if cell["problem"] == "fourier":
+            fourier.add(cell)
+    written = save_figures(fourier, tmp_path, formats=("png", "svg"))
+    assert written == {"fourier": tmp_path / "fourier.png"}
+    assert (tmp_path / "fourier.png").read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "fourier.svg").read_text().lstrip().startswith("<?xml")
+
+
+def test_partial_results_still_plot():
+    results = synthetic_results()
+    for cell in results.cells:
+        if cell["mode"] == "reverse" and cell["n"] > 4:
+            cell["status"] = "skipped"
+    figure = problem_figure(results, "rosenbrock")
+    assert any(t.startswith("reverse") for t in labels(figure.axes[0]))
+    assert figures(Results()) == {}

@@ -1,0 +1,92 @@
+"""The report: every conclusion is computed from the results, partial results included."""
+
+from __future__ import annotations
+
+import pytest
+
+from adcompare.bench.analysis import crossover, fit_slope
+from adcompare.bench.report import render, write_report
+from adcompare.bench.results import Results
+
+from .benchcases import synthetic_cell, synthetic_results
+
+
+def test_slopes_and_crossovers_come_from_the_data():
+    # forward 1e-4·n against a constant 1e-3: they cross at n = 10.
+    text = render(synthetic_results(forward_per_input=1e-4, reverse_time=1e-3))
+    assert "forward, 1 lane about linear (slope 1.00)" in text
+    assert "reverse nearly flat (slope 0.00)" in text
+    assert "Reverse beats forward, 1 lane from n ≈ 10 (between 4 and 16)" in text
+    # Other data, other conclusions: nothing is hard-coded.
+    text = render(synthetic_results(forward_per_input=1e-6, reverse_time=1e-3))
+    assert "from n ≈ 1e+03" not in text
+    assert "Reverse beats forward, 1 lane not within n ≤ 256" in text
+
+
+def test_the_report_names_the_machine_and_the_measures():
+    text = render(synthetic_results())
+    assert "## Machine" in text and "machine: test" in text
+    assert "## How to read the measurements" in text
+    assert "| n | f (numpy) | forward, 1 lane | reverse |" in text
+    assert "4 of 4" not in text
+    assert "8 of 8 derivative checks passed" in text
+
+
+def test_a_report_from_partial_results_lists_what_is_missing(tmp_path):
+    results = synthetic_results()
+    results.add(
+        {
+            "problem": "rosenbrock",
+            "mode": "fd",
+            "size": {"n": 1024},
+            "status": "skipped",
+            "reason": "fd took 3 s at n=256, over the 1 s budget per cell",
+        }
+    )
+    results.add(
+        {
+            "problem": "rosenbrock",
+            "mode": "forward",
+            "size": {"n": 4},
+            "status": "error",
+            "error": {"type": "MemoryError", "message": "out of memory"},
+        }
+    )
+    failed = synthetic_cell("rosenbrock", "many-inputs", "forward", {"n": 16}, 16, 1, 1e-3, 99)
+    failed["check"] = {
+        "against": "one reverse sweep uᵀJ",
+        "error": 0.5,
+        "tolerance": 1e-8,
+        "ok": False,
+    }
+    results.add(failed)
+    path = write_report(results, tmp_path)
+    text = path.read_text()
+    assert "## Skipped cells (1)" in text and "over the 1 s budget" in text
+    assert "## Cells that failed (1)" in text and "MemoryError: out of memory" in text
+    assert "**failed**: rosenbrock forward, chunked at n = 16" in text
+    assert "![rosenbrock](rosenbrock.png)" in text
+    assert (tmp_path / "rosenbrock.png").exists()
+
+
+def test_an_empty_report_says_so():
+    assert "No cell was measured" in render(Results())
+
+
+def test_fit_slope_uses_the_upper_half():
+    x = [4, 16, 64, 256, 1024]
+    y = [1.0, 1.0, 1.0, 4.0, 16.0]  # overhead first, then linear
+    assert fit_slope(x, y).slope == pytest.approx(1.0, abs=0.05)
+    assert fit_slope(x, y, upper=False).slope < 0.9
+
+
+@pytest.mark.parametrize(
+    "forward_per_input, kind", [(1e-2, "always"), (1e-4, "at"), (1e-7, "never")]
+)
+def test_crossover_kinds(forward_per_input, kind):
+    results = synthetic_results(forward_per_input=forward_per_input, reverse_time=1e-3)
+    found = crossover(results, "rosenbrock", "reverse", "forward1")
+    assert found.kind == kind
+    if kind == "at":
+        assert found.value == pytest.approx(10.0)
+        assert (found.below, found.above) == (4, 16)

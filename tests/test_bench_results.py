@@ -1,0 +1,196 @@
+"""The results file: schema, atomic saves, clear errors, pytest-benchmark's JSON."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from adcompare.bench.report import write_report
+from adcompare.bench.results import (
+    SCHEMA,
+    SCHEMA_VERSION,
+    Results,
+    ResultsError,
+    load_any,
+    load_results,
+    merge,
+)
+
+from .benchcases import synthetic_cell
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cell(mode="f", n=4, status="ok"):
+    return synthetic_cell("rosenbrock", "many-inputs", mode, {"n": n}, n, 1, 1e-5, 10) | {
+        "status": status
+    }
+
+
+def test_results_round_trip_with_their_schema(tmp_path):
+    path = tmp_path / "results.json"
+    results = Results(path=path)
+    results.add_environment("env-test", {"machine": "test"})
+    results.add(cell())
+    data = json.loads(path.read_text())
+    assert data["schema"] == SCHEMA and data["schema_version"] == SCHEMA_VERSION
+    loaded = load_results(path)
+    assert loaded.cells == results.cells
+    assert loaded.data["environments"] == {"env-test": {"machine": "test"}}
+
+
+def test_a_cell_with_the_same_identity_replaces_the_old_one(tmp_path):
+    results = Results(path=tmp_path / "r.json")
+    results.add(cell(status="error"))
+    results.add(cell(mode="reverse"))
+    results.add(cell(status="ok"))
+    assert [(c["mode"], c["status"]) for c in load_results(tmp_path / "r.json").cells] == [
+        ("f", "ok"),
+        ("reverse", "ok"),
+    ]
+
+
+def test_a_corrupt_file_gets_a_clear_error(tmp_path):
+    path = tmp_path / "results.json"
+    results = Results(path=path)
+    results.add(cell())
+    path.write_text(path.read_text()[:-40])
+    with pytest.raises(ResultsError, match=r"not valid JSON.*corrupt"):
+        load_results(path)
+    path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff")
+    with pytest.raises(ResultsError, match="not a text file"):
+        load_results(path)
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ({"hello": "world"}, "not an adcompare results file"),
+        ([1, 2, 3], "not an adcompare results file"),
+        ({"schema": SCHEMA, "schema_version": SCHEMA_VERSION + 1}, "newer than this adcompare"),
+        ({"schema": SCHEMA, "schema_version": "one"}, "not a whole number"),
+        ({"schema": SCHEMA, "schema_version": 1, "cells": {}}, "'cells' is missing"),
+        (
+            {
+                "schema": SCHEMA,
+                "schema_version": 1,
+                "cells": [{"problem": "x"}],
+                "environments": {},
+                "runs": [],
+            },
+            "cell 0 lacks 'mode', 'size', 'status'",
+        ),
+        (
+            {
+                "schema": SCHEMA,
+                "schema_version": 1,
+                "environments": {},
+                "runs": [],
+                "cells": [{"problem": "x", "mode": "f", "size": {}, "status": "done"}],
+            },
+            "status 'done'",
+        ),
+    ],
+)
+def test_a_foreign_file_gets_a_clear_error(tmp_path, content, message):
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps(content))
+    with pytest.raises(ResultsError, match=message):
+        load_any(path)
+
+
+def test_a_missing_file_says_so(tmp_path):
+    with pytest.raises(ResultsError, match="no such file"):
+        load_results(tmp_path / "nope.json")
+
+
+def test_merge_keeps_the_later_cell_and_every_environment():
+    first, second = Results(), Results()
+    first.add_environment("env-a", {})
+    second.add_environment("env-b", {})
+    first.add(cell(status="error"))
+    second.add(cell())
+    merged = merge([first, second])
+    assert [c["status"] for c in merged.cells] == ["ok"]
+    assert set(merged.data["environments"]) == {"env-a", "env-b"}
+
+
+def pytest_benchmark_json(benchmarks):
+    return {
+        "machine_info": {"node": "box", "cpu": {"brand_raw": "cpu", "count": 2}},
+        "commit_info": {},
+        "benchmarks": benchmarks,
+        "datetime": "2025-01-01T00:00:00",
+        "version": "5.1.0",
+    }
+
+
+def test_pytest_benchmark_json_becomes_cells(tmp_path):
+    bench = {
+        "name": "test_cost[rosenbrock-n8-reverse]",
+        "fullname": "benchmarks/test_cost.py::test_cost[rosenbrock-n8-reverse]",
+        "extra_info": {
+            "problem": "rosenbrock",
+            "family": "many-inputs",
+            "mode": "reverse",
+            "size": {"n": 8},
+            "n": 8,
+            "m": 1,
+            "counts": {"elements": {"numpy": 40}},
+        },
+        "stats": {"median": 0.001, "iqr": 0.0001, "min": 0.0009, "max": 0.002, "rounds": 9},
+    }
+    other = {"name": "test_other", "extra_info": {}, "stats": {"median": 1.0}}
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps(pytest_benchmark_json([bench, other])))
+    (converted,) = load_any(path).cells
+    assert converted["time"]["median"] == 0.001 and converted["n"] == 8
+    assert converted["counts"]["elements"]["numpy"] == 40
+    assert converted["source"].startswith("pytest-benchmark")
+
+    path.write_text(json.dumps(pytest_benchmark_json([other])))
+    with pytest.raises(ResultsError, match="extra_info"):
+        load_any(path)
+
+
+def test_the_benchmarks_suite_writes_json_that_reports(tmp_path):
+    out = tmp_path / "bench.json"
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "benchmarks",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--benchmark-enable",
+        f"--benchmark-json={out}",
+        "--benchmark-max-time=0.0001",
+        "--benchmark-min-rounds=1",
+        "--benchmark-warmup=off",
+        "--bench-sizes=2,4",
+        "-k",
+        "rosenbrock or tanh_map",
+    ]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    results = load_any(out)
+    modes = {c["mode"] for c in results.cells if c["problem"] == "rosenbrock"}
+    assert {"f", "forward1", "forward", "reverse", "fd"} <= modes
+    assert all(c["counts"]["elements"] for c in results.cells)
+    assert all(c["memory"]["peak_bytes"] > 0 for c in results.cells)
+    report = write_report(results, tmp_path / "report", sources=[str(out)])
+    text = report.read_text()
+    assert "## rosenbrock" in text and "reverse beats forward, 1 lane" in text
+    assert (tmp_path / "report" / "rosenbrock.png").exists()
+
+
+def test_the_regular_test_run_does_not_collect_the_benchmarks():
+    settings = (ROOT / "pyproject.toml").read_text()
+    (testpaths,) = [line for line in settings.splitlines() if line.startswith("testpaths")]
+    (addopts,) = [line for line in settings.splitlines() if line.startswith("addopts")]
+    assert "benchmarks" not in testpaths and "--benchmark-disable" in addopts
