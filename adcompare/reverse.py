@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import operator
 import threading
 import weakref
 from contextlib import nullcontext
@@ -38,7 +39,12 @@ __all__ = [
     "no_grad",
 ]
 
-_state = threading.local()
+
+class _GradState(threading.local):
+    enabled = True  # every thread starts with grad mode on
+
+
+_state = _GradState()
 _SEQUENCE = itertools.count()
 
 FREED_GRAPH = (
@@ -60,7 +66,7 @@ def is_grad_enabled() -> bool:
     ...     ad.is_grad_enabled()
     False
     """
-    return getattr(_state, "enabled", True)
+    return _state.enabled
 
 
 class _GradMode:
@@ -163,7 +169,7 @@ class Node:
         self.next = next_nodes
         self.saved_args = tuple(args) if "args" in op.saves else None
         self.saved_out = out if "out" in op.saves else None
-        self.in_shapes = tuple(shape_of(a) for a in args)
+        self.in_shapes = tuple([shape_of(a) for a in args])
         self.out_shape = shape_of(out)
         self.versions = versions
         self.seq = next(_SEQUENCE)
@@ -433,12 +439,21 @@ class Tensor(ArrayBox):
         self._grad = gradient if self._grad is None else add(self._grad, gradient)
 
     def _apply(self, op: OpDef, level: int, args: tuple, params: dict):
+        # One pass over the arguments collects everything a record needs: this
+        # runs once per op, so it avoids helper calls and generators.
         values = []
+        next_nodes = []
+        versions = []
         record = False
         for a in args:
             if isinstance(a, Tensor) and a._level == level:
                 values.append(a._data)
-                record = record or a._requires_grad
+                versions.append((a._version, a._version[0]))
+                if a._requires_grad:
+                    record = True
+                    next_nodes.append(a.grad_fn if a.grad_fn is not None else a._node())
+                else:
+                    next_nodes.append(None)
             elif isinstance(a, Box) and a._level == level:
                 raise TypeError(
                     f"{op.name}: cannot combine a Tensor and a {type(a).__name__} at the same "
@@ -446,25 +461,17 @@ class Tensor(ArrayBox):
                 )
             else:
                 values.append(a)
+                next_nodes.append(None)
         values = tuple(values)
         out = apply(op, values, params)
         if not (record and is_grad_enabled()):
             return Tensor._wrap(out, level)
-        next_nodes = tuple(
-            a._node() if isinstance(a, Tensor) and a._level == level and a._requires_grad else None
-            for a in args
-        )
+        saves = op.saves
         version = [0]
-        versions = ()
-        if "args" in op.saves:
-            versions = tuple(
-                (a._version, a._version[0])
-                for a in args
-                if isinstance(a, Tensor) and a._level == level
-            )
-        if "out" in op.saves:
+        versions = tuple(versions) if "args" in saves else ()
+        if "out" in saves:
             versions += ((version, 0),)
-        node = Node(op, params, next_nodes, values, out, versions, level)
+        node = Node(op, params, tuple(next_nodes), values, out, versions, level)
         if cost._ACTIVE:
             cost.record_reverse(op.name, out, node.saved_bytes)
         return Tensor._wrap(out, level, grad_fn=node, requires_grad=True, version=version)
@@ -564,6 +571,9 @@ def _cotangent(tensor: Tensor, gradient, create_graph: bool):
 # --- the backward sweep -------------------------------------------------------------
 
 
+_SEQ_OF = operator.attrgetter("seq")
+
+
 def _reachable(roots) -> list:
     """The records reachable from ``roots``, latest first (reverse tape order)."""
     seen = set()
@@ -575,8 +585,8 @@ def _reachable(roots) -> list:
             continue
         seen.add(node)
         order.append(node)
-        stack.extend(n for n in node.next if n is not None and n not in seen)
-    order.sort(key=lambda n: n.seq, reverse=True)
+        stack.extend([n for n in node.next if n is not None and n not in seen])
+    order.sort(key=_SEQ_OF, reverse=True)
     return order
 
 
@@ -646,18 +656,20 @@ def run_backward(roots, cotangents, *, retain_graph: bool, create_graph: bool, t
                 continue
             if node.freed:
                 raise RuntimeError(FREED_GRAPH)
-            _check_versions(node)
+            if node.versions:
+                _check_versions(node)
             if targets is None and node.retained is not None:
                 kept = node.retained()
                 if kept is not None:
                     kept._accumulate(g)
             args, out = _rule_inputs(node, create_graph)
             op = node.op
+            params = node.params
             for i, nxt in enumerate(node.next):
                 if nxt is None:
                     continue
-                contribution = op.vjp_at(i)(out, *args, g, **node.params)
-                if op.elementwise:
+                contribution = op.vjp_at(i)(out, *args, g, **params)
+                if op.elementwise and shape_of(contribution) != node.in_shapes[i]:
                     contribution = unbroadcast(contribution, node.in_shapes[i])
                 previous = grads.get(nxt)
                 grads[nxt] = contribution if previous is None else add(previous, contribution)

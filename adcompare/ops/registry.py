@@ -28,6 +28,7 @@ directly, so that they can themselves be differentiated.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -116,7 +117,7 @@ class OpDef:
     def vjp_at(self, i: int) -> Rule | None:
         """The VJP rule for argument position ``i``."""
         if self.nargs is None:
-            return lambda *rest, **params: self.vjp(i, *rest, **params)
+            return functools.partial(self.vjp, i)
         return self.vjp[i]
 
     @property
@@ -269,6 +270,8 @@ def raw(value):
 
 def shape_of(value) -> tuple[int, ...]:
     """The shape of a plain value or a box."""
+    if type(value) is float or type(value) is int:
+        return ()
     shape = getattr(value, "shape", None)
     return tuple(shape) if shape is not None else np.shape(value)
 
