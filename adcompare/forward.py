@@ -16,7 +16,15 @@ import numpy as np
 from adcompare import cost
 from adcompare.arraybox import ArrayBox
 from adcompare.ops import OpDef, add, broadcast_to, reshape
-from adcompare.ops.registry import Box, apply, new_level, pad_lanes, raw, shape_of
+from adcompare.ops.registry import (
+    Box,
+    apply,
+    mixed_levels_error,
+    new_level,
+    pad_lanes,
+    raw,
+    shape_of,
+)
 
 __all__ = ["Dual"]
 
@@ -123,10 +131,7 @@ class Dual(ArrayBox):
                 if a._lanes is not None:
                     lanes = a._lanes
             elif isinstance(a, Box) and a._level == level:
-                raise TypeError(
-                    f"{op.name}: cannot combine a Dual and a {type(a).__name__} at the same "
-                    "nesting level; nest them (Dual(Tensor(...), ...)) or use the transforms"
-                )
+                raise mixed_levels_error(op, "Dual", a)
             else:
                 primals.append(a)
                 tangents.append(None)

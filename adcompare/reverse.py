@@ -27,7 +27,15 @@ import numpy as np
 from adcompare import cost
 from adcompare.arraybox import ArrayBox
 from adcompare.ops import OpDef, add, scatter_add, where
-from adcompare.ops.registry import Box, apply, new_level, raw, shape_of, unbroadcast
+from adcompare.ops.registry import (
+    Box,
+    apply,
+    mixed_levels_error,
+    new_level,
+    raw,
+    shape_of,
+    unbroadcast,
+)
 
 __all__ = [
     "AccumulateGrad",
@@ -455,10 +463,7 @@ class Tensor(ArrayBox):
                 else:
                     next_nodes.append(None)
             elif isinstance(a, Box) and a._level == level:
-                raise TypeError(
-                    f"{op.name}: cannot combine a Tensor and a {type(a).__name__} at the same "
-                    "nesting level; nest them (Dual(Tensor(...), ...)) or use the transforms"
-                )
+                raise mixed_levels_error(op, "Tensor", a)
             else:
                 values.append(a)
                 next_nodes.append(None)

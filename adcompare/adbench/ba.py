@@ -22,7 +22,8 @@ import numpy as np
 
 import adcompare as ad
 from adcompare.adbench.ba_format import CAMERA_PARAMS, BAData
-from adcompare.ops.registry import raw, shape_of
+from adcompare.adbench.flat import FlatParameters
+from adcompare.ops.registry import raw
 
 __all__ = ["BAProblem", "ba_residuals", "rodrigues_rotate"]
 
@@ -79,7 +80,7 @@ def ba_residuals(cameras, points, weights, observations: np.ndarray, features: n
 
 
 @dataclass
-class BAProblem:
+class BAProblem(FlatParameters):
     """A BA instance as a vector function of ONE flat parameter vector.
 
     ``params`` holds the cameras (11 each), the points (3 each), then the
@@ -98,16 +99,6 @@ class BAProblem:
     reference: dict | None = field(default=None, repr=False)
 
     @property
-    def params(self) -> np.ndarray:
-        """The instance's parameters, flat."""
-        return self.data.params
-
-    @property
-    def n_params(self) -> int:
-        """How many parameters the residuals take."""
-        return self.params.size
-
-    @property
     def n_residuals(self) -> int:
         """How many residuals there are: 2p reprojection and p weight errors."""
         return 3 * self.data.sizes[2]
@@ -115,11 +106,7 @@ class BAProblem:
     def split(self, params):
         """``(cameras, points, weights)`` as views of the flat ``params``."""
         n, m, _ = self.data.sizes
-        if shape_of(params) != (self.n_params,):
-            raise ValueError(
-                f"{self.name}: expected a flat vector of {self.n_params} parameters, got "
-                f"shape {shape_of(params)}"
-            )
+        self.check_flat(params)
         cameras = ad.reshape(params[: CAMERA_PARAMS * n], (n, CAMERA_PARAMS))
         points = ad.reshape(params[CAMERA_PARAMS * n : CAMERA_PARAMS * n + 3 * m], (m, 3))
         return cameras, points, params[CAMERA_PARAMS * n + 3 * m :]

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import adcompare as ad
+from adcompare.adbench.flat import FlatParameters
 from adcompare.adbench.gmm_format import GMMData
-from adcompare.ops.registry import shape_of
 
 __all__ = ["CONVENTIONS", "GMMProblem", "gmm_objective", "log_multigamma"]
 
@@ -93,7 +93,7 @@ def gmm_objective(alpha, mu, q, lower, x: np.ndarray, gamma: float, m: int, conv
 
 
 @dataclass
-class GMMProblem:
+class GMMProblem(FlatParameters):
     """A GMM instance as a function of ONE flat parameter vector.
 
     ``params`` is laid out as ADBench's gradient: α, μ row by row, then each
@@ -118,24 +118,10 @@ class GMMProblem:
                 f"{sorted(CONVENTIONS)}"
             )
 
-    @property
-    def params(self) -> np.ndarray:
-        """The instance's parameters, flat."""
-        return self.data.params
-
-    @property
-    def n_params(self) -> int:
-        """How many parameters the objective takes."""
-        return self.params.size
-
     def split(self, params):
         """``(α, μ, q, l)`` as views of the flat ``params`` (any op-set value)."""
         d, k, _ = self.data.sizes
-        if shape_of(params) != (self.n_params,):
-            raise ValueError(
-                f"{self.name}: expected a flat vector of {self.n_params} parameters, got "
-                f"shape {shape_of(params)}"
-            )
+        self.check_flat(params)
         alpha = params[:k]
         mu = ad.reshape(params[k : k + k * d], (k, d))
         icf = ad.reshape(params[k + k * d :], (k, -1))

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import adcompare as ad
+from adcompare.adbench.flat import FlatParameters
 from adcompare.adbench.lstm_format import LSTMData
 from adcompare.ops.registry import shape_of
 
@@ -72,7 +73,7 @@ def lstm_objective(main_params, extra_params, state: np.ndarray, sequence: np.nd
 
 
 @dataclass
-class LSTMProblem:
+class LSTMProblem(FlatParameters):
     """An LSTM instance as a function of ONE flat parameter vector.
 
     ``params`` holds the main parameters (layer by layer: 4 weight blocks,
@@ -89,24 +90,10 @@ class LSTMProblem:
     name: str = "lstm"
     reference: dict | None = field(default=None, repr=False)
 
-    @property
-    def params(self) -> np.ndarray:
-        """The instance's parameters, flat."""
-        return self.data.params
-
-    @property
-    def n_params(self) -> int:
-        """How many parameters the objective takes."""
-        return self.params.size
-
     def split(self, params):
         """``(main_params, extra_params)`` as views of the flat ``params``."""
         layers, _, bits = self.data.sizes
-        if shape_of(params) != (self.n_params,):
-            raise ValueError(
-                f"{self.name}: expected a flat vector of {self.n_params} parameters, got "
-                f"shape {shape_of(params)}"
-            )
+        self.check_flat(params)
         main = ad.reshape(params[: 8 * layers * bits], (layers, 8 * bits))
         return main, ad.reshape(params[8 * layers * bits :], (3, bits))
 

@@ -261,6 +261,14 @@ def _docstring(op: OpDef) -> str:
 # --- helpers shared by rules and engines -------------------------------------
 
 
+def mixed_levels_error(op: OpDef, engine: str, other: Box) -> TypeError:
+    """The error for two engines' boxes meeting at one nesting level."""
+    return TypeError(
+        f"{op.name}: cannot combine a {engine} and a {type(other).__name__} at the same "
+        "nesting level; nest them (Dual(Tensor(...), ...)) or use the transforms"
+    )
+
+
 def raw(value):
     """The innermost plain value of a possibly nested box (no derivative)."""
     while isinstance(value, Box):
