@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import adcompare as ad
+from adcompare import adbench
 from adcompare.bench.measure import check_derivative
 from adcompare.bench.modes import MODES, as_matrix, central_differences, get_mode
-from adcompare import adbench
 from adcompare.bench.problems import FAMILIES, PROBLEMS, default_problems, get_problem
 
 SMALL = {"n": 6, "m": 5}
