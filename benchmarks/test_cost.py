@@ -13,10 +13,12 @@ import pytest
 
 from adcompare.bench.measure import check_derivative, count_work, peak_memory
 from adcompare.bench.modes import MODES
-from adcompare.bench.problems import PROBLEMS
+from adcompare.bench.problems import PROBLEMS, default_problems
 
 
 def _sizes_of(problem, sizes):
+    if not problem.sweeps:
+        return [{}]
     if len(problem.sweeps) == 1:
         return [{problem.sweeps[0]: s} for s in sizes]
     return [{"n": n, "m": m} for n in sizes for m in sizes]
@@ -27,7 +29,7 @@ def pytest_generate_tests(metafunc):
         return
     sizes = [int(s) for s in metafunc.config.getoption("--bench-sizes").split(",") if s]
     cases, ids = [], []
-    for problem in PROBLEMS.values():
+    for problem in map(PROBLEMS.get, default_problems()):
         for size in _sizes_of(problem, sizes):
             for mode in MODES.values():
                 cases.append((problem, size, mode))

@@ -30,6 +30,7 @@ __all__ = [
     "modes_in",
     "problems_in",
     "series",
+    "series_ratio",
     "work",
 ]
 
@@ -62,10 +63,15 @@ def problems_in(results: Results) -> list[str]:
     return list(dict.fromkeys(c["problem"] for c in results.cells))
 
 
-def modes_in(results: Results, problem: str) -> list[str]:
-    """The modes measured on ``problem``, in the registry's order."""
+def modes_in(results: Results, problem: str, order: int = 1) -> list[str]:
+    """The modes measured on ``problem``, in the registry's order.
+
+    ``order=1`` gives plain f and the first-order modes (and modes this
+    version does not know), ``order=2`` the second-order ones.
+    """
     seen = {c["mode"] for c in _ok(results, problem)}
-    return [m for m in MODES if m in seen] + sorted(seen - set(MODES))
+    known = [m for m in MODES if m in seen] + sorted(seen - set(MODES))
+    return [m for m in known if (MODES[m].order == 2 if m in MODES else False) == (order == 2)]
 
 
 def family_of(results: Results, problem: str) -> str | None:
@@ -109,6 +115,17 @@ def series(
             continue
         points.append((cell[axis], value / baseline[cell[axis]] if relative else value))
     points.sort()
+    return np.array([p[0] for p in points], float), np.array([p[1] for p in points], float)
+
+
+def series_ratio(
+    results: Results, problem: str, mode: str, baseline: str, metric: str = "time"
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(x, y)``: ``mode``'s value ÷ ``baseline``'s at each x where both were measured."""
+    x, y = series(results, problem, mode, metric)
+    xb, yb = series(results, problem, baseline, metric)
+    base = dict(zip(xb, yb))
+    points = [(xi, yi / base[xi]) for xi, yi in zip(x, y) if base.get(xi)]
     return np.array([p[0] for p in points], float), np.array([p[1] for p in points], float)
 
 

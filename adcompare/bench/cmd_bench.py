@@ -7,8 +7,8 @@ import sys
 import time
 from pathlib import Path
 
-from adcompare.bench.modes import MODES
-from adcompare.bench.problems import PROBLEMS
+from adcompare.bench.modes import MODE_GROUPS, MODES
+from adcompare.bench.problems import PROBLEMS, default_problems
 from adcompare.bench.progress import Progress, format_seconds
 from adcompare.bench.results import Results, ResultsError, load_results
 from adcompare.bench.sweep import PRESETS, plan, preset, run_sweep
@@ -17,6 +17,8 @@ EXAMPLES = """\
 examples:
   adcompare bench --quick                      # every problem and mode, about a minute
   adcompare bench --problems rosenbrock mlp --modes forward reverse --sizes 8 64 512
+  adcompare bench --modes reverse hvp --sizes 16 256  # one HVP per composition vs the gradient
+  adcompare bench --problems adbench-gmm-1k adbench-lstm --modes f reverse forward
   adcompare bench --full --out full.json       # up to n = 2^20 (hours); Ctrl-C keeps what
   adcompare bench --full --out full.json --resume   # was measured, --resume continues
   adcompare report results.json                # then draw the plots and write the report
@@ -70,33 +72,39 @@ def add_parser(subparsers) -> None:
         dest="preset",
         action="store_const",
         const="quick",
-        help="n and m from 4 to 1024, a 1 s budget per cell: about a minute (the default)",
+        help="n and m from 4 to 1024 (HVPs and Hessians at n = 4, 64, 1024), the ADBench and "
+        "GradBench instances but LSTM, a 1 s budget per cell: about a minute (the default)",
     )
     which.add_argument(
         "--full",
         dest="preset",
         action="store_const",
         const="full",
-        help="n and m up to 2^20 (reverse mode reaches 10^6), a 30 s budget per cell: hours",
+        help="n and m up to 2^20 (reverse mode reaches 10^6), HVPs and Hessians at every size, "
+        "every problem including LSTM, a 30 s budget per cell: hours",
     )
     parser.add_argument(
         "--problems",
         nargs="+",
         metavar="NAME",
-        help=f"problems to measure (default all): {', '.join(PROBLEMS)}",
+        help=f"problems to measure: {', '.join(PROBLEMS)} (default all but the opt-in "
+        f"{', '.join(sorted(set(PROBLEMS) - set(default_problems())))})",
     )
     parser.add_argument(
         "--modes",
         nargs="+",
         metavar="MODE",
-        help=f"modes to measure (default all): {', '.join(MODES)}",
+        help=f"modes to measure (default all): {', '.join(MODES)}; second-order modes are "
+        "hvp:C (one Hessian-vector product) and hessian:C (the full Hessian) for each "
+        "composition C, outer mode first, measured on the many-inputs problems; the groups "
+        f"{', '.join(MODE_GROUPS)} name several at once",
     )
     parser.add_argument(
         "--sizes",
         nargs="+",
         metavar="N",
         help="sizes of the swept count (n, or m for one-input problems), and of both n and m "
-        "for Jacobian problems, e.g. --sizes 8 64 512",
+        "for Jacobian problems, e.g. --sizes 8 64 512; second-order modes use them all",
     )
     parser.add_argument("--repeats", type=int, metavar="N", help="timed repeats per cell")
     parser.add_argument(
@@ -186,6 +194,7 @@ def run(args) -> int:
             modes=_words(args.modes) if args.modes else None,
             sizes=_sizes(args.sizes) if args.sizes else None,
             grid=_sizes(args.sizes) if args.sizes else None,
+            second_order_sizes=_sizes(args.sizes) if args.sizes else None,
             repeats=args.repeats,
             budget=args.budget,
             memory=False if args.no_memory else None,

@@ -12,7 +12,8 @@ another:
 - peak memory, traced by :mod:`tracemalloc` in a separate, untimed call;
 - a check of the derivative against the other engine at the same size: a
   forward-mode Jacobian J is compared with one reverse sweep uᵀJ, a
-  reverse-mode one with one forward pass J·v.
+  reverse-mode one with one forward pass J·v; an HVP or a Hessian with an
+  HVP by another composition of the two engines.
 
 Plain f runs with numpy; its counts come from running the same code on an
 untracked tensor, which reports every op as numpy work.
@@ -31,6 +32,7 @@ import numpy as np
 import adcompare as ad
 from adcompare.bench.modes import Mode, as_matrix
 from adcompare.bench.problems import Instance
+from adcompare.bench.second_order import check_second_order
 
 __all__ = ["check_derivative", "count_work", "measure_cell", "peak_memory", "time_calls"]
 
@@ -163,6 +165,8 @@ def check_derivative(instance: Instance, mode: Mode, jacobian) -> dict | None:
     """
     if not mode.derivative:
         return None
+    if mode.order == 2:
+        return check_second_order(instance, mode.name, jacobian, EXACT_TOLERANCE)
     matrix = as_matrix(jacobian, instance)
     f, x = instance.on(ad), instance.x
     rng = np.random.default_rng(0)

@@ -13,6 +13,14 @@ m×n Jacobian (an n-vector gradient when m = 1) by one of the engines.
 ``symbolic``   exact derivatives by SymPy, for small sizes, when
                ``adcompare.symbolic`` is installed
 =============  ===================================================================
+
+Second-order modes (:mod:`~adcompare.bench.second_order`), on scalar-valued
+f only: ``hvp:C``, one Hessian-vector product, and ``hessian:C``, the full
+Hessian (n HVPs), for each composition C of
+:data:`~adcompare.transforms.HESSIAN_MODES` (``fwd-over-rev``,
+``rev-over-rev``, ``fwd-over-fwd``, ``rev-over-fwd``). The groups ``hvp``,
+``hessian`` and ``second-order`` name several modes at once
+(:func:`expand_modes`).
 """
 
 from __future__ import annotations
@@ -25,9 +33,11 @@ import numpy as np
 
 import adcompare as ad
 from adcompare import transforms
+from adcompare.bench import second_order
 from adcompare.bench.problems import Instance
+from adcompare.transforms import HESSIAN_MODES
 
-__all__ = ["MODES", "Mode", "get_mode", "symbolic_available"]
+__all__ = ["MODES", "MODE_GROUPS", "Mode", "expand_modes", "get_mode", "symbolic_available"]
 
 #: Symbolic differentiation is measured only while n·m stays this small.
 SYMBOLIC_MAX_ENTRIES = 256
@@ -35,12 +45,17 @@ SYMBOLIC_MAX_ENTRIES = 256
 
 @dataclass(frozen=True)
 class Mode:
-    """A way of computing: ``prepare(instance)`` returns the zero-argument work."""
+    """A way of computing: ``prepare(instance)`` returns the zero-argument work.
+
+    ``order`` is the order of the derivative computed: 0 for plain f, 1 for
+    Jacobians and gradients, 2 for HVPs and Hessians.
+    """
 
     name: str
     label: str
     prepare: Callable[[Instance], Callable[[], np.ndarray]]
     derivative: bool = True
+    order: int = 1
 
     def unavailable(self, instance: Instance) -> str | None:
         """Why this mode cannot run on ``instance``, or ``None`` if it can.
@@ -48,6 +63,8 @@ class Mode:
         >>> get_mode("forward").unavailable(None) is None
         True
         """
+        if self.order == 2:
+            return second_order.unavailable_reason(self.name.split(":")[0], instance)
         if self.name != "symbolic":
             return None
         if not symbolic_available():
@@ -134,17 +151,50 @@ def _symbolic(instance: Instance):
     return lambda: jac(x)
 
 
+def _second_order_modes() -> list[Mode]:
+    preparers = {"hvp": second_order.prepare_hvp, "hessian": second_order.prepare_hessian}
+    return [
+        Mode(
+            f"{kind}:{composition}",
+            f"{label}, {composition}",
+            preparers[kind](composition),
+            order=2,
+        )
+        for kind, label in second_order.KINDS.items()
+        for composition in HESSIAN_MODES
+    ]
+
+
 MODES: dict[str, Mode] = {
     m.name: m
     for m in [
-        Mode("f", "f (numpy)", _plain, derivative=False),
+        Mode("f", "f (numpy)", _plain, derivative=False, order=0),
         Mode("forward1", "forward, 1 lane", _forward_one_lane),
         Mode("forward", "forward, chunked", _forward_chunked),
         Mode("reverse", "reverse", _reverse),
         Mode("fd", "finite differences", _finite_differences),
         Mode("symbolic", "symbolic", _symbolic),
+        *_second_order_modes(),
     ]
 }
+
+#: Names that stand for several modes on the command line.
+MODE_GROUPS: dict[str, tuple[str, ...]] = {
+    "hvp": second_order.second_order_mode_names("hvp"),
+    "hessian": second_order.second_order_mode_names("hessian"),
+    "second-order": second_order.second_order_mode_names("hvp")
+    + second_order.second_order_mode_names("hessian"),
+}
+
+
+def expand_modes(names: list[str]) -> list[str]:
+    """Mode names with each group replaced by its modes, in order, without repeats.
+
+    >>> expand_modes(["reverse", "hvp"])
+    ['reverse', 'hvp:fwd-over-rev', 'hvp:rev-over-rev', 'hvp:fwd-over-fwd', 'hvp:rev-over-fwd']
+    """
+    expanded = [mode for name in names for mode in MODE_GROUPS.get(name, (name,))]
+    return list(dict.fromkeys(expanded))
 
 
 def get_mode(name: str) -> Mode:
@@ -156,4 +206,7 @@ def get_mode(name: str) -> Mode:
     try:
         return MODES[name]
     except KeyError:
-        raise ValueError(f"unknown mode {name!r}; the modes are {', '.join(MODES)}") from None
+        raise ValueError(
+            f"unknown mode {name!r}; the modes are {', '.join(MODES)}, and the groups "
+            f"{', '.join(MODE_GROUPS)}"
+        ) from None

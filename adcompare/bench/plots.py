@@ -28,8 +28,10 @@ from matplotlib.figure import Figure
 
 from adcompare.bench import analysis
 from adcompare.bench.modes import MODES
+from adcompare.bench.plot_style import AXIS_LABEL, rc, style_log_axes
 from adcompare.bench.problems import PROBLEMS
 from adcompare.bench.results import Results
+from adcompare.bench.second_order_plots import second_order_figure
 from adcompare.bench.text import format_ratio
 
 work = analysis.work
@@ -45,9 +47,6 @@ COLORS = {
     "symbolic": "tab:purple",
 }
 MARKERS = {"f": "o", "forward1": "s", "forward": "D", "reverse": "^", "fd": "v", "symbolic": "P"}
-# SVG keeps text as text: smaller files, drawn faster.
-FONT = {"font.size": 11, "axes.titlesize": 12, "legend.fontsize": 9, "svg.fonttype": "none"}
-AXIS_LABEL = {"n": "n, number of inputs", "m": "m, number of outputs"}
 
 
 def _label(mode: str) -> str:
@@ -59,17 +58,6 @@ def _title(results: Results, problem: str) -> str:
     known = PROBLEMS.get(problem)
     description = f": {known.description}" if known else ""
     return f"{problem}{description}  [{family}]"
-
-
-def _style(ax, axis: str, ylabel: str, title: str) -> None:
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel(AXIS_LABEL[axis])
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(True, which="major", alpha=0.3)
-    # Unlabelled minor ticks on log axes cost most of the drawing time.
-    ax.minorticks_off()
 
 
 def _plot_modes(ax, results, problem, metric, *, relative=False, slopes=False) -> None:
@@ -131,7 +119,7 @@ def _theory_lines(ax, results, problem, axis: str) -> None:
 def problem_figure(results: Results, problem: str) -> Figure:
     """The four panels of a one-parameter problem (see the module docstring)."""
     axis = analysis.AXIS[analysis.family_of(results, problem)]
-    with _rc():
+    with rc():
         # A fixed layout: constrained layout would draw every figure twice.
         figure = Figure(figsize=(13, 9.5))
         figure.subplots_adjust(
@@ -139,13 +127,15 @@ def problem_figure(results: Results, problem: str) -> Figure:
         )
         (time_ax, ratio_ax), (work_ax, memory_ax) = figure.subplots(2, 2)
         _plot_modes(time_ax, results, problem, "time", slopes=True)
-        _style(time_ax, axis, "seconds per call (median)", f"Time against {axis}")
+        style_log_axes(time_ax, axis, "seconds per call (median)", f"Time against {axis}")
         _plot_modes(ratio_ax, results, problem, "time", relative=True)
         ratio_ax.axhline(1.0, color="black", linewidth=1, alpha=0.5)
-        _style(ratio_ax, axis, "time ÷ time of plain f", "Cost ratio: mode time ÷ f time")
+        style_log_axes(ratio_ax, axis, "time ÷ time of plain f", "Cost ratio: mode time ÷ f time")
         _plot_modes(work_ax, results, problem, "work")
         _theory_lines(work_ax, results, problem, axis)
-        _style(work_ax, axis, "elements touched by all ops", "Element work (deterministic counts)")
+        style_log_axes(
+            work_ax, axis, "elements touched by all ops", "Element work (deterministic counts)"
+        )
         _plot_modes(memory_ax, results, problem, "memory")
         x, y = analysis.series(results, problem, "reverse", "tape")
         if len(x):
@@ -157,7 +147,7 @@ def problem_figure(results: Results, problem: str) -> Figure:
                 marker="^",
                 label="reverse: tape bytes",
             )
-        _style(memory_ax, axis, "bytes", "Peak memory (tracemalloc) and tape size")
+        style_log_axes(memory_ax, axis, "bytes", "Peak memory (tracemalloc) and tape size")
         for ax in (time_ax, ratio_ax, work_ax, memory_ax):
             if ax.get_legend_handles_labels()[0]:
                 ax.legend(loc="best")
@@ -224,7 +214,7 @@ def crossover_figure(results: Results, problem: str) -> Figure:
 
     One map per forward mode measured, for time and for element work.
     """
-    with _rc():
+    with rc():
         panels = [
             (metric, mode)
             for metric in ("time", "work")
@@ -249,12 +239,6 @@ def crossover_figure(results: Results, problem: str) -> Figure:
     return figure
 
 
-def _rc():
-    import matplotlib
-
-    return matplotlib.rc_context(FONT)
-
-
 def figures(results: Results) -> dict[str, Figure]:
     """Every figure the results support, keyed by a file stem.
 
@@ -268,6 +252,8 @@ def figures(results: Results) -> dict[str, Figure]:
             continue
         if family in analysis.AXIS:
             out[problem] = problem_figure(results, problem)
+            if analysis.modes_in(results, problem, order=2):
+                out[f"{problem}-second-order"] = second_order_figure(results, problem)
         elif family == "jacobian" and any(
             analysis.grid_ratio(results, problem, mode, "reverse")
             for mode in ("forward1", "forward")
@@ -286,7 +272,7 @@ def save_figures(
     for stem, figure in figures(results).items():
         for fmt in formats:
             path = out_dir / f"{stem}.{fmt}"
-            with _rc():
+            with rc():
                 figure.savefig(path, dpi=dpi)
             written.setdefault(stem, path)
     return written

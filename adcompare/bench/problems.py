@@ -6,7 +6,7 @@ code runs on dual numbers and tensors. Building a problem at a size gives
 an :class:`Instance`: the function, a point, the input count ``n`` and the
 output count ``m``.
 
-Three families:
+Four families:
 
 ``"many-inputs"``
     n inputs, one output (a loss over its parameters); swept over ``n``.
@@ -14,6 +14,12 @@ Three families:
     one input, m outputs (a trajectory, features of a scalar); swept over ``m``.
 ``"jacobian"``
     n inputs, m outputs; swept over a grid of ``(n, m)``.
+``"fixed"``
+    one instance at its published size, not swept: the ADBench and
+    GradBench problems (:mod:`~adcompare.bench.real_problems`).
+
+An ``opt_in`` problem (one that takes seconds a call) is measured only when
+named, or by the full preset; :func:`default_problems` leaves it out.
 
 Data inside a problem (matrices, samples) is drawn from a generator seeded
 by the problem's name and size, so every run measures the same function.
@@ -27,13 +33,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["FAMILIES", "PROBLEMS", "Instance", "Problem", "get_problem"]
+from adcompare.bench.real_problems import REAL_PROBLEMS
+
+__all__ = ["FAMILIES", "PROBLEMS", "Instance", "Problem", "default_problems", "get_problem"]
 
 #: The size parameters each family is swept over.
 FAMILIES: dict[str, tuple[str, ...]] = {
     "many-inputs": ("n",),
     "one-input": ("m",),
     "jacobian": ("n", "m"),
+    "fixed": (),
 }
 
 
@@ -51,6 +60,7 @@ class Instance:
     x: np.ndarray
     n: int
     m: int
+    family: str | None = None
 
     def on(self, xp) -> Callable:
         """The function of ``x`` alone, with ``xp`` as its array namespace.
@@ -77,6 +87,7 @@ class Problem:
     description: str
     make: Callable
     limits: dict = field(default_factory=dict)
+    opt_in: bool = False
 
     @property
     def sweeps(self) -> tuple[str, ...]:
@@ -108,7 +119,7 @@ class Problem:
         f, x = self.make(**size)
         x = np.asarray(x, dtype=np.float64).reshape(-1)
         out = np.asarray(f(np, x))
-        return Instance(self.name, dict(size), f, x, x.size, out.size)
+        return Instance(self.name, dict(size), f, x, x.size, out.size, self.family)
 
 
 def _rng(name: str, *size: int) -> np.random.Generator:
@@ -275,6 +286,19 @@ PROBLEMS: dict[str, Problem] = {
         ),
     ]
 }
+PROBLEMS.update(
+    (real.name, Problem(real.name, "fixed", real.description, real.make, opt_in=real.opt_in))
+    for real in REAL_PROBLEMS
+)
+
+
+def default_problems() -> list[str]:
+    """The problems measured when none are named: every one but the opt-in ones.
+
+    >>> "adbench-lstm" in default_problems(), "adbench-lstm" in PROBLEMS
+    (False, True)
+    """
+    return [name for name, problem in PROBLEMS.items() if not problem.opt_in]
 
 
 def get_problem(name: str) -> Problem:

@@ -1,8 +1,11 @@
 """The report: ``report.md`` beside its figures, every sentence computed from results.
 
 Sections: a summary (fitted slopes and crossovers), conclusions, the
-machines, one section per problem (figure, caption, table of medians), and
-what was skipped, failed or disagreed. Nothing is measured here.
+machines, one section per problem (figure, caption, table of medians, and
+for many-inputs problems the second derivatives:
+:mod:`~adcompare.bench.report_second_order`), the ADBench and GradBench
+instances beside published ratios (:mod:`~adcompare.bench.report_real`),
+and what was skipped, failed or disagreed. Nothing is measured here.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from adcompare.bench import analysis
 from adcompare.bench.modes import MODES
 from adcompare.bench.plots import save_figures
 from adcompare.bench.problems import PROBLEMS
+from adcompare.bench.report_real import real_conclusions, real_section
+from adcompare.bench.report_second_order import second_order_conclusions, second_order_section
 from adcompare.bench.results import Results
 from adcompare.bench.text import (
     describe_slope,
@@ -211,7 +216,7 @@ def _checks(results: Results) -> list[str]:
 
 
 def _size(cell: dict) -> str:
-    return ", ".join(f"{k} = {v}" for k, v in cell["size"].items())
+    return ", ".join(f"{k} = {v}" for k, v in cell["size"].items()) or "its one size"
 
 
 def _conclusions(results: Results, problems: list[str]) -> list[str]:
@@ -224,6 +229,8 @@ def _conclusions(results: Results, problems: list[str]) -> list[str]:
         elif analysis.family_of(results, problem) == "jacobian":
             lines.append("- " + _grid_conclusion(results, problem))
     lines += ["- " + line for line in _work_conclusion(results, problems)]
+    lines += ["- " + line for line in second_order_conclusions(results, problems)]
+    lines += ["- " + line for line in real_conclusions(results)]
     checks = _checks(results)
     if checks:
         lines.append("- " + checks[0])
@@ -376,6 +383,7 @@ def _problem_section(results: Results, problem: str, figures: dict) -> list[str]
             lines += [f"![{problem}]({figures[problem].name})", ""]
         lines += [_caption(results, problem), ""]
         lines += _median_table(results, problem)
+        lines += second_order_section(results, problem, figures)
     elif family == "jacobian":
         stem = f"{problem}-crossover"
         if stem in figures:
@@ -440,7 +448,9 @@ def render(results: Results, figures: dict | None = None, sources: list[str] | N
         "",
         "How the cost of derivatives grows with the number of inputs n and outputs m, "
         "for forward mode (dual numbers, one lane or chunked lanes), reverse mode (a tape), "
-        "finite differences and plain f. Every number and sentence below is computed from "
+        "finite differences and plain f; what second derivatives (HVPs, Hessians) cost in each "
+        "composition of the two modes; and how the ADBench and GradBench problems compare "
+        "with the ratios other tools published. Every number and sentence below is computed from "
         "the results file; regenerate it with `adcompare report`.",
         "",
         f"{len(results.cells)} cells: {status['ok']} measured, {status['skipped']} skipped, "
@@ -476,6 +486,7 @@ def render(results: Results, figures: dict | None = None, sources: list[str] | N
     for problem in problems:
         if analysis.modes_in(results, problem):
             lines += _problem_section(results, problem, figures)
+    lines += real_section(results)
     lines += _not_measured(results)
     return "\n".join(lines)
 

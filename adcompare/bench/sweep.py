@@ -10,6 +10,10 @@ per cell keeps it bounded: a mode is skipped at a size when
   that even a minimal cell (warm-up, one timed call, the count run and the
   memory run: :data:`MIN_CALLS_PER_CELL` calls) would take longer,
 
+- plain f's time at the same size says the mode cannot fit: finite
+  differences evaluate f 2n times, one-lane forward mode makes n passes
+  each at least as dear as f (:data:`CALLS_OF_F`),
+
 and the skipped cell records why. A cell that raises records its error and
 the sweep goes on. Cells already in the results (measured or skipped) are
 not measured again, which is how ``--resume`` continues an interrupted run.
@@ -31,16 +35,20 @@ from threadpoolctl import threadpool_limits
 
 from adcompare.bench.env import describe, environment_key
 from adcompare.bench.measure import measure_cell
-from adcompare.bench.modes import MODES, get_mode
-from adcompare.bench.problems import PROBLEMS, Problem, get_problem
+from adcompare.bench.modes import MODES, expand_modes, get_mode
+from adcompare.bench.problems import PROBLEMS, Problem, default_problems, get_problem
 from adcompare.bench.progress import Progress
 from adcompare.bench.results import Results, cell_key, now
+from adcompare.bench.text import format_time
 
 __all__ = ["PRESETS", "SweepConfig", "budget_reason", "plan", "preset", "run_sweep", "sizes_for"]
 
 #: Calls a cell makes even with a single timed repeat: warm-up, the timed
 #: call, the count run and the (slower, traced) memory run.
 MIN_CALLS_PER_CELL = 4
+
+#: Modes whose one call costs at least this many calls of plain f, given n.
+CALLS_OF_F = {"fd": lambda n: 2 * n, "forward1": lambda n: n}
 
 
 def geometric(start: int, stop: int, factor: int = 4) -> list[int]:
@@ -63,12 +71,16 @@ class SweepConfig:
 
     ``sizes`` are the values of the swept parameter (n, or m for one-input
     problems); ``grid`` the values of both n and m for Jacobian problems.
+    ``second_order_sizes`` are the swept values at which second-order modes
+    (HVPs, Hessians) are measured, ``None`` for every size. ``modes`` may
+    name groups such as ``"hvp"`` (see :func:`~adcompare.bench.modes.expand_modes`).
     """
 
-    problems: list[str] = field(default_factory=lambda: list(PROBLEMS))
+    problems: list[str] = field(default_factory=default_problems)
     modes: list[str] = field(default_factory=lambda: list(MODES))
     sizes: list[int] = field(default_factory=lambda: geometric(4, 1024))
     grid: list[int] = field(default_factory=lambda: geometric(4, 256))
+    second_order_sizes: list[int] | None = None
     repeats: int = 5
     budget: float = 1.0
     min_repeat_time: float = 0.002
@@ -78,13 +90,14 @@ class SweepConfig:
     def __post_init__(self):
         for name in self.problems:
             get_problem(name)
+        self.modes = expand_modes(self.modes)
         for name in self.modes:
             get_mode(name)
         if self.repeats < 1:
             raise ValueError(f"repeats must be at least 1, not {self.repeats}")
         if not self.budget > 0:
             raise ValueError(f"the budget must be a positive number of seconds, not {self.budget}")
-        for values in (self.sizes, self.grid):
+        for values in (self.sizes, self.grid, self.second_order_sizes or []):
             if any(s < 1 for s in values):
                 raise ValueError(f"sizes must be positive whole numbers, not {values}")
 
@@ -95,15 +108,19 @@ class SweepConfig:
 
 PRESETS: dict[str, dict] = {
     "quick": {
+        "problems": default_problems(),
         "sizes": geometric(4, 1024),
         "grid": geometric(4, 256),
+        "second_order_sizes": [4, 64, 1024],
         "repeats": 5,
         "budget": 1.0,
         "min_repeat_time": 0.005,
     },
     "full": {
+        "problems": list(PROBLEMS),
         "sizes": geometric(4, 2**20),
         "grid": geometric(4, 4096),
+        "second_order_sizes": None,
         "repeats": 7,
         "budget": 30.0,
         "min_repeat_time": 0.01,
@@ -125,11 +142,14 @@ def preset(name: str, **overrides) -> SweepConfig:
 def sizes_for(problem: Problem, config: SweepConfig) -> list[dict]:
     """The sizes ``problem`` is measured at, small to large.
 
-    A grid is ordered by n·m, so both neighbours of a cell come before it.
+    A grid is ordered by n·m, so both neighbours of a cell come before it;
+    a problem of fixed size has the one empty size.
 
     >>> sizes_for(get_problem("tanh_map"), SweepConfig(grid=[1, 2]))
     [{'n': 1, 'm': 1}, {'n': 1, 'm': 2}, {'n': 2, 'm': 1}, {'n': 2, 'm': 2}]
     """
+    if not problem.sweeps:
+        return [{}]
     if len(problem.sweeps) == 1:
         return [{problem.sweeps[0]: s} for s in sorted(set(config.sizes))]
     grid = sorted(set(config.grid))
@@ -137,13 +157,28 @@ def sizes_for(problem: Problem, config: SweepConfig) -> list[dict]:
     return [{"n": n, "m": m} for n, m in sorted(pairs, key=lambda p: (p[0] * p[1], p[0]))]
 
 
+def _planned(config: SweepConfig, size: dict, mode: str) -> bool:
+    if get_mode(mode).order < 2 or config.second_order_sizes is None:
+        return True
+    return all(value in config.second_order_sizes for value in size.values())
+
+
 def plan(config: SweepConfig) -> list[tuple[Problem, dict, str]]:
-    """Every cell of the sweep as ``(problem, size, mode)``, in measuring order."""
+    """Every cell of the sweep as ``(problem, size, mode)``, in measuring order.
+
+    Second-order modes come only at ``config.second_order_sizes``.
+
+    >>> config = SweepConfig(problems=["rosenbrock"], modes=["reverse", "hvp:fwd-over-rev"],
+    ...                      sizes=[4, 16], second_order_sizes=[16])
+    >>> [(size["n"], mode) for _, size, mode in plan(config)]
+    [(4, 'reverse'), (16, 'reverse'), (16, 'hvp:fwd-over-rev')]
+    """
     return [
         (problem, size, mode)
         for problem in map(get_problem, config.problems)
         for size in sizes_for(problem, config)
         for mode in config.modes
+        if _planned(config, size, mode)
     ]
 
 
@@ -165,6 +200,10 @@ def budget_reason(results: Results, problem: Problem, mode: str, size: dict, bud
                 f"{mode} took {cell['seconds']:.3g} s at {_size_text(cell['size'])}, over the "
                 f"{budget:g} s budget per cell, so larger sizes are skipped"
             )
+    if mode in CALLS_OF_F:
+        reason = _calls_of_f_reason(results, problem, mode, size, budget)
+        if reason:
+            return reason
     for key, value in size.items():
         line = sorted(
             (
@@ -187,6 +226,21 @@ def budget_reason(results: Results, problem: Problem, mode: str, size: dict, bud
                 f"exceed the {budget:g} s budget"
             )
     return None
+
+
+def _calls_of_f_reason(results: Results, problem: Problem, mode: str, size: dict, budget: float):
+    """Why a mode costing at least ``CALLS_OF_F[mode](n)`` calls of f cannot fit, or ``None``."""
+    plain = results.get((problem.name, "f", tuple(sorted(size.items()))))
+    if plain is None or plain["status"] != "ok" or not plain.get("time"):
+        return None
+    calls = CALLS_OF_F[mode](plain["n"])
+    predicted = calls * plain["time"]["median"]
+    if predicted * MIN_CALLS_PER_CELL <= budget:
+        return None
+    return (
+        f"{mode} costs at least {calls} calls of f ({format_time(plain['time']['median'])} each), "
+        f"{predicted:.2g} s a call, so a cell would exceed the {budget:g} s budget"
+    )
 
 
 def _load() -> float | None:

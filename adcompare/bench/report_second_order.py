@@ -1,0 +1,164 @@
+"""The report's second-order parts: HVP ÷ gradient and the cheapest composition.
+
+Every sentence is computed from the results through
+:mod:`~adcompare.bench.second_order_analysis`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+
+from adcompare.bench import analysis
+from adcompare.bench import second_order_analysis as second
+from adcompare.bench.results import Results
+from adcompare.bench.text import format_ratio, format_time
+
+__all__ = ["second_order_conclusions", "second_order_section"]
+
+
+def _ratios_text(results: Results, problem: str, metric: str) -> list[str]:
+    parts = []
+    for composition in second.compositions(results, problem):
+        x, y = second.hvp_ratio(results, problem, composition, metric)
+        if len(x):
+            values = ", ".join(format_ratio(v) for v in y)
+            parts.append(f"{composition} {values}")
+    return parts
+
+
+def _sizes(results: Results, problem: str) -> list[float]:
+    found = set()
+    for composition in second.compositions(results, problem):
+        found.update(second.hvp_ratio(results, problem, composition)[0])
+    return sorted(found)
+
+
+def _problem_conclusion(results: Results, problem: str) -> str | None:
+    sizes = _sizes(results, problem)
+    if not sizes:
+        return None
+    at = ", ".join(f"{n:g}" for n in sizes)
+    text = (
+        f"**{problem}**, one HVP ÷ one reverse gradient at n = {at}: by time "
+        + "; ".join(_ratios_text(results, problem, "time"))
+        + "; by element work "
+        + "; ".join(_ratios_text(results, problem, "work"))
+        + "."
+    )
+    cheapest = second.cheapest_hvps(results, problem)
+    if cheapest:
+        text += " Cheapest HVP: " + "; ".join(
+            f"{c.winner} at n = {c.n:g} ({format_ratio(c.margin)} faster than {c.runner_up}, "
+            f"{format_ratio(c.spread)} faster than {c.slowest})"
+            for c in cheapest
+        )
+        text += "."
+    return text
+
+
+def _hessian_sentence(results: Results, problems: list[str]) -> str | None:
+    per_composition: dict[str, list[float]] = {}
+    for problem in problems:
+        for composition in second.compositions(results, problem, "hessian"):
+            x, y = second.hessian_per_hvp(results, problem, composition, "work")
+            per_composition.setdefault(composition, []).extend(
+                ratio / n for n, ratio in zip(x, y) if n > 1
+            )
+    parts = []
+    for composition, values in per_composition.items():
+        if not values:
+            continue
+        median = float(np.median(values))
+        words = "about n HVPs" if 0.5 <= median <= 2 else f"{median:.2g} × n HVPs"
+        parts.append(f"{composition} {min(values):.2g}–{max(values):.2g} ({words})")
+    if not parts:
+        return None
+    return (
+        "A full Hessian's element work ÷ (n × one HVP's), over the measured problems and "
+        "sizes: " + "; ".join(parts) + "."
+    )
+
+
+def _overall(results: Results, problems: list[str]) -> str | None:
+    cheapest = [c for p in problems for c in second.cheapest_hvps(results, p)]
+    if not cheapest:
+        return None
+    wins = Counter(c.winner for c in cheapest)
+    best, count = wins.most_common(1)[0]
+    margins = [c.margin for c in cheapest if c.winner == best]
+    others = ", ".join(f"{w} {k}" for w, k in wins.most_common()[1:])
+    text = (
+        f"On this machine the cheapest HVP composition was {best} at {count} of "
+        f"{len(cheapest)} measured (problem, n) pairs"
+        + (f" (then {others})" if others else "")
+        + f", ahead of the next composition by {format_ratio(min(margins))}–"
+        f"{format_ratio(max(margins))} (median {format_ratio(float(np.median(margins)))})."
+    )
+    largest = {}
+    for c in cheapest:
+        largest.setdefault(c.slowest, []).append(c.spread)
+    slowest, spreads = max(largest.items(), key=lambda item: max(item[1]))
+    text += f" The dearest was {slowest}, up to {format_ratio(max(spreads))} the cheapest's time."
+    return text
+
+
+def second_order_conclusions(results: Results, problems: list[str]) -> list[str]:
+    """Conclusion lines (without bullets) on HVPs and Hessians, or none."""
+    lines = [_problem_conclusion(results, p) for p in problems]
+    lines += [_overall(results, problems), _hessian_sentence(results, problems)]
+    return [line for line in lines if line]
+
+
+def _table(results: Results, problem: str) -> list[str]:
+    hvps = second.compositions(results, problem)
+    hessians = second.compositions(results, problem, "hessian")
+    gradient = dict(zip(*analysis.series(results, problem, second.GRADIENT)))
+    columns = [("hvp", c) for c in hvps] + [("hessian", c) for c in hessians]
+    values = {
+        column: dict(zip(*analysis.series(results, problem, f"{column[0]}:{column[1]}")))
+        for column in columns
+    }
+    sizes = sorted({n for column in values.values() for n in column})
+    lines = [
+        "Median time per call; in brackets an HVP's time ÷ the reverse gradient's:",
+        "",
+        "| n | gradient | "
+        + " | ".join(f"{'HVP' if kind == 'hvp' else 'Hessian'}, {c}" for kind, c in columns)
+        + " |",
+        "|---:|---:|" + "---:|" * len(columns),
+    ]
+    for n in sizes:
+        row = [format_time(gradient[n]) if n in gradient else "–"]
+        for kind, composition in columns:
+            t = values[kind, composition].get(n)
+            if t is None:
+                row.append("–")
+                continue
+            ratio = f" ({format_ratio(t / gradient[n])})" if kind == "hvp" and n in gradient else ""
+            row.append(format_time(t) + ratio)
+        lines.append(f"| {n:g} | " + " | ".join(row) + " |")
+    return lines + [""]
+
+
+def second_order_section(results: Results, problem: str, figures: dict) -> list[str]:
+    """The second-order part of a many-inputs problem's section, or nothing."""
+    if not second.compositions(results, problem):
+        return []
+    lines = [f"### {problem}: second derivatives", ""]
+    stem = f"{problem}-second-order"
+    if stem in figures:
+        lines += [f"![{problem} second derivatives]({figures[stem].name})", ""]
+        lines += [
+            "Top: time and element work of one HVP (solid) and of the full Hessian (dashed) "
+            "per composition, outer mode first, with one reverse gradient (black). Bottom left: "
+            "one HVP ÷ one gradient, by time (solid) and element work (dotted). Bottom right: "
+            "the Hessian ÷ one HVP of the same composition, by element work (solid) and time "
+            "(dotted), beside the line n.",
+            "",
+        ]
+    conclusion = _problem_conclusion(results, problem)
+    if conclusion:
+        lines += [conclusion, ""]
+    return lines + _table(results, problem)
