@@ -6,8 +6,9 @@ Four log-log panels, one line per composition (outer mode first):
   gradient (black) for scale;
 - element work (deterministic counts), the same lines;
 - HVP ÷ gradient: time (solid) and element work (dotted);
-- Hessian ÷ one HVP of the same composition: element work (solid) and
-  time (dotted), beside the line n (a Hessian is n HVPs).
+- Hessian ÷ one HVP of the same composition: time (solid) and element
+  work (dotted), as in the panel beside it, with the line n (a Hessian is
+  n HVPs).
 """
 
 from __future__ import annotations
@@ -82,11 +83,11 @@ def second_order_figure(results: Results, problem: str) -> Figure:
         )
         sizes = set()
         for composition in second.compositions(results, problem, "hessian"):
-            x, y = second.hessian_per_hvp(results, problem, composition, "work")
-            _line(hessian_ax, x, y, composition, f"{composition}, element work")
-            sizes.update(x)
             x, y = second.hessian_per_hvp(results, problem, composition, "time")
-            _line(hessian_ax, x, y, composition, f"{composition}, time", ":")
+            _line(hessian_ax, x, y, composition, f"{composition}, time")
+            sizes.update(x)
+            x, y = second.hessian_per_hvp(results, problem, composition, "work")
+            _line(hessian_ax, x, y, composition, f"{composition}, element work", ":")
         if sizes:
             ns = sorted(sizes)
             hessian_ax.plot(ns, ns, color="black", linestyle="--", alpha=0.6, label="n HVPs")
