@@ -9,6 +9,7 @@ import sys
 # Each module has add_parser(subparsers), which sets ``run`` as a default.
 COMMAND_MODULES = [
     "adcompare.demo",
+    "adcompare.verify_cli",
 ]
 
 
