@@ -361,11 +361,8 @@ def derivative_blocks(f: Callable, args: tuple, positions, mode: str, order: int
     elif mode in SECOND_ORDER_MODES:
         outer, inner = SECOND_ORDER_MODES[mode]
         jac = transforms.jacfwd if outer == "forward" else transforms.jacrev
-        rows = []
-        for p in positions:
-            inner_grad = transforms.grad(f, p, mode=inner)
-            row = jac(lambda *a, g=inner_grad: g(*a), argnums)(*args)
-            rows.append(row)
+        # Row p: the Jacobian (outer mode) of the gradient (inner mode) for argument p.
+        rows = [jac(transforms.grad(f, p, mode=inner), argnums)(*args) for p in positions]
     else:
         known = ", ".join(repr(m) for m in ["forward", "reverse", *SECOND_ORDER_MODES, "symbolic"])
         raise ValueError(
@@ -876,7 +873,7 @@ def _mode_value(f, args, positions, mode, value):
     diff_args = [args[p] for p in positions]
 
     def partial(*boxes):
-        return f(*_unflatten_values(args, positions, boxes))
+        return f(*_replace_at(args, positions, boxes))
 
     if mode == "forward":
         return np.asarray(
@@ -887,7 +884,7 @@ def _mode_value(f, args, positions, mode, value):
     return value
 
 
-def _unflatten_values(args, positions, values) -> list:
+def _replace_at(args, positions, values) -> list:
     out = list(args)
     for p, v in zip(positions, values):
         out[p] = v

@@ -23,10 +23,13 @@ gives each 1/2, where the engines' ``max``/``min`` reductions give 1/k.
 
 Differentiated expressions are compiled once into a flat numpy program (as
 :func:`sympy.lambdify` does), so evaluating an exact derivative at many
-points is fast once traced. Symbolic
-cost grows quickly with size: inputs, outputs and work beyond
-:data:`LIMITS` are refused with a :class:`SymbolicSizeError` instead of
-hanging.
+points is fast once traced. Symbolic cost grows quickly with size: inputs,
+outputs and work beyond :data:`LIMITS` are refused with a
+:class:`SymbolicSizeError` instead of hanging.
+
+The engines may also run *inside* a trace (``symbolic.trace(lambda x:
+ad.grad(g)(x), x)``): their rules then act on symbols, which shows the
+formula a mode computes.
 
 >>> import adcompare as ad
 >>> from adcompare import symbolic
@@ -200,12 +203,19 @@ def _as_expr_array(value) -> np.ndarray:
     return out
 
 
+def _element_name(base: str, index: tuple[int, ...]) -> str:
+    """``x`` for a scalar, ``x0`` / ``x0_1`` for elements (``arg2_0`` after a digit)."""
+    if not index:
+        return base
+    separator = "_" if base[-1].isdigit() else ""
+    return base + separator + "_".join(map(str, index))
+
+
 def _symbol_array(base: str, shape: tuple[int, ...]) -> np.ndarray:
     """Real symbols for an argument: ``x`` for a scalar, ``x0, x1`` or ``x0_1`` for arrays."""
     out = np.empty(shape, dtype=object)
     for index in np.ndindex(shape):
-        name = base + "_".join(map(str, index)) if index else base
-        out[index] = sympy.Symbol(name, real=True)
+        out[index] = sympy.Symbol(_element_name(base, index), real=True)
     return out
 
 
@@ -232,9 +242,7 @@ def _unique_bases(names: Sequence[str], shapes: dict[int, tuple]) -> dict[int, s
     for position, shape in shapes.items():
         base = names[position]
         while True:
-            symbol_names = {
-                base + "_".join(map(str, index)) if index else base for index in np.ndindex(shape)
-            }
+            symbol_names = {_element_name(base, index) for index in np.ndindex(shape)}
             if not symbol_names & taken:
                 break
             base += "_"
@@ -464,17 +472,37 @@ def _numeric_function(node) -> Callable:
     fn = _NUMPY.get(node.func)
     if fn is not None:
         return fn
-    dummies = sympy.symbols(f"_a0:{len(node.args)}", cls=sympy.Dummy)
-    return sympy.lambdify(dummies, node.func(*dummies), modules="numpy")
+    return _printed_function(node.func, len(node.args))
+
+
+@functools.lru_cache(maxsize=256)
+def _printed_function(head, nargs: int) -> Callable:
+    dummies = sympy.symbols(f"_a0:{nargs}", cls=sympy.Dummy)
+    return sympy.lambdify(dummies, head(*dummies), modules="numpy")
 
 
 def _constant(node):
-    """The number a leaf stands for, or None if it is not a number."""
+    """The number a node stands for (it has no symbols), or None if it is not a number."""
     if node is sympy.true or node is sympy.false:
         return bool(node)
     if node.is_Number or node.is_NumberSymbol:
         return np.nan if node is sympy.zoo else float(node)
+    if getattr(node, "is_number", False):
+        # Numbers written with I, like sqrt(-1/2) in a Piecewise branch that the
+        # point does not take: kept complex, so they never pass for real values.
+        try:
+            value = complex(node)
+        except TypeError:
+            return np.nan
+        return value.real if value.imag == 0 else value
     return None
+
+
+def _real(value) -> float:
+    """A computed output as a real number: NaN if it came out genuinely complex."""
+    if isinstance(value, complex) or np.iscomplexobj(value):
+        return float(np.real(value)) if np.imag(value) == 0 else np.nan
+    return value
 
 
 class _Program:
@@ -521,7 +549,7 @@ class _Program:
             memory[slot] = value
         for fn, args, out in self.steps:
             memory[out] = fn(*[memory[a] for a in args])
-        result = np.array([memory[slot] for slot in self.outputs], dtype=np.float64)
+        result = np.array([_real(memory[slot]) for slot in self.outputs], dtype=np.float64)
         return result.reshape(self.shape)
 
 

@@ -266,6 +266,8 @@ def run(args) -> int:
         )
     except (ExpressionError, VerifyError) as error:
         print(f"adcompare verify: {error}", file=sys.stderr)
+        if args.json:
+            print(json.dumps({"passed": False, "error": str(error)}, ensure_ascii=False))
         return 2
     print(_report_json(result, info) if args.json else _report_text(result, info))
     return 0 if result.passed else 1

@@ -383,3 +383,26 @@ def test_deep_expressions_compile_without_recursion():
 
     with symbolic.size_limit(max_work=10**6):
         np.testing.assert_allclose(symbolic.gradient(chain)(0.5), 1.0001**3000, rtol=1e-10)
+
+
+def test_engines_run_inside_a_symbolic_trace():
+    # The engines' rules applied to symbols: the formula reverse mode computes.
+    g = lambda y: ad.sum(ad.sin(y) * y)
+    x = np.array([0.3, 0.7])
+    assert str(symbolic.trace(lambda x: ad.grad(g)(x), x)) == (
+        "[x0*cos(x0) + sin(x0), x1*cos(x1) + sin(x1)]"
+    )
+    f = lambda x: ad.sum(ad.grad(g)(x) * x)
+    np.testing.assert_allclose(symbolic.gradient(f)(x), ad.grad(f)(x), rtol=1e-14)
+
+
+def test_complex_constants_in_branches_not_taken_stay_out_of_real_results():
+    # SymPy pushes sqrt into clip's Piecewise: its branch x < -1/2 holds sqrt(-1/2) = I/sqrt(2).
+    f = lambda x: ad.sqrt(ad.clip(x, -0.5, 0.7))
+    assert "I" in str(symbolic.trace(f, 0.3))
+    assert symbolic.gradient(f)(0.3) == pytest.approx(0.5 / np.sqrt(0.3), rel=1e-15)
+
+
+def test_names_after_a_digit_are_separated():
+    traced = symbolic.record(lambda *a: ad.sum(a[0]) * a[1], np.ones(2), 1.0)
+    assert str(traced.expressions) == "arg1*(arg0_0 + arg0_1)"

@@ -105,6 +105,12 @@ def test_bad_input_exits_with_status_2_and_a_reason(capsys, argv, message):
     assert message in err
 
 
+def test_bad_input_with_json_gives_a_json_error(capsys):
+    status, out, err = verify(capsys, "x**", "--at", "x=1", "--json")
+    assert status == 2 and "cannot parse" in err
+    assert json.loads(out) == {"passed": False, "error": err.split(": ", 1)[1].strip()}
+
+
 def test_symbolic_size_limits_are_reported_as_bad_input(capsys):
     with symbolic.size_limit(max_work=3):
         status, _, err = verify(capsys, "sin(cos(exp(x)))*y", "--at", "x=1,y=2")
