@@ -10,6 +10,8 @@ exact and numeric references.
 (array(15.), array(32.))
 """
 
+from adcompare import symbolic  # registers mode="symbolic"
+from adcompare.check import check_grad, compare
 from adcompare.cost import Cost, count
 from adcompare.forward import Dual
 from adcompare.ops import *  # noqa: F403 - the op set is the public face
@@ -44,7 +46,9 @@ __all__ = [
     "ModeChoice",
     "Tensor",
     "autograd_grad",
+    "check_grad",
     "choose_mode",
+    "compare",
     "count",
     "enable_grad",
     "grad",
@@ -56,6 +60,7 @@ __all__ = [
     "jacrev",
     "jvp",
     "no_grad",
+    "symbolic",
     "value_and_grad",
     "vjp",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # Each module has add_parser(subparsers), which sets ``run`` as a default.
@@ -14,6 +15,7 @@ COMMAND_MODULES = [
     "adcompare.demo",
     "adcompare.explain_cli",
     "adcompare.train",
+    "adcompare.verify_cli",
 ]
 
 
@@ -50,6 +52,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`adcompare ... | head`): stop quietly, as Unix tools do.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     return int(status or 0)
 
 

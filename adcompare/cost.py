@@ -83,7 +83,8 @@ def count() -> Iterator[Cost]:
     try:
         yield cost
     finally:
-        _ACTIVE.remove(cost)
+        # By identity: two Cost records with equal counts compare equal.
+        del _ACTIVE[next(i for i, c in enumerate(_ACTIVE) if c is cost)]
 
 
 def _size(value) -> int:

@@ -38,6 +38,15 @@ FUNCTIONS: dict[str, Callable] = {
 }  # fmt: skip
 
 
+#: How many arguments each function takes (the op record's count; composites take one).
+ARITY: dict[str, int] = {
+    name: (fn.op.nargs if hasattr(fn, "op") else 1) for name, fn in FUNCTIONS.items()
+}
+#: Longer or more deeply nested expressions are refused before anything is evaluated.
+MAX_LENGTH = 10_000
+MAX_DEPTH = 200
+
+
 class ExpressionError(ValueError):
     """An expression or a point that cannot be understood, with the reason."""
 
@@ -69,25 +78,30 @@ def _fail(node: ast.AST, text: str, message: str):
     raise ExpressionError(f"{message}\n  {text}\n  {' ' * column}^")
 
 
-def _check(node: ast.AST, text: str, names: list[str]) -> None:
+def _check(node: ast.AST, text: str, names: list[str], depth: int = 0) -> None:
     """Reject anything but arithmetic on numbers, names and known functions."""
+    if depth > MAX_DEPTH:
+        _fail(node, text, f"the expression is nested more than {MAX_DEPTH} levels deep")
+    check = lambda child: _check(child, text, names, depth + 1)
     if isinstance(node, ast.Expression):
-        _check(node.body, text, names)
+        check(node.body)
     elif isinstance(node, ast.BinOp):
         if isinstance(node.op, ast.BitXor):
             _fail(node, text, "'^' is not a power here; write x**2")
         if type(node.op) not in _BINARY:
             _fail(node, text, f"operator {type(node.op).__name__} is not supported; use + - * / **")
-        _check(node.left, text, names)
-        _check(node.right, text, names)
+        check(node.left)
+        check(node.right)
     elif isinstance(node, ast.UnaryOp):
         if not isinstance(node.op, (ast.USub, ast.UAdd)):
             _fail(node, text, "only unary minus and plus are supported")
-        _check(node.operand, text, names)
+        check(node.operand)
     elif isinstance(node, ast.Constant):
         if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
             _fail(node, text, f"{node.value!r} is not a number")
     elif isinstance(node, ast.Name):
+        if node.id.startswith("__"):
+            _fail(node, text, f"{node.id}: names starting with '__' are not allowed")
         if node.id in FUNCTIONS:
             _fail(node, text, f"{node.id} is a function; call it, e.g. {node.id}(x)")
         if node.id not in _CONSTANTS and node.id not in names:
@@ -96,10 +110,17 @@ def _check(node: ast.AST, text: str, names: list[str]) -> None:
         if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
             known = ", ".join(sorted(FUNCTIONS))
             _fail(node, text, f"unknown function; known functions are: {known}")
-        if node.keywords or not node.args:
+        if node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
             _fail(node, text, f"call {node.func.id} with positional arguments only")
+        arity = ARITY[node.func.id]
+        if len(node.args) != arity:
+            _fail(
+                node,
+                text,
+                f"{node.func.id} takes {arity} argument(s), got {len(node.args)}",
+            )
         for arg in node.args:
-            _check(arg, text, names)
+            check(arg)
     else:
         _fail(node, text, f"{type(node).__name__} is not allowed in an expression")
 
@@ -127,10 +148,16 @@ def parse_expression(text: str) -> Expression:
     ...
     adcompare.expr.ExpressionError: unknown function; known functions are: ...
     """
+    if len(text) > MAX_LENGTH:
+        raise ExpressionError(
+            f"the expression is {len(text)} characters long; at most {MAX_LENGTH} are accepted"
+        )
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as error:
         raise ExpressionError(f"cannot parse {text!r}: {error.msg}") from None
+    except (RecursionError, MemoryError):
+        raise ExpressionError("cannot parse the expression: it is nested too deeply") from None
     names: list[str] = []
     _check(tree, text.strip(), names)
     if not names:

@@ -390,6 +390,17 @@ def _inside(x, lo, hi):
     return mask
 
 
+def _sym_clip(x, lo, hi):
+    # Piecewise rather than Min(Max(...)): its derivative is 1 on the closed
+    # interval, the engines' convention (Heaviside would give 1/2 at a bound).
+    pieces = []
+    if lo is not None:
+        pieces.append((lo, x < lo))
+    if hi is not None:
+        pieces.append((hi, x > hi))
+    return sympy.Piecewise(*pieces, (x, True))
+
+
 clip = defop(
     "clip",
     lambda x, lo, hi: np.clip(x, lo, hi),
@@ -399,9 +410,7 @@ clip = defop(
     method="clip",
     label="Clamp",
     test_params=lambda shape, rng: {"lo": -0.5, "hi": 0.7},
-    sym=lambda x, lo, hi: sympy.Min(
-        sympy.Max(x, -sympy.oo if lo is None else lo), sympy.oo if hi is None else hi
-    ),
+    sym=_sym_clip,
     jvp=lambda out, x, x_dot, lo, hi: _select(x_dot, 0.0, cond=_inside(x, lo, hi)),
     vjp=lambda out, x, out_bar, lo, hi: _select(out_bar, 0.0, cond=_inside(x, lo, hi)),
     doc=(

@@ -1,0 +1,174 @@
+"""Property-based fuzzing: random programs over the op registry, checked in every mode.
+
+A program is a DAG of 5 to 40 op applications drawn from the registry (with
+each op's own test cases for shapes and static parameters). Each argument is
+either an earlier node whose values lie inside the op's domain (cut and
+reshaped to the size the op wants) or a fresh input drawn from that domain.
+Forward mode, reverse mode and SymPy must give the same gradient to 1e-8.
+
+The example count is bounded for CI; set ``ADCOMPARE_FUZZ_EXAMPLES`` (e.g.
+to 2000) for a longer run.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+from hypothesis import HealthCheck, Phase, find, given, settings
+from hypothesis import strategies as st
+
+import adcompare as ad
+from adcompare.check import check_grad
+
+from .opcases import domain_of, op_cases
+
+FUZZ_EXAMPLES = int(os.environ.get("ADCOMPARE_FUZZ_EXAMPLES", "25"))
+MAX_ARGUMENT_SIZE = 12  # SymPy's Max over many symbols is slow: keep arguments small
+MAX_INPUT_ELEMENTS = 60
+TOLERANCE = 1e-8
+
+
+def _adapt(value, shape):
+    """The first prod(shape) elements of ``value``, reshaped: built from op-set ops."""
+    size = math.prod(shape)
+    flat = ad.reshape(value, (-1,))
+    if ad.ops.registry.shape_of(flat)[0] != size:
+        flat = flat[:size]
+    return ad.reshape(flat, shape)
+
+
+@dataclass
+class Program:
+    """Inputs (values at the point) and steps ``(op, [(node, shape)], params)``.
+
+    Nodes are numbered in creation order; ``kinds[i]`` is ``("input", k)`` or
+    ``("step", k)``.
+    """
+
+    inputs: list = field(default_factory=list)
+    steps: list = field(default_factory=list)
+    kinds: list = field(default_factory=list)
+    weights: dict = field(default_factory=dict)
+
+    def __call__(self, *inputs):
+        values = []
+        for kind, k in self.kinds:
+            if kind == "input":
+                values.append(inputs[k])
+            else:
+                op, args, params = self.steps[k]
+                values.append(op.fn(*[_adapt(values[i], s) for i, s in args], **params))
+        total = 0.0
+        for node, weight in self.weights.items():
+            total = total + ad.sum(values[node] * weight)
+        return total
+
+    def __repr__(self) -> str:
+        lines = [f"Program with {len(self.inputs)} input(s), {len(self.steps)} op(s):"]
+        for node, (kind, k) in enumerate(self.kinds):
+            if kind == "input":
+                lines.append(f"  n{node} = input {k}, shape {self.inputs[k].shape}")
+            else:
+                op, args, params = self.steps[k]
+                text = ", ".join(f"n{i}->{s}" for i, s in args)
+                extra = f" {sorted(params)}" if params else ""
+                lines.append(f"  n{node} = {op.name}({text}){extra}")
+        lines.append(f"  output = sum of weighted n{list(self.weights)}")
+        return "\n".join(lines)
+
+
+def _cases(names):
+    cases = {}
+    for op, shapes, params in op_cases():
+        if op.name in names and all(math.prod(s) <= MAX_ARGUMENT_SIZE for s in shapes):
+            cases.setdefault(op.name, []).append((op, shapes, params))
+    return cases
+
+
+def _inside(values, low, high) -> bool:
+    values = np.asarray(values)
+    return bool(np.all(np.isfinite(values)) and np.all((values > low) & (values < high)))
+
+
+@st.composite
+def programs(draw, op_names=None):
+    cases = _cases(op_names or set(ad.OPS))
+    program = Program()
+    values = []
+    for _ in range(draw(st.integers(5, 40))):
+        op, shapes, params = draw(st.sampled_from(cases[draw(st.sampled_from(sorted(cases)))]))
+        rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+        if callable(params):
+            params = params(np.broadcast_shapes(*shapes), rng)
+        params = dict(params or {})
+        args = []
+        for position, shape in enumerate(shapes):
+            low, high = domain_of(op, position)
+            size = math.prod(shape)
+            usable = [
+                i
+                for i, v in enumerate(values)
+                if v.size >= size and _inside(v.ravel()[:size], low, high)
+            ]
+            budget = sum(x.size for x in program.inputs) + size <= MAX_INPUT_ELEMENTS
+            if usable and (not budget or draw(st.integers(0, 3)) > 0):
+                args.append((draw(st.sampled_from(usable)), shape))
+            elif budget:
+                program.inputs.append(rng.uniform(low, high, size=shape))
+                program.kinds.append(("input", len(program.inputs) - 1))
+                values.append(program.inputs[-1])
+                args.append((len(values) - 1, shape))
+            else:
+                break
+        else:
+            with np.errstate(all="ignore"):
+                out = np.asarray(op.fn(*[_adapt(values[i], s) for i, s in args], **params))
+            if np.all(np.isfinite(out)) and np.all(np.abs(out) < 1e6):
+                program.steps.append((op, args, params))
+                program.kinds.append(("step", len(program.steps) - 1))
+                values.append(out)
+    used = {i for _, args, _ in program.steps for i, _ in args}
+    sinks = [n for n, (kind, _) in enumerate(program.kinds) if kind == "step" and n not in used]
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    program.weights = {n: rng.standard_normal(values[n].shape) for n in sinks}
+    return program
+
+
+def gradients_agree(program: Program) -> bool:
+    if not program.weights:
+        return True
+    report = check_grad(
+        program, *program.inputs, modes=("forward", "reverse"), against="symbolic", rtol=TOLERANCE
+    )
+    return report.passed
+
+
+def _report(program: Program) -> str:
+    return str(check_grad(program, *program.inputs, modes=("forward", "reverse"), rtol=TOLERANCE))
+
+
+@settings(
+    max_examples=FUZZ_EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(programs())
+def test_random_programs_agree_in_forward_reverse_and_symbolic_modes(program):
+    assert len(program.steps) <= 40
+    assert gradients_agree(program), f"{program!r}\n{_report(program)}"
+
+
+def test_the_fuzzer_catches_a_wrong_rule(wrong_op):
+    # The rule is wrong in both modes alike; only the symbolic oracle can see it.
+    pool = {"wrong_sin", "add", "multiply", "sum", "exp"}
+    failing = find(
+        programs(op_names=pool),
+        lambda p: not gradients_agree(p),
+        settings=settings(
+            database=None, max_examples=200, derandomize=True, phases=[Phase.generate]
+        ),
+    )
+    assert any(op.name == "wrong_sin" for op, _, _ in failing.steps)
