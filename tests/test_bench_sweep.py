@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from adcompare import symbolic
 from adcompare.bench import measure, sweep
 from adcompare.bench.problems import get_problem
 from adcompare.bench.progress import Progress
@@ -105,6 +106,15 @@ def test_a_failing_cell_records_its_error_and_the_sweep_goes_on(tmp_path, monkey
     monkeypatch.setitem(modes.MODES, "reverse", modes.Mode("reverse", "reverse", modes._reverse))
     resumed = run_sweep(tiny_config(problems=["rosenbrock"]), load_results(tmp_path / "r.json"))
     assert all(c["status"] == "ok" for c in resumed.cells), "resume measures failed cells again"
+
+
+def test_a_symbolic_refusal_is_recorded_as_a_skip_with_its_reason(tmp_path):
+    config = tiny_config(problems=["rosenbrock"], modes=["symbolic"])
+    with symbolic.size_limit(max_work=10):
+        results = run_sweep(config, Results(path=tmp_path / "r.json"))
+    cells = results.cells
+    assert cells and all(c["status"] == "skipped" for c in cells)
+    assert all("exceed the limit of 10" in c["reason"] for c in cells)
 
 
 def fake_measure(seconds_per_call):

@@ -30,7 +30,7 @@ from collections.abc import Callable
 import numpy as np
 
 import adcompare as ad
-from adcompare.bench.modes import Mode, as_matrix
+from adcompare.bench.modes import Mode, as_matrix, plain_cost
 from adcompare.bench.problems import Instance
 from adcompare.bench.second_order import check_second_order
 
@@ -103,12 +103,7 @@ def count_work(instance: Instance, mode: Mode, work: Callable[[], object]) -> di
     1
     """
     if mode.name in ("f", "fd"):
-        # numpy's own operators are invisible to the counters: run f's code on an
-        # untracked tensor, whose every op is reported as numpy work.
-        f = instance.on(ad)
-        with ad.count() as cost:
-            f(ad.Tensor(instance.x))
-        counts = cost.as_dict()
+        counts = plain_cost(instance).as_dict()
         if mode.name == "fd":
             evaluations = 2 * instance.n
             counts = _scaled(counts, evaluations)

@@ -39,8 +39,11 @@ from adcompare.transforms import HESSIAN_MODES
 
 __all__ = ["MODES", "MODE_GROUPS", "Mode", "expand_modes", "get_mode", "symbolic_available"]
 
-#: Symbolic differentiation is measured only while n·m stays this small.
+#: Symbolic differentiation is measured only while n·m stays this small,
 SYMBOLIC_MAX_ENTRIES = 256
+#: and while f's element work (one plain evaluation, counted) stays this small:
+#: SymPy's cost grows with every element it touches, not only with n and m.
+SYMBOLIC_MAX_WORK = 20_000
 
 
 @dataclass(frozen=True)
@@ -74,7 +77,32 @@ class Mode:
                 f"symbolic mode runs only while n·m ≤ {SYMBOLIC_MAX_ENTRIES} "
                 f"(here {instance.n}·{instance.m})"
             )
+        work = plain_work(instance)
+        if work > SYMBOLIC_MAX_WORK:
+            return (
+                f"symbolic mode runs only while f's element work ≤ {SYMBOLIC_MAX_WORK:,} "
+                f"(here {work:,})"
+            )
         return None
+
+
+def plain_cost(instance: Instance) -> ad.Cost:
+    """The counts of one evaluation of f, run on a tensor that records nothing,
+    so that numpy's own operators on it (``x[1:]``, ``x**2``) pass through the
+    op set and are counted too.
+
+    >>> from adcompare.bench.problems import get_problem
+    >>> plain_cost(get_problem("rosenbrock").build(n=4)).elements["numpy"] > 0
+    True
+    """
+    with ad.count() as cost:
+        instance.on(ad)(ad.Tensor(instance.x))
+    return cost
+
+
+def plain_work(instance: Instance) -> int:
+    """The element work of one evaluation of f (see :func:`plain_cost`)."""
+    return plain_cost(instance).elements["numpy"]
 
 
 def symbolic_available() -> bool:

@@ -40,6 +40,7 @@ from adcompare.bench.problems import PROBLEMS, Problem, default_problems, get_pr
 from adcompare.bench.progress import Progress
 from adcompare.bench.results import Results, cell_key, now
 from adcompare.bench.text import format_time
+from adcompare.symbolic import SymbolicSizeError
 
 __all__ = ["PRESETS", "SweepConfig", "budget_reason", "plan", "preset", "run_sweep", "sizes_for"]
 
@@ -335,6 +336,9 @@ def _measure_all(config, results, cells, progress, env) -> None:
                         )
                     )
                     cell["status"] = "ok"
+        except SymbolicSizeError as refusal:
+            # SymPy refuses instances too large to trace: a documented limit, not a failure.
+            reason = str(refusal)
         except Exception as error:
             cell["status"] = "error"
             cell["error"] = {
