@@ -40,7 +40,7 @@ from adcompare.transforms import HESSIAN_MODES
 __all__ = ["MODES", "MODE_GROUPS", "Mode", "expand_modes", "get_mode", "symbolic_available"]
 
 #: Symbolic differentiation is measured only while n·m stays this small,
-SYMBOLIC_MAX_ENTRIES = 256
+SYMBOLIC_MAX_ENTRIES = 64
 #: and while f's element work (one plain evaluation, counted) stays this small:
 #: SymPy's cost grows with every element it touches, not only with n and m.
 SYMBOLIC_MAX_WORK = 20_000

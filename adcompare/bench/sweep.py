@@ -113,7 +113,7 @@ PRESETS: dict[str, dict] = {
         "sizes": geometric(4, 1024),
         "grid": geometric(4, 256),
         "second_order_sizes": [4, 64, 1024],
-        "repeats": 5,
+        "repeats": 3,
         "budget": 1.0,
         "min_repeat_time": 0.005,
     },
