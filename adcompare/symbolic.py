@@ -1042,4 +1042,4 @@ def hessian(f: Callable, argnums=0) -> Callable:
     return exact_hessian
 
 
-register_mode("symbolic", value_and_grad=value_and_gradient, jacobian=jacobian)
+register_mode("symbolic", value_and_grad=value_and_gradient, jacobian=jacobian, hessian=hessian)

@@ -42,6 +42,29 @@ def test_every_op_has_consistent_second_derivatives_in_all_four_modes(case):
         np.testing.assert_allclose(reference, central_hvp(scalar, args[i], v), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_every_op_second_derivatives_match_sympy_in_all_four_modes(case):
+    op, shapes, params = case
+    args, params = draw(op, shapes, params, seed=21)
+    u = np.random.default_rng(22).standard_normal(np.shape(op.fn(*args, **params)))
+    for i in positions(op, shapes):
+
+        def scalar(x, i=i):
+            parts = list(args)
+            parts[i] = x
+            return ad.sum(op.fn(*parts, **params) * u)
+
+        exact = ad.hessian(scalar, mode="symbolic")(args[i])
+        for mode in HESSIAN_MODES:
+            np.testing.assert_allclose(
+                ad.hessian(scalar, mode=mode)(args[i]),
+                exact,
+                rtol=1e-10,
+                atol=1e-11,
+                err_msg=f"{op.name}, argument {i}, {mode}",
+            )
+
+
 def rosenbrock(x):
     return ad.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 
@@ -66,22 +89,30 @@ def test_hessians_match_hand_formulas(mode):
     np.testing.assert_allclose(ad.hessian(quadratic, mode=mode)(np.ones(4)), a + a.T, atol=1e-14)
 
 
-def mlp_loss(weights, inputs, labels):
-    w1 = ad.reshape(weights[:12], (3, 4))
-    w2 = ad.reshape(weights[12:], (4, 2))
+def mlp_loss(weights, inputs, labels, hidden=4):
+    d = inputs.shape[1]
+    w1 = ad.reshape(weights[: d * hidden], (d, hidden))
+    w2 = ad.reshape(weights[d * hidden :], (hidden, 2))
     logits = ad.matmul(ad.tanh(ad.matmul(inputs, w1)), w2)
     return -ad.mean(ad.log_softmax(logits, axis=1)[np.arange(len(labels)), labels])
 
 
-@pytest.mark.parametrize("mode", HESSIAN_MODES)
-def test_mlp_loss_hessian_is_symmetric_and_matches_differences(mode):
+@pytest.fixture(scope="module")
+def small_mlp():
+    """A 2-3-2 MLP on 3 samples (12 weights) and its exact Hessian from SymPy."""
     rng = np.random.default_rng(3)
-    inputs, labels = rng.standard_normal((5, 3)), np.array([0, 1, 1, 0, 1])
-    weights = rng.standard_normal(20) * 0.5
-    loss = lambda w: mlp_loss(w, inputs, labels)
+    inputs, labels = rng.standard_normal((3, 2)), np.array([0, 1, 1])
+    weights = rng.standard_normal(12) * 0.5
+    loss = lambda w: mlp_loss(w, inputs, labels, hidden=3)
+    return loss, weights, ad.hessian(loss, mode="symbolic")(weights)
+
+
+@pytest.mark.parametrize("mode", HESSIAN_MODES)
+def test_mlp_loss_hessian_matches_sympy_and_differences(mode, small_mlp):
+    loss, weights, exact = small_mlp
     h = ad.hessian(loss, mode=mode)(weights)
-    np.testing.assert_allclose(h, h.T, atol=1e-12)
-    numeric = np.stack([central_hvp(loss, weights, e) for e in np.eye(20)])
+    np.testing.assert_allclose(h, exact, rtol=1e-10, atol=1e-12)
+    numeric = np.stack([central_hvp(loss, weights, e) for e in np.eye(weights.size)])
     np.testing.assert_allclose(h, numeric, rtol=1e-5, atol=1e-7)
 
 
