@@ -428,6 +428,8 @@ def _piecewise(*pairs):
     chosen = np.full(shape, np.nan)
     for value, condition in reversed(pairs):
         chosen = np.where(condition, value, chosen)
+    if np.iscomplexobj(chosen) and np.all(chosen.imag == 0):
+        chosen = chosen.real  # a complex branch that was not taken
     return chosen[()] if chosen.ndim == 0 else chosen
 
 

@@ -406,3 +406,9 @@ def test_complex_constants_in_branches_not_taken_stay_out_of_real_results():
 def test_names_after_a_digit_are_separated():
     traced = symbolic.record(lambda *a: ad.sum(a[0]) * a[1], np.ones(2), 1.0)
     assert str(traced.expressions) == "arg1*(arg0_0 + arg0_1)"
+
+
+def test_untaken_complex_branches_do_not_leak_into_later_functions():
+    f = lambda x: ad.erf(ad.sqrt(ad.clip(x, -0.5, 0.7)))
+    expected = 2 / np.sqrt(np.pi) * np.exp(-0.3) * 0.5 / np.sqrt(0.3)
+    assert symbolic.gradient(f)(0.3) == pytest.approx(expected, rel=1e-14)
