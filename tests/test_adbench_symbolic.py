@@ -132,3 +132,15 @@ def test_rodrigues_at_zero_angle_has_the_first_order_derivative(mode):
     x, y, z = point[0]
     minus_cross_matrix = np.array([[0.0, z, -y], [-z, 0.0, x], [y, -x, 0.0]])
     np.testing.assert_allclose(jacobian(np.zeros(3)), minus_cross_matrix, rtol=0, atol=1e-15)
+
+
+def test_symbolic_mode_reproduces_the_gmm_reference_gradient(gmm_exact):
+    """The same objective code, traced by adcompare.symbolic, against ADBench's
+    reference gradient and against the hand-written SymPy formula above."""
+    problem, exact_value, exact_gradient = gmm_exact
+    value, gradient = ad.value_and_grad(problem.objective, mode="symbolic")(problem.params)
+    reference = problem.reference
+    assert adbench.relative_error(value, reference["objective"]).max() <= 1e-8
+    assert adbench.relative_error(gradient, reference["gradient"]).max() <= 1e-8
+    assert adbench.relative_error(value, exact_value) <= 1e-13
+    assert adbench.relative_error(gradient, exact_gradient).max() <= 1e-13
