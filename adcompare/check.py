@@ -188,12 +188,13 @@ def finite_differences(
         with np.errstate(all="ignore"):
             if order == 1:
                 steps = _fd_steps(z, step or _EPS ** (1 / 3))
-                out_shape = np.shape(call(z))
                 columns = []
                 for i, h in enumerate(steps):
                     e = np.zeros_like(z)
                     e[i] = h
                     columns.append((call(z + e) - call(z - e)) / (2 * h))
+                # Exactly 2n evaluations: the output's shape comes from the columns.
+                out_shape = np.shape(columns[0]) if columns else np.shape(call(z))
                 matrix = np.stack(columns, axis=-1) if columns else np.zeros(out_shape + (0,))
                 blocks = _split_columns(matrix, out_shape, args, positions)
             else:

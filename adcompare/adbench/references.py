@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from adcompare import check
 from adcompare.adbench.datafiles import data_path
 from adcompare.adbench.tokens import FormatError
 
@@ -53,12 +54,11 @@ def adbench_references(problem: str, path: str | Path | None = None) -> dict:
 
 
 def relative_error(a, b) -> np.ndarray:
-    """ADBench's error measure ρ = |a − b| / max(1, |a| + |b|), elementwise.
-
-    Absolute for small values, relative for large ones.
+    """ADBench's error measure ρ = |a − b| / max(1, |a| + |b|), elementwise:
+    absolute for small values, relative for large ones. The one definition
+    lives in :func:`adcompare.check.relative_error`.
 
     >>> print(relative_error([1e-9, 1000.0], [0.0, 1001.0]))
     [1.00000000e-09 4.99750125e-04]
     """
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    return np.abs(a - b) / np.maximum(1.0, np.abs(a) + np.abs(b))
+    return check.relative_error(a, b)

@@ -35,6 +35,7 @@ import adcompare as ad
 from adcompare import transforms
 from adcompare.bench import second_order
 from adcompare.bench.problems import Instance
+from adcompare.check import finite_differences
 from adcompare.transforms import HESSIAN_MODES
 
 __all__ = ["MODES", "MODE_GROUPS", "Mode", "expand_modes", "get_mode", "symbolic_available"]
@@ -128,27 +129,6 @@ def as_matrix(jacobian, instance: Instance) -> np.ndarray:
     return np.asarray(jacobian, dtype=np.float64).reshape(instance.m, instance.n)
 
 
-def central_differences(f: Callable, x: np.ndarray) -> np.ndarray:
-    """The Jacobian of ``f`` at ``x`` by central differences: 2n evaluations.
-
-    The step for entry i is ε^(1/3)·max(1, |x_i|), which balances truncation
-    against rounding error for float64.
-
-    >>> central_differences(lambda v: v**3, np.array([2.0])).round(6)
-    array([[12.]])
-    """
-    x = np.asarray(x, dtype=np.float64)
-    steps = np.cbrt(np.finfo(np.float64).eps) * np.maximum(1.0, np.abs(x))
-    columns = []
-    for i in range(x.size):
-        plus, minus = x.copy(), x.copy()
-        plus[i] += steps[i]
-        minus[i] -= steps[i]
-        difference = np.asarray(f(plus)) - np.asarray(f(minus))
-        columns.append(np.reshape(difference, -1) / (2 * steps[i]))
-    return np.stack(columns, axis=-1)
-
-
 def _plain(instance: Instance):
     f, x = instance.on(np), instance.x
     return lambda: f(x)
@@ -170,8 +150,8 @@ def _reverse(instance: Instance):
 
 
 def _finite_differences(instance: Instance):
-    f, x = instance.on(np), instance.x
-    return lambda: central_differences(f, x)
+    jac, x = finite_differences(instance.on(np)), instance.x
+    return lambda: jac(x)
 
 
 def _symbolic(instance: Instance):
