@@ -396,6 +396,9 @@ def _to_sympy(expr: np.ndarray):
 
 
 def _erf(x):
+    if np.iscomplexobj(x):
+        # Only a branch the point does not take can be complex here.
+        return np.full(np.shape(x), np.nan)
     return np.vectorize(math.erf, otypes=[float])(x)
 
 
@@ -428,7 +431,7 @@ def _piecewise(*pairs):
     chosen = np.full(shape, np.nan)
     for value, condition in reversed(pairs):
         chosen = np.where(condition, value, chosen)
-    if np.iscomplexobj(chosen) and np.all(chosen.imag == 0):
+    if np.iscomplexobj(chosen) and not np.any(chosen.imag):
         chosen = chosen.real  # a complex branch that was not taken
     return chosen[()] if chosen.ndim == 0 else chosen
 
@@ -550,7 +553,10 @@ class _Program:
         for slot, value in self.constants:
             memory[slot] = value
         for fn, args, out in self.steps:
-            memory[out] = fn(*[memory[a] for a in args])
+            value = fn(*[memory[a] for a in args])
+            if np.iscomplexobj(value) and not np.any(np.imag(value)):
+                value = np.real(value)  # complex constants that cancelled
+            memory[out] = value
         result = np.array([_real(memory[slot]) for slot in self.outputs], dtype=np.float64)
         return result.reshape(self.shape)
 
