@@ -12,6 +12,7 @@ exact and numeric references.
 
 from adcompare import symbolic  # registers mode="symbolic"
 from adcompare.check import check_grad, compare
+from adcompare.compiled import CompiledFunction, compile  # noqa: A004 - the API's name
 from adcompare.cost import Cost, count
 from adcompare.forward import Dual
 from adcompare.ops import *  # noqa: F403 - the op set is the public face
@@ -41,6 +42,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     *_ops_all,
+    "CompiledFunction",
     "Cost",
     "Dual",
     "ModeChoice",
@@ -49,6 +51,7 @@ __all__ = [
     "check_grad",
     "choose_mode",
     "compare",
+    "compile",
     "count",
     "enable_grad",
     "grad",

@@ -28,6 +28,7 @@ from adcompare import cost
 from adcompare.arraybox import ArrayBox
 from adcompare.ops import OpDef, add, scatter_add, where
 from adcompare.ops.registry import (
+    RECORDING_HOOKS,
     Box,
     apply,
     mixed_levels_error,
@@ -177,8 +178,8 @@ class Node:
         self.next = next_nodes
         self.saved_args = tuple(args) if "args" in op.saves else None
         self.saved_out = out if "out" in op.saves else None
-        self.in_shapes = tuple([shape_of(a) for a in args])
-        self.out_shape = shape_of(out)
+        self.in_shapes = tuple([a.shape if type(a) is np.ndarray else shape_of(a) for a in args])
+        self.out_shape = out.shape if type(out) is np.ndarray else shape_of(out)
         self.versions = versions
         self.seq = next(_SEQUENCE)
         self.level = level
@@ -453,23 +454,38 @@ class Tensor(ArrayBox):
         next_nodes = []
         versions = []
         record = False
+        nested = False
         for a in args:
             if isinstance(a, Tensor) and a._level == level:
-                values.append(a._data)
+                data = a._data
+                values.append(data)
                 versions.append((a._version, a._version[0]))
+                if isinstance(data, Box):
+                    nested = True
                 if a._requires_grad:
                     record = True
-                    next_nodes.append(a.grad_fn if a.grad_fn is not None else a._node())
+                    grad_fn = a.grad_fn
+                    next_nodes.append(grad_fn if grad_fn is not None else a._node())
                 else:
                     next_nodes.append(None)
-            elif isinstance(a, Box) and a._level == level:
-                raise mixed_levels_error(op, "Tensor", a)
+            elif isinstance(a, Box):
+                if a._level == level:
+                    raise mixed_levels_error(op, "Tensor", a)
+                nested = True
+                values.append(a)
+                next_nodes.append(None)
             else:
                 values.append(a)
                 next_nodes.append(None)
         values = tuple(values)
-        out = apply(op, values, params)
-        if not (record and is_grad_enabled()):
+        if nested or RECORDING_HOOKS or cost._ACTIVE:
+            out = apply(op, values, params)
+        else:
+            try:
+                out = op.value(*values, **params)
+            except ValueError:
+                out = apply(op, values, params)  # raises with the argument shapes
+        if not (record and _state.enabled):
             return Tensor._wrap(out, level)
         saves = op.saves
         version = [0]
@@ -595,15 +611,19 @@ def _reachable(roots) -> list:
     return order
 
 
-def _check_versions(node: Node) -> None:
-    for counter, saved in node.versions:
-        if counter[0] != saved:
-            raise RuntimeError(
-                f"a value needed by {node.name} was modified by an in-place operation "
-                f"after it was saved (version {counter[0]}, saved at version {saved}); "
-                "use an out-of-place operation (x = x + 1 instead of x += 1), or "
-                "modify a .clone() instead"
-            )
+def _raise_modified(node: Node, version: int, saved: int) -> None:
+    raise RuntimeError(
+        f"a value needed by {node.name} was modified by an in-place operation "
+        f"after it was saved (version {version}, saved at version {saved}); "
+        "use an out-of-place operation (x = x + 1 instead of x += 1), or "
+        "modify a .clone() instead"
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def _placeholders(shapes: tuple) -> tuple:
+    """Placeholders for values of these shapes (read-only, so shared)."""
+    return tuple(_Placeholder(shape) for shape in shapes)
 
 
 def _rule_inputs(node: Node, create_graph: bool):
@@ -611,8 +631,8 @@ def _rule_inputs(node: Node, create_graph: bool):
     if node.saved_args is not None:
         args = node.saved_args
     else:
-        args = tuple(_Placeholder(s) for s in node.in_shapes)
-    out = node.saved_out if node.saved_out is not None else _Placeholder(node.out_shape)
+        args = _placeholders(node.in_shapes)
+    out = node.saved_out if node.saved_out is not None else _placeholders((node.out_shape,))[0]
     if create_graph:
         # Rebuild tensors in the graph so the rules' own ops are recorded.
         args = tuple(
@@ -661,21 +681,35 @@ def run_backward(roots, cotangents, *, retain_graph: bool, create_graph: bool, t
                 continue
             if node.freed:
                 raise RuntimeError(FREED_GRAPH)
-            if node.versions:
-                _check_versions(node)
+            for counter, saved in node.versions:
+                if counter[0] != saved:
+                    _raise_modified(node, counter[0], saved)
             if targets is None and node.retained is not None:
                 kept = node.retained()
                 if kept is not None:
                     kept._accumulate(g)
-            args, out = _rule_inputs(node, create_graph)
+            if create_graph or node.saved_args is None or node.saved_out is None:
+                args, out = _rule_inputs(node, create_graph)
+            else:
+                args, out = node.saved_args, node.saved_out
             op = node.op
             params = node.params
+            rules = op.vjp if op.nargs is not None else None
+            in_shapes = node.in_shapes
+            elementwise = op.elementwise
             for i, nxt in enumerate(node.next):
                 if nxt is None:
                     continue
-                contribution = op.vjp_at(i)(out, *args, g, **params)
-                if op.elementwise and shape_of(contribution) != node.in_shapes[i]:
-                    contribution = unbroadcast(contribution, node.in_shapes[i])
+                rule = rules[i] if rules is not None else op.vjp_at(i)
+                contribution = rule(out, *args, g, **params)
+                if elementwise:
+                    shape = (
+                        contribution.shape
+                        if type(contribution) is np.ndarray
+                        else shape_of(contribution)
+                    )
+                    if shape != in_shapes[i]:
+                        contribution = unbroadcast(contribution, in_shapes[i])
                 previous = grads.get(nxt)
                 grads[nxt] = contribution if previous is None else add(previous, contribution)
             if not retain_graph:

@@ -147,6 +147,11 @@ def new_level() -> int:
     return next(_LEVELS)
 
 
+#: Set while ``adcompare.compile`` records: it sees ops whose arguments are
+#: plain arrays computed from traced values (a mask given to ``where``).
+RECORDING_HOOKS: list[Callable] = []
+
+
 def apply(op: OpDef, args: tuple, params: dict):
     """Run ``op`` on ``args``: the engine of the highest-level box handles it."""
     top = None
@@ -154,6 +159,10 @@ def apply(op: OpDef, args: tuple, params: dict):
         if isinstance(a, Box) and (top is None or a._level > top._level):
             top = a
     if top is None:
+        if RECORDING_HOOKS:
+            recorded = RECORDING_HOOKS[-1](op, args, params)
+            if recorded is not None:
+                return recorded
         try:
             out = op.value(*args, **params)
         except ValueError as error:

@@ -1,0 +1,245 @@
+"""Turning a recording into straight-line Python: one line per instruction.
+
+The generated function keeps every value in a local variable and calls each
+instruction's function directly, so a replay costs one Python call per
+instruction and nothing per op besides. Two versions exist:
+
+- the **array** version calls the ops' own numpy ``value`` functions;
+- the **scalar** version, used when every value in the program is a single
+  float64 number (or a single boolean mask), calls the ``math`` and
+  ``operator`` counterparts on Python floats, as a JIT specialises on
+  shapes. A float error there (division by zero, a domain error, an
+  overflow) reruns the array version, so the results, infinities and
+  warnings are numpy's.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from adcompare.compiled.record import Guard, Instruction, Recording, bind
+
+__all__ = ["GuardFlip", "Program", "build"]
+
+
+class GuardFlip(Exception):  # noqa: N818 - a signal, not an error the user sees
+    """A guard no longer holds: the recording does not fit these inputs."""
+
+    def __init__(self, guard: Guard):
+        super().__init__(guard.what)
+        self.guard = guard
+
+
+def _identity(x, *args, **kwargs):
+    return x
+
+
+def _select(x, y, cond):
+    return x if cond else y
+
+
+def _sign(x):
+    return float((x > 0) - (x < 0))
+
+
+#: Op-set primitives on single float64 numbers. Shape ops and reductions of
+#: one element leave the number as it is.
+OP_KERNELS = {
+    "add": operator.add,
+    "subtract": operator.sub,
+    "multiply": operator.mul,
+    "matmul": operator.mul,
+    "divide": operator.truediv,
+    "negative": operator.neg,
+    "power": math.pow,
+    "exp": math.exp,
+    "log": math.log,
+    "log1p": math.log1p,
+    "expm1": math.expm1,
+    "sqrt": math.sqrt,
+    "sin": math.sin,
+    "cos": math.cos,
+    "tan": math.tan,
+    "tanh": math.tanh,
+    "arcsin": math.asin,
+    "arctan": math.atan,
+    "abs": abs,
+    "erf": math.erf,
+    "where": _select,
+    **dict.fromkeys(
+        ["reshape", "transpose", "broadcast_to", "expand_dims", "squeeze", "getitem", "sum"],
+        _identity,
+    ),
+}
+
+#: numpy calls on values that left the tape (masks, signs), on single numbers.
+UFUNC_KERNELS = {
+    np.greater: operator.gt,
+    np.greater_equal: operator.ge,
+    np.less: operator.lt,
+    np.less_equal: operator.le,
+    np.equal: operator.eq,
+    np.not_equal: operator.ne,
+    np.add: operator.add,
+    np.subtract: operator.sub,
+    np.multiply: operator.mul,
+    np.sign: _sign,
+    np.isfinite: math.isfinite,
+}
+_ONE_ELEMENT_FUNCTIONS = {np.sum, np.max, np.min, np.reshape}
+_SCALAR_TYPES = {"f": float, "b": bool}
+
+
+def _scalar_kernel(instruction: Instruction):
+    if instruction.kind == "op":
+        return OP_KERNELS.get(instruction.op.name)
+    base, method = instruction.base
+    if method == "__call__":
+        return UFUNC_KERNELS.get(base)
+    if method in ("reduce", "getitem") or base in _ONE_ELEMENT_FUNCTIONS:
+        return _identity
+    if method == "astype":
+        kind = dict(instruction.kwargs)["dtype"][1].kind
+        convert = _SCALAR_TYPES.get(kind)
+        return None if convert is None else (lambda x, convert=convert: convert(x))
+    return None
+
+
+def _live(recording: Recording, steps: list, outputs: list) -> list:
+    """The steps the outputs and guards depend on, in order."""
+    needed = {slot for kind, slot in outputs if kind == "s"}
+    kept = []
+    for step in reversed(steps):
+        if isinstance(step, Guard):
+            needed.add(step.slot)
+        elif step.out in needed:
+            operands = list(step.args) + [v for _, v in step.kwargs]
+            needed.update(slot for kind, slot in operands if kind == "s")
+        else:
+            continue
+        kept.append(step)
+    kept.reverse()
+    return kept
+
+
+def _scalar_fits(recording: Recording, steps: list, outputs: list) -> bool:
+    def single(value, kinds="fb") -> bool:
+        value = np.asarray(value)
+        return value.size == 1 and value.dtype.kind in kinds and value.dtype.itemsize in (1, 8)
+
+    inputs_ok = all(single(recording.values[s], "f") for s in recording.inputs)
+    for step in steps:
+        if isinstance(step, Guard):
+            continue
+        if _scalar_kernel(step) is None or not single(recording.values[step.out]):
+            return False
+        constants = [v for kind, v in step.args if kind == "c"]
+        constants += [v for name, (kind, v) in step.kwargs if kind == "c" and name == "cond"]
+        if not all(isinstance(c, (int, float)) or single(c) for c in constants):
+            return False
+    return inputs_ok and all(kind == "s" or single(v, "f") for kind, v in outputs)
+
+
+class Program:
+    """A recording as a Python function of the input arrays.
+
+    ``run(*arrays)`` returns the outputs; it raises :class:`GuardFlip` when
+    a guard no longer holds. ``source`` is the generated code, one line per
+    instruction, to read.
+    """
+
+    def __init__(self, recording: Recording, steps: list, outputs: list):
+        self.steps = _live(recording, steps, outputs)
+        self.instructions = sum(isinstance(s, Instruction) for s in self.steps)
+        self.guards = sum(isinstance(s, Guard) for s in self.steps)
+        self.scalar = _scalar_fits(recording, self.steps, outputs)
+        self.source, array_run = _generate(recording, self.steps, outputs, scalar=False)
+        self.run = array_run
+        if self.scalar:
+            self.source, scalar_run = _generate(recording, self.steps, outputs, scalar=True)
+            self.run = _with_fallback(scalar_run, array_run)
+
+
+def _with_fallback(scalar_run, array_run):
+    def run(*arrays):
+        try:
+            return scalar_run(*arrays)
+        except (ArithmeticError, ValueError):
+            return array_run(*arrays)
+
+    return run
+
+
+def _generate(recording: Recording, steps: list, outputs: list, *, scalar: bool):
+    namespace = {"GuardFlip": GuardFlip, "_copy": np.array, "_array": _to_array}
+    lines = []
+
+    def operand(spec) -> str:
+        kind, value = spec
+        if kind == "s":
+            return f"s{value}"
+        name = f"c{len(namespace)}"
+        namespace[name] = _to_scalar(value) if scalar else value
+        return name
+
+    params = ", ".join(f"a{i}" for i in range(len(recording.inputs)))
+    for i, slot in enumerate(recording.inputs):
+        lines.append(f"s{slot} = a{i}.item()" if scalar else f"s{slot} = a{i}")
+    for step in steps:
+        if isinstance(step, Guard):
+            g = f"g{len(namespace)}"
+            namespace[g] = step
+            namespace[g + "_convert"] = _scalar_convert(step.convert) if scalar else step.convert
+            lines.append(f"if {g}_convert(s{step.slot}) != {g}.expected: raise GuardFlip({g})")
+            continue
+        fn = f"f{len(namespace)}"
+        if scalar:
+            namespace[fn] = _scalar_kernel(step)
+            dynamic = [(k, spec) for k, spec in step.kwargs if spec[0] == "s" or k == "cond"]
+        else:
+            namespace[fn] = bind(step)
+            dynamic = [(k, spec) for k, spec in step.kwargs if spec[0] == "s"]
+        arguments = [operand(a) for a in step.args] + [f"{k}={operand(s)}" for k, s in dynamic]
+        lines.append(f"s{step.out} = {fn}({', '.join(arguments)})")
+    results = []
+    input_slots = set(recording.inputs)
+    for kind, value in outputs:
+        if scalar:
+            shape_dtype = np.asarray(recording.values[value] if kind == "s" else value)
+            name = f"o{len(namespace)}"
+            namespace[name] = (shape_dtype.shape, shape_dtype.dtype)
+            results.append(f"_array({operand((kind, value))}, {name})")
+        elif kind == "c" or value in input_slots:
+            results.append(f"_copy({operand((kind, value))})")
+        else:
+            results.append(operand((kind, value)))
+    body = "\n".join("    " + line for line in lines) or "    pass"
+    source = f"def replay({params}):\n{body}\n    return ({', '.join(results)},)\n"
+    exec(compile(source, "<adcompare.compile>", "exec"), namespace)
+    return source, namespace["replay"]
+
+
+def _to_scalar(value):
+    if isinstance(value, (bool, int, float)):
+        return value
+    value = np.asarray(value)
+    return bool(value.item()) if value.dtype.kind == "b" else float(value.item())
+
+
+def _scalar_convert(convert):
+    return convert if convert in (bool, float, int) else _identity
+
+
+def _to_array(value, shape_dtype):
+    shape, dtype = shape_dtype
+    return np.full(shape, value, dtype=dtype)
+
+
+def build(recording: Recording) -> tuple[Program, Program]:
+    """The forward-only program (the value) and the full one (value and gradients)."""
+    forward = Program(recording, recording.steps[: recording.forward_end], recording.outputs[:1])
+    full = Program(recording, recording.steps, recording.outputs)
+    return forward, full

@@ -1,0 +1,222 @@
+"""Tape replay: ``adcompare.compile`` against the eager engine, guards, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import adcompare as ad
+from adcompare.bench.problems import PROBLEMS, default_problems
+from adcompare.compiled import CompileError
+from adcompare.ops import OPS
+from adcompare.ops.registry import raw
+
+from .opcases import case_id, draw, op_cases
+
+CASES = [case for case in op_cases() if case[0].nargs is None or case[0].differentiable]
+
+
+def _weighted(op, params, weights):
+    def f(*args):
+        return ad.sum(weights * op.fn(*args, **params))
+
+    return f
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_every_op_replays_value_and_gradient_at_new_inputs(case):
+    op, shapes, params = case
+    recorded_at, params = draw(op, shapes, params, seed=1)
+    new_inputs, _ = draw(op, shapes, None, seed=3)
+    positions = tuple(range(len(shapes))) if op.nargs is None else op.differentiable
+    out_shape = np.shape(op.fn(*recorded_at, **params))
+    weights = np.random.default_rng(4).standard_normal(out_shape)
+    f = _weighted(op, params, weights)
+    compiled = ad.compile(f, *recorded_at, argnums=positions)
+    value, grads = compiled.value_and_grad(*new_inputs)
+    eager_value, eager_grads = ad.value_and_grad(f, argnums=positions)(*new_inputs)
+    np.testing.assert_allclose(value, eager_value, rtol=1e-12, atol=1e-12)
+    for got, expected in zip(grads, eager_grads):
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(compiled(*new_inputs), eager_value, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", default_problems())
+def test_benchmark_problems_replay_their_gradients(name):
+    problem = PROBLEMS[name]
+    size = {key: 6 for key in problem.sweeps}
+    inst = problem.build(**size)
+    f = inst.on(ad)
+    if inst.m != 1:
+        f = (lambda g: lambda x: ad.sum(g(x) ** 2))(f)
+    compiled = ad.compile(f, inst.x)
+    new_point = inst.x + 0.1 * np.random.default_rng(0).standard_normal(inst.x.shape)
+    value, gradient = compiled.value_and_grad(new_point)
+    eager_value, eager_gradient = ad.value_and_grad(f)(new_point)
+    np.testing.assert_allclose(value, eager_value, rtol=1e-12)
+    np.testing.assert_allclose(gradient, eager_gradient, rtol=1e-10, atol=1e-12)
+    assert compiled.recordings == 1
+
+
+def _chain(x, length=40):
+    for _ in range(length // 4):
+        x = ad.tanh(ad.sin(x) * 1.01 + 0.5)
+    return ad.sum(x)
+
+
+def test_scalar_replay_matches_array_replay_and_finite_differences():
+    # A short chain: the gradient of a long one vanishes below what differences resolve.
+    scalar = ad.compile(lambda x: _chain(x, 8), np.array([0.3]))
+    array = ad.compile(lambda x: _chain(x[0:1], 8) + 0.0 * ad.sum(x), np.array([0.3, 0.0]))
+    assert scalar.program.scalar and not array.program.scalar
+    for point in [0.7, -1.1, 2.5]:
+        value, gradient = scalar.value_and_grad(np.array([point]))
+        array_value, array_gradient = array.value_and_grad(np.array([point, 0.0]))
+        h = 1e-6
+        numeric = (scalar(np.array([point + h])) - scalar(np.array([point - h]))) / (2 * h)
+        np.testing.assert_allclose(value, array_value, rtol=1e-14)
+        np.testing.assert_allclose(gradient[0], array_gradient[0], rtol=1e-13)
+        np.testing.assert_allclose(gradient[0], numeric, rtol=1e-6)
+        assert gradient.shape == (1,) and gradient.dtype == np.float64
+
+
+def test_replay_does_one_call_per_recorded_instruction():
+    # Per step, forward: sin, ·1.01, +0.5, tanh (4). Backward: tanh's g·(1 − out·out) is 3,
+    # ·1.01 is 1, +0.5 is none, sin's g·cos x is 2 (6). Plus the sum; its backward (the
+    # seed broadcast to x's shape) involves no input, so it is folded into a constant.
+    for length in (8, 40, 400):
+        program = ad.compile(lambda x, n=length: _chain(x, n), np.array([0.3])).program
+        assert program.instructions == 10 * (length // 4) + 1
+        assert program.guards == 0
+
+
+def test_a_mask_is_recorded_once():
+    # Forward: x > 0, where, ·x, sum (4). Backward: g·relu(x) and g·x for the product (2),
+    # where(g·x, 0, mask) for relu (1), and one add joining x's two contributions (1).
+    compiled = ad.compile(lambda x: ad.sum(ad.relu(x) * x), np.array([1.0, -2.0, 3.0]))
+    assert compiled.program.instructions == 8
+    np.testing.assert_allclose(compiled.grad(np.array([-1.0, 2.0, 3.0])), [0.0, 4.0, 6.0])
+
+
+def test_a_guard_catches_a_branch_flip():
+    def f(x):
+        if ad.sum(x) > 0:
+            return ad.sum(x**2)
+        return ad.sum(-(x**3))
+
+    compiled = ad.compile(f, np.array([1.0, 2.0]))
+    assert compiled.program.guards == 1
+    np.testing.assert_allclose(compiled.grad(np.array([3.0, 1.0])), [6.0, 2.0])
+    assert compiled.recordings == 1
+    # The sum turns negative: the recorded branch would give 2x = [-4, -2]; -3x² is right.
+    np.testing.assert_allclose(compiled.grad(np.array([-2.0, 1.0])), [-12.0, -3.0])
+    assert compiled.recordings == 2
+
+
+def test_float_and_item_guards_record_again_when_they_change():
+    def f(x):
+        scale = float(ad.sum(x))  # a Python number computed from x
+        return ad.sum(x * scale)
+
+    compiled = ad.compile(f, np.array([1.0, 2.0]))
+    # d/dx of x·s with s frozen as a number: s (the value read, not differentiated)
+    np.testing.assert_allclose(compiled.grad(np.array([1.0, 2.0])), [3.0, 3.0])
+    np.testing.assert_allclose(compiled.grad(np.array([2.0, 2.0])), [4.0, 4.0])
+    assert compiled.recordings == 2
+
+
+def test_masks_are_recomputed_without_recording_again():
+    f = lambda x: ad.sum(ad.relu(x) * ad.abs(x) + ad.maximum(x, 0.5 * x))
+    compiled = ad.compile(f, np.array([1.0, -2.0, 3.0]))
+    point = np.array([-1.5, 2.0, -0.25])
+    np.testing.assert_allclose(compiled.grad(point), ad.grad(f)(point), rtol=1e-14)
+    assert compiled.recordings == 1
+
+
+def test_a_mask_that_only_meets_constants_is_recomputed():
+    # where(mask, 1, -1) has no traced argument: only the mask ties it to x.
+    compiled = ad.compile(lambda x: ad.sum(ad.where(x > 0, 1.0, -1.0) * x), np.ones(3))
+    point = np.array([2.0, -3.0, 0.5])
+    value, gradient = compiled.value_and_grad(point)
+    assert value == np.abs(point).sum()
+    np.testing.assert_allclose(gradient, np.sign(point))
+    assert compiled.recordings == 1
+
+
+def test_logsumexp_shift_is_recomputed():
+    f = lambda x: ad.logsumexp(x)
+    compiled = ad.compile(f, np.zeros(4))
+    point = np.array([800.0, 801.0, 799.0, 0.0])  # would overflow with the recorded shift 0
+    value, gradient = compiled.value_and_grad(point)
+    shifted = np.exp(point - point.max())
+    np.testing.assert_allclose(value, point.max() + np.log(shifted.sum()))
+    np.testing.assert_allclose(gradient, shifted / shifted.sum())
+
+
+def test_argnums_tuple_and_constant_arguments():
+    f = lambda x, y, c: ad.sum(x * y + c * x**2)
+    x, y, c = np.array([1.0, 2.0]), np.array([3.0, 4.0]), np.array([0.5, 0.5])
+    compiled = ad.compile(f, x, y, c, argnums=(0, 1))
+    gx, gy = compiled.grad(x + 1, y, c * 2)
+    np.testing.assert_allclose(gx, y + 2 * (c * 2) * (x + 1))
+    np.testing.assert_allclose(gy, x + 1)
+
+
+def test_new_shapes_are_recorded_separately():
+    compiled = ad.compile(lambda x: ad.sum(x**2), np.zeros(3))
+    np.testing.assert_allclose(compiled.grad(np.arange(5.0)), 2 * np.arange(5.0))
+    np.testing.assert_allclose(compiled.grad(np.ones(3)), [2.0, 2.0, 2.0])
+    assert compiled.recordings == 2
+
+
+def test_outputs_do_not_alias_the_recording():
+    compiled = ad.compile(lambda x: ad.sum(2.0 * x), np.zeros(2))
+    first = compiled.grad(np.ones(2))
+    first[:] = 99.0
+    np.testing.assert_allclose(compiled.grad(np.ones(2)), [2.0, 2.0])
+
+
+def test_scalar_replay_falls_back_to_numpy_at_float_errors():
+    compiled = ad.compile(lambda x: ad.sum(1.0 / x), np.array([2.0]))
+    assert compiled.program.scalar
+    with np.errstate(divide="ignore"):
+        value, gradient = compiled.value_and_grad(np.array([0.0]))
+    assert value == np.inf and np.isinf(gradient[0])
+
+
+def test_unfollowable_uses_are_refused_with_a_clear_error():
+    with pytest.raises(CompileError, match="plain numpy array"):
+        ad.compile(lambda x: ad.sum(x * np.asarray(x)), np.ones(2))
+    with pytest.raises(CompileError, match="tolist"):
+        ad.compile(lambda x: ad.sum(x * raw(x).tolist()[0]), np.ones(2))
+    with pytest.raises(CompileError, match="scalar output"):
+        ad.compile(lambda x: x * 2.0, np.ones(2))
+
+
+def test_bad_arguments_are_refused():
+    compiled = ad.compile(lambda x: ad.sum(x), np.ones(2))
+    with pytest.raises(TypeError, match="takes 1 argument"):
+        compiled(np.ones(2), np.ones(2))
+    with pytest.raises(TypeError, match="plain arrays"):
+        compiled(ad.Tensor(np.ones(2)))
+    with pytest.raises(ValueError, match="argnums"):
+        ad.compile(lambda x: ad.sum(x), np.ones(2), argnums=3)
+
+
+def test_functions_that_change_their_own_constants_are_refused():
+    limit = np.ones(1)
+
+    def f(x):
+        above = ad.sum(x) > limit  # compared with the array itself, not a copy
+        limit[...] *= -1
+        return ad.sum(x) if above else ad.sum(x**2)
+
+    compiled = ad.compile(f, np.array([0.25, 0.25]))
+    with pytest.raises(CompileError, match="not a deterministic function"):
+        compiled.grad(np.array([0.25, 0.25]))
+
+
+def test_every_op_name_has_a_known_scalar_status():
+    from adcompare.compiled.codegen import OP_KERNELS
+
+    assert set(OP_KERNELS) <= set(OPS)
