@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from adcompare.ops import COMPOSITES, OPS, getitem
-from adcompare.ops.registry import Box, raw, shape_of
+from adcompare.ops.registry import Box, apply, raw, shape_of
 
 _BINARY = {
     "add": ("__add__", "__radd__"),
@@ -197,13 +197,22 @@ def _fallback(call: str, name: str, compute, inputs):
 
 def _install() -> None:
     for op_name, (name, rname) in _BINARY.items():
-        fn = OPS[op_name].fn
+        op = OPS[op_name]
+        if op.prepare is None:  # no static parameters to normalise: dispatch directly
 
-        def forward(self, other, fn=fn):
-            return fn(self, other)
+            def forward(self, other, op=op):
+                return apply(op, (self, other), {})
 
-        def reflected(self, other, fn=fn):
-            return fn(other, self)
+            def reflected(self, other, op=op):
+                return apply(op, (other, self), {})
+
+        else:
+
+            def forward(self, other, fn=op.fn):
+                return fn(self, other)
+
+            def reflected(self, other, fn=op.fn):
+                return fn(other, self)
 
         forward.__name__, reflected.__name__ = name, rname
         setattr(ArrayBox, name, forward)
