@@ -205,8 +205,8 @@ def measure_cell(
     )
     check = check_derivative(instance, mode, result)
     del result
-    counts = count_work(instance, mode, work)
-    peak = peak_memory(work) if memory else None
+    counts = count_work(instance, mode, work) if mode.counted else None
+    peak = peak_memory(work) if memory and mode.memory_traced else None
     return {
         "time": timing,
         "counts": counts,

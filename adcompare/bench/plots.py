@@ -27,7 +27,7 @@ from matplotlib.colors import TwoSlopeNorm
 from matplotlib.figure import Figure
 
 from adcompare.bench import analysis
-from adcompare.bench.modes import MODES
+from adcompare.bench.modes import mode_label
 from adcompare.bench.plot_style import AXIS_LABEL, rc, style_log_axes
 from adcompare.bench.problems import PROBLEMS
 from adcompare.bench.results import Results
@@ -50,7 +50,7 @@ MARKERS = {"f": "o", "forward1": "s", "forward": "D", "reverse": "^", "fd": "v",
 
 
 def _label(mode: str) -> str:
-    return MODES[mode].label if mode in MODES else mode
+    return mode_label(mode)
 
 
 def _title(results: Results, problem: str) -> str:

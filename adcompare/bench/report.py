@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 
 from adcompare.bench import analysis
-from adcompare.bench.modes import MODES
+from adcompare.bench.modes import MODES, mode_label
 from adcompare.bench.plots import save_figures
 from adcompare.bench.problems import PROBLEMS
 from adcompare.bench.report_real import real_conclusions, real_section
@@ -39,7 +39,7 @@ COMPARISONS = {
 
 
 def _label(mode: str) -> str:
-    return MODES[mode].label if mode in MODES else mode
+    return mode_label(mode)
 
 
 def _axis(results: Results, problem: str) -> str | None:
