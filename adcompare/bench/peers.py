@@ -76,14 +76,17 @@ class PeerMode:
     :class:`~adcompare.bench.modes.Mode`.
 
     ``scalar_only`` modes (gradients) need m = 1. ``jit`` marks modes whose
-    first call compiles. Peers' work is not seen by adcompare's counters, so
-    ``counted`` is false; tracemalloc sees only autograd's (numpy) memory.
+    first call compiles. ``counterpart`` is the adcompare mode doing the same
+    job (``"reverse"`` or ``"forward"``), which the report compares it with.
+    Peers' work is not seen by adcompare's counters, so ``counted`` is false;
+    tracemalloc sees only autograd's (numpy) memory.
     """
 
     name: str
     label: str
     library: str
     prepare: Callable[[Instance], Callable[[], object]]
+    counterpart: str
     scalar_only: bool = False
     jit: bool = False
     derivative: bool = True
@@ -123,6 +126,7 @@ def _jax_modes() -> list[PeerMode]:
             f"JAX {transform}{' + jit' if jit else ''}",
             "jax",
             peers_jax.preparer(transform, jit=jit),
+            "forward" if transform == "jacfwd" else "reverse",
             scalar_only=transform == "grad",
             jit=jit,
         )
@@ -140,15 +144,21 @@ PEER_MODES: dict[str, PeerMode] = {
             "torch eager backward",
             "torch",
             peers_torch.prepare_reverse,
+            "reverse",
             scalar_only=True,
         ),
-        PeerMode("torch:jacfwd", "torch.func.jacfwd", "torch", peers_torch.prepare_jacfwd),
-        PeerMode("torch:jacrev", "torch.func.jacrev", "torch", peers_torch.prepare_jacrev),
+        PeerMode(
+            "torch:jacfwd", "torch.func.jacfwd", "torch", peers_torch.prepare_jacfwd, "forward"
+        ),
+        PeerMode(
+            "torch:jacrev", "torch.func.jacrev", "torch", peers_torch.prepare_jacrev, "reverse"
+        ),
         PeerMode(
             "autograd:grad",
             "autograd grad",
             "autograd",
             peers_autograd.prepare_grad,
+            "reverse",
             scalar_only=True,
         ),
         PeerMode(
@@ -156,6 +166,7 @@ PEER_MODES: dict[str, PeerMode] = {
             "autograd make_jvp × n",
             "autograd",
             peers_autograd.prepare_jvp_loop,
+            "forward",
         ),
     ]
 }
