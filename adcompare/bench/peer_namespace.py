@@ -139,4 +139,6 @@ class WrappedNamespace:
             return self.wrap(function(*map(self.unwrap, args), **kwargs))
 
         call.__name__ = name
+        # Later look-ups find the attribute without coming back here.
+        setattr(self, name, call)
         return call

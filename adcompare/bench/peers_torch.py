@@ -1,7 +1,9 @@
 """PyTorch as a peer: eager ``backward`` and ``torch.func.jacfwd`` / ``jacrev``, float64.
 
-The problems run through a :class:`~adcompare.bench.peer_namespace.WrappedNamespace`
-over torch's functions, since torch tensors do not mix with numpy constants.
+Problems that close over numpy constants run through a
+:class:`~adcompare.bench.peer_namespace.WrappedNamespace` over torch's
+functions, since torch tensors do not mix with numpy arrays; the others run
+on torch directly (:func:`function_of`).
 torch runs with one thread, like numpy's BLAS in the harness.
 """
 
@@ -9,11 +11,21 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from types import SimpleNamespace
 
 from adcompare.bench.peer_namespace import WrappedNamespace
 from adcompare.bench.problems import Instance
 
-__all__ = ["THREADS", "load", "namespace", "prepare_jacfwd", "prepare_jacrev", "prepare_reverse"]
+__all__ = [
+    "THREADS",
+    "function_of",
+    "functions",
+    "load",
+    "namespace",
+    "prepare_jacfwd",
+    "prepare_jacrev",
+    "prepare_reverse",
+]
 
 #: torch's intra-op threads while measuring, as the harness's one BLAS thread.
 THREADS = 1
@@ -37,9 +49,9 @@ def _reduction(reduce: Callable) -> Callable:
     return reduction
 
 
-def namespace(torch) -> WrappedNamespace:
-    """The ``xp`` the problems see when run by torch."""
-    functions = {
+def functions(torch) -> dict[str, Callable]:
+    """torch's functions under the numpy names the problems use."""
+    return {
         "sum": _reduction(torch.sum),
         "mean": _reduction(torch.mean),
         "max": _reduction(torch.amax),
@@ -50,13 +62,28 @@ def namespace(torch) -> WrappedNamespace:
             for name in ("tanh", "sin", "cos", "exp", "log", "log1p", "sqrt")
         },
     }
-    return WrappedNamespace("torch", functions, torch.from_numpy)
+
+
+def namespace(torch) -> WrappedNamespace:
+    """The ``xp`` the problems see when run by torch: numpy operands converted."""
+    return WrappedNamespace("torch", functions(torch), torch.from_numpy)
 
 
 def function_of(instance: Instance, torch) -> Callable:
-    """``instance``'s f as a function of one torch tensor, returning a tensor."""
-    xp = namespace(torch)
-    return lambda x: xp.unwrap(instance.f(xp, xp.wrap(x)))
+    """``instance``'s f as a function of one torch tensor, returning a tensor.
+
+    A problem whose only constants are Python numbers (Rosenbrock, the
+    elementwise chain) runs on torch's tensors and functions directly, so
+    the wrapper's Python layer is not timed; one with numpy constants (the
+    first call raises ``TypeError``) runs through :func:`namespace`.
+    """
+    native, f = SimpleNamespace(**functions(torch)), instance.f
+    try:
+        f(native, torch.from_numpy(instance.x))
+    except TypeError:
+        xp = namespace(torch)
+        return lambda x: xp.unwrap(f(xp, xp.wrap(x)))
+    return lambda x: f(native, x)
 
 
 def prepare_reverse(instance: Instance) -> Callable:
