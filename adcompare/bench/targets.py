@@ -36,7 +36,16 @@ from adcompare.bench.peers import PEER_MODES, PeerMode
 from adcompare.bench.problems import Instance, get_problem
 from adcompare.bench.target_mlp import make_mlp
 
-__all__ = ["SMALL", "Settings", "TargetSizes", "measure_entry", "measure_targets", "replay_mode"]
+__all__ = [
+    "SMALL",
+    "Settings",
+    "TargetCase",
+    "TargetSizes",
+    "measure_entry",
+    "measure_targets",
+    "replay_mode",
+    "target_cases",
+]
 
 
 @dataclass(frozen=True)
@@ -146,11 +155,7 @@ def measure_entry(
 
 
 def _entries(instance: Instance, choices, settings: Settings) -> list[dict]:
-    return [
-        measure_entry(instance, mode, library, settings)
-        for library, mode in choices
-        if mode is not None
-    ]
+    return [measure_entry(instance, mode, library, settings) for library, mode in choices]
 
 
 def _peers(*names: str) -> list[tuple[str, PeerMode]]:
@@ -175,13 +180,67 @@ def _claim(text: str, met: bool | None) -> dict:
     return {"claim": text, "met": met}
 
 
-def _chain_row(sizes: TargetSizes, settings: Settings) -> dict:
-    instance = target_problems.chain(sizes.chain_ops)
-    choices = [
-        ("adcompare", MODES["reverse"]),
-        ("adcompare", replay_mode()),
-        *_peers("torch:reverse", "autograd:grad", "jax:grad", "jax:grad+jit"),
-    ]
+@dataclass(frozen=True)
+class TargetCase:
+    """One target's problem and its entries, as ``(library, mode)`` pairs; the
+    ratio targets (b, d) divide by plain numpy f, which is not an entry."""
+
+    instance: Instance
+    choices: list[tuple[str, Mode | PeerMode]]
+
+
+def target_cases(sizes: TargetSizes = TargetSizes()) -> dict[str, TargetCase]:
+    """Every target's case by id (``a``, ``b``, ``c``, ``d``, ``e1``, ...), for
+    :func:`measure_targets` and the pytest-benchmark suite alike.
+
+    >>> cases = target_cases(SMALL)
+    >>> list(cases), cases["c"].instance.n
+    (['a', 'b', 'c', 'd', 'e1', 'e2', 'e3'], 16)
+    """
+    mlp, mlp_gradient = make_mlp(*sizes.mlp)
+    cases = {
+        "a": TargetCase(
+            target_problems.chain(sizes.chain_ops),
+            [
+                ("adcompare", MODES["reverse"]),
+                *([("adcompare", replay_mode())] if replay_mode() else []),
+                *_peers("torch:reverse", "autograd:grad", "jax:grad", "jax:grad+jit"),
+            ],
+        ),
+        "b": TargetCase(
+            target_problems.rosenbrock(sizes.rosenbrock_n),
+            [
+                ("adcompare", MODES["reverse"]),
+                ("numpy", _handwritten("numpy by hand", target_problems.rosenbrock_gradient)),
+                *_peers("torch:reverse", "autograd:grad", "jax:grad", "jax:grad+jit"),
+            ],
+        ),
+        "c": TargetCase(
+            target_problems.rosenbrock(sizes.forward_n),
+            [
+                ("adcompare", MODES["forward"]),
+                *_peers("torch:jacfwd", "jax:jacfwd+jit", "autograd:jvp-loop"),
+            ],
+        ),
+        "d": TargetCase(
+            mlp,
+            [
+                ("adcompare", MODES["reverse"]),
+                ("numpy", _handwritten("numpy backprop by hand", mlp_gradient)),
+                *_peers("torch:reverse", "autograd:grad"),
+            ],
+        ),
+    }
+    for index, (n, m) in enumerate(sizes.jacobian, start=1):
+        cases[f"e{index}"] = TargetCase(
+            get_problem("tanh_map").build(n=n, m=m),
+            [("adcompare", mode) for mode in (_auto_mode(), MODES["forward"], MODES["reverse"])],
+        )
+    return cases
+
+
+def _chain_row(case: TargetCase, sizes: TargetSizes, settings: Settings) -> dict:
+    instance, choices = case.instance, case.choices
     entries = _with_values(
         _entries(instance, choices, settings), lambda s: 1e6 * s / sizes.chain_ops
     )
@@ -211,12 +270,10 @@ def _chain_row(sizes: TargetSizes, settings: Settings) -> dict:
     }
 
 
-def _ratio_row(
-    row_id: str, what: str, instance: Instance, choices, settings: Settings, limit: float
-) -> dict:
+def _ratio_row(row_id: str, what: str, case: TargetCase, settings: Settings, limit: float) -> dict:
     """A target measured as time ÷ plain numpy f's time, adcompare's reverse ≤ ``limit``."""
-    baseline = measure_entry(instance, MODES["f"], "numpy", settings)
-    entries = _entries(instance, choices, settings)
+    baseline = measure_entry(case.instance, MODES["f"], "numpy", settings)
+    entries = _entries(case.instance, case.choices, settings)
     claims = []
     if baseline["status"] == "ok":
         entries = _with_values(entries, lambda s: s / baseline["seconds"])
@@ -234,40 +291,23 @@ def _ratio_row(
     }
 
 
-def _rosenbrock_row(sizes: TargetSizes, settings: Settings) -> dict:
-    n = sizes.rosenbrock_n
-    choices = [
-        ("adcompare", MODES["reverse"]),
-        ("numpy", _handwritten("numpy by hand", target_problems.rosenbrock_gradient)),
-        *_peers("torch:reverse", "autograd:grad", "jax:grad", "jax:grad+jit"),
-    ]
-    what = f"Rosenbrock gradient at n = {n:,}, time ÷ numpy f time"
-    return _ratio_row("b", what, target_problems.rosenbrock(n), choices, settings, 2.5)
+def _rosenbrock_row(case: TargetCase, sizes: TargetSizes, settings: Settings) -> dict:
+    what = f"Rosenbrock gradient at n = {case.instance.n:,}, time ÷ numpy f time"
+    return _ratio_row("b", what, case, settings, 2.5)
 
 
-def _mlp_row(sizes: TargetSizes, settings: Settings) -> dict:
+def _mlp_row(case: TargetCase, sizes: TargetSizes, settings: Settings) -> dict:
     batch, inputs, hidden, classes = sizes.mlp
-    instance, gradient = make_mlp(batch, inputs, hidden, classes)
-    choices = [
-        ("adcompare", MODES["reverse"]),
-        ("numpy", _handwritten("numpy backprop by hand", gradient)),
-        *_peers("torch:reverse", "autograd:grad"),
-    ]
     what = (
         f"MLP loss (batch {batch}, {inputs}-{hidden}-{classes}, tanh, softmax cross-entropy) "
-        f"gradient over all {instance.n:,} weights ÷ numpy forward time"
+        f"gradient over all {case.instance.n:,} weights ÷ numpy forward time"
     )
-    return _ratio_row("d", what, instance, choices, settings, 3.0)
+    return _ratio_row("d", what, case, settings, 3.0)
 
 
-def _forward_row(sizes: TargetSizes, settings: Settings) -> dict:
-    n = sizes.forward_n
-    instance = target_problems.rosenbrock(n)
-    choices = [
-        ("adcompare", MODES["forward"]),
-        *_peers("torch:jacfwd", "jax:jacfwd+jit", "autograd:jvp-loop"),
-    ]
-    entries = _with_values(_entries(instance, choices, settings), lambda s: 1e3 * s)
+def _forward_row(case: TargetCase, sizes: TargetSizes, settings: Settings) -> dict:
+    n = case.instance.n
+    entries = _with_values(_entries(case.instance, case.choices, settings), lambda s: 1e3 * s)
     ours, torch = _seconds(entries, "forward"), _seconds(entries, "torch:jacfwd")
     claims = []
     if ours is not None and torch is not None:
@@ -287,37 +327,24 @@ def _forward_row(sizes: TargetSizes, settings: Settings) -> dict:
     }
 
 
-def _jacobian_rows(sizes: TargetSizes, settings: Settings) -> list[dict]:
-    rows = []
-    problem = get_problem("tanh_map")
-    for index, (n, m) in enumerate(sizes.jacobian, start=1):
-        instance = problem.build(n=n, m=m)
-        choices = [
-            ("adcompare", _auto_mode()),
-            ("adcompare", MODES["forward"]),
-            ("adcompare", MODES["reverse"]),
-        ]
-        entries = _with_values(_entries(instance, choices, settings), lambda s: 1e3 * s)
-        auto, forward, reverse = (
-            _seconds(entries, mode) for mode in ("auto", "forward", "reverse")
+def _jacobian_row(row_id: str, case: TargetCase, settings: Settings) -> dict:
+    instance = case.instance
+    entries = _with_values(_entries(instance, case.choices, settings), lambda s: 1e3 * s)
+    auto, forward, reverse = (_seconds(entries, mode) for mode in ("auto", "forward", "reverse"))
+    row = {
+        "id": row_id,
+        "what": f'jacobian(mode="auto") on tanh_map at (n, m) = ({instance.n}, {instance.m})',
+        "unit": "ms",
+        "target": "auto within 10 % of the faster of forward and reverse",
+        "entries": entries,
+        "claims": [],
+    }
+    if None not in (auto, forward, reverse):
+        row["ratio"] = auto / min(forward, reverse)
+        row["claims"].append(
+            _claim(f"auto ÷ min(fwd, rev) = {row['ratio']:.3f}, limit 1.10", row["ratio"] <= 1.10)
         )
-        row = {
-            "id": f"e{index}",
-            "what": f'jacobian(mode="auto") on tanh_map at (n, m) = ({n}, {m})',
-            "unit": "ms",
-            "target": "auto within 10 % of the faster of forward and reverse",
-            "entries": entries,
-            "claims": [],
-        }
-        if None not in (auto, forward, reverse):
-            row["ratio"] = auto / min(forward, reverse)
-            row["claims"].append(
-                _claim(
-                    f"auto ÷ min(fwd, rev) = {row['ratio']:.3f}, limit 1.10", row["ratio"] <= 1.10
-                )
-            )
-        rows.append(row)
-    return rows
+    return row
 
 
 def measure_targets(
@@ -332,12 +359,14 @@ def measure_targets(
     >>> [row["id"] for row in result["rows"]]
     ['a', 'b', 'c', 'd', 'e1', 'e2', 'e3']
     """
-    builders = (_chain_row, _rosenbrock_row, _forward_row, _mlp_row, _jacobian_rows)
+    builders = {"a": _chain_row, "b": _rosenbrock_row, "c": _forward_row, "d": _mlp_row}
     rows = []
     with threadpool_limits(limits=1, user_api="blas"):
-        for build in builders:
-            built = build(sizes, settings)
-            rows += built if isinstance(built, list) else [built]
+        for row_id, case in target_cases(sizes).items():
+            if row_id in builders:
+                rows.append(builders[row_id](case, sizes, settings))
+            else:
+                rows.append(_jacobian_row(row_id, case, settings))
             if progress:
-                progress(f"measured target {rows[-1]['id'].rstrip('0123456789')}")
+                progress(f"measured target {row_id}")
     return {"sizes": asdict(sizes), "settings": asdict(settings), "rows": rows}
