@@ -25,8 +25,6 @@ import importlib.util
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from adcompare.bench import peers_autograd, peers_jax, peers_torch
 from adcompare.bench.problems import Instance
 
@@ -35,7 +33,6 @@ __all__ = [
     "LIBRARIES",
     "PEER_MODES",
     "PeerMode",
-    "as_array",
     "available_peer_modes",
     "is_installed",
     "missing_note",
@@ -183,14 +180,3 @@ def available_peer_modes() -> tuple[list[str], str | None]:
     names = [name for name, mode in PEER_MODES.items() if is_installed(mode.library)]
     missing = [library for library in LIBRARIES if not is_installed(library)]
     return names, missing_note(missing) if missing else None
-
-
-def as_array(result) -> np.ndarray:
-    """A peer's result (numpy, JAX or torch array) as a float64 numpy array.
-
-    >>> as_array([1, 2]).dtype
-    dtype('float64')
-    """
-    if hasattr(result, "detach"):
-        result = result.detach().numpy()
-    return np.asarray(result, dtype=np.float64)

@@ -9,6 +9,7 @@ torch runs with one thread, like numpy's BLAS in the harness.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -31,10 +32,17 @@ __all__ = [
 THREADS = 1
 
 
+@functools.cache
 def load():
-    """The torch module, set to ``THREADS`` threads."""
+    """The torch module, set to ``THREADS`` threads, its autograd engine and
+    ``torch.func`` started by one tiny derivative each so that no measured call
+    pays for them."""
     torch = importlib.import_module("torch")
     torch.set_num_threads(THREADS)
+    one = torch.ones(1, dtype=torch.float64)
+    one.clone().requires_grad_().sum().backward()
+    torch.func.jacfwd(torch.sin)(one)
+    torch.func.jacrev(torch.sin)(one)
     return torch
 
 
