@@ -12,6 +12,7 @@ COMMAND_MODULES = [
     "adcompare.bench.cmd_run",
     "adcompare.bench.cmd_bench",
     "adcompare.bench.cmd_report",
+    "adcompare.bench.cmd_targets",
     "adcompare.demo",
     "adcompare.explain_cli",
     "adcompare.train",

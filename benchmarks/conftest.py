@@ -24,6 +24,11 @@ def pytest_addoption(parser):
         "problems take every (n, m) pair of them",
     )
     group.addoption(
+        "--targets-small",
+        action="store_true",
+        help="time the performance targets at tiny sizes instead of the issue's",
+    )
+    group.addoption(
         "--bench-blas-threads",
         type=int,
         default=1,

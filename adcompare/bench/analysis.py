@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from adcompare.bench.modes import MODES
+from adcompare.bench.peers import PEER_MODES
 from adcompare.bench.results import Results
 from adcompare.bench.text import format_slope
 
@@ -66,11 +67,13 @@ def problems_in(results: Results) -> list[str]:
 def modes_in(results: Results, problem: str, order: int = 1) -> list[str]:
     """The modes measured on ``problem``, in the registry's order.
 
-    ``order=1`` gives plain f and the first-order modes (and modes this
-    version does not know), ``order=2`` the second-order ones.
+    ``order=1`` gives plain f and the first-order modes (peers' after
+    adcompare's, then modes this version does not know), ``order=2`` the
+    second-order ones.
     """
     seen = {c["mode"] for c in _ok(results, problem)}
-    known = [m for m in MODES if m in seen] + sorted(seen - set(MODES))
+    registered = [*MODES, *PEER_MODES]
+    known = [m for m in registered if m in seen] + sorted(seen - set(registered))
     return [m for m in known if (MODES[m].order == 2 if m in MODES else False) == (order == 2)]
 
 

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from adcompare.bench.modes import MODE_GROUPS, MODES
+from adcompare.bench.peers import available_peer_modes
 from adcompare.bench.problems import PROBLEMS, default_problems
 from adcompare.bench.progress import Progress, format_seconds
 from adcompare.bench.results import Results, ResultsError, load_results
@@ -19,6 +20,7 @@ examples:
   adcompare bench --problems rosenbrock mlp --modes forward reverse --sizes 8 64 512
   adcompare bench --modes reverse hvp --sizes 16 256  # one HVP per composition vs the gradient
   adcompare bench --problems adbench-gmm-1k adbench-lstm --modes f reverse forward
+  adcompare bench --problems rosenbrock --modes f reverse forward --peers  # beside JAX, torch
   adcompare bench --full --out full.json       # up to n = 2^20 (hours); Ctrl-C keeps what
   adcompare bench --full --out full.json --resume   # was measured, --resume continues
   adcompare report results.json                # then draw the plots and write the report
@@ -41,9 +43,15 @@ def _sizes(values: list[str]) -> list[int]:
 
 
 def add_sweep_options(parser: argparse.ArgumentParser) -> None:
-    """The options ``bench`` and ``run`` share: progress and BLAS threads."""
+    """The options ``bench`` and ``run`` share: progress, BLAS threads and peers."""
     parser.add_argument(
         "--quiet", action="store_true", help="no progress bar (it is drawn only on a terminal)"
+    )
+    parser.add_argument(
+        "--peers",
+        action="store_true",
+        help="also measure the installed peers' modes (JAX, PyTorch, HIPS autograd) on the "
+        'same problems; install them with pip install -e ".[peers]"',
     )
     parser.add_argument(
         "--blas-threads",
@@ -134,6 +142,21 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(run=run)
 
 
+def with_peers(modes: list[str] | None, peers: bool) -> list[str] | None:
+    """``modes`` (``None``: every adcompare mode) plus, if ``peers``, the installed
+    peers' modes; prints one line naming the missing peer libraries.
+
+    >>> with_peers(["reverse"], False)
+    ['reverse']
+    """
+    if not peers:
+        return modes
+    names, note = available_peer_modes()
+    if note:
+        print(note, file=sys.stderr)
+    return [*(modes or MODES), *names]
+
+
 def open_results(path: Path, *, resume: bool, overwrite: bool) -> Results:
     """The results to measure into, or a :class:`ResultsError` saying what to do."""
     if path.exists() and resume:
@@ -191,7 +214,7 @@ def run(args) -> int:
         config = preset(
             args.preset or "quick",
             problems=_words(args.problems) if args.problems else None,
-            modes=_words(args.modes) if args.modes else None,
+            modes=with_peers(_words(args.modes) if args.modes else None, args.peers),
             sizes=_sizes(args.sizes) if args.sizes else None,
             grid=_sizes(args.sizes) if args.sizes else None,
             second_order_sizes=_sizes(args.sizes) if args.sizes else None,
@@ -210,4 +233,12 @@ def run(args) -> int:
     return status
 
 
-__all__ = ["PRESETS", "add_parser", "add_sweep_options", "open_results", "run", "sweep_into"]
+__all__ = [
+    "PRESETS",
+    "add_parser",
+    "add_sweep_options",
+    "open_results",
+    "run",
+    "sweep_into",
+    "with_peers",
+]

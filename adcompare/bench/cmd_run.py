@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from adcompare.bench.cmd_bench import add_sweep_options, sweep_into
+from adcompare.bench.cmd_bench import add_sweep_options, sweep_into, with_peers
 from adcompare.bench.cmd_report import make_report
 from adcompare.bench.results import Results, ResultsError, load_results
 from adcompare.bench.sweep import preset
@@ -16,6 +16,7 @@ examples:
   adcompare run                        # about a minute: reports/quick/report.md and figures
   adcompare run --out reports/laptop   # keep the committed reference, compare with yours
   adcompare run --resume               # after Ctrl-C, continue where it stopped
+  adcompare run --peers                # JAX, PyTorch and autograd beside adcompare's modes
 """
 
 
@@ -65,7 +66,8 @@ def run(args) -> int:
     except ResultsError as error:
         print(f"adcompare run: {error}", file=sys.stderr)
         return 2
-    status = sweep_into(results, preset("quick", blas_threads=args.blas_threads), quiet=args.quiet)
+    config = preset("quick", modes=with_peers(None, args.peers), blas_threads=args.blas_threads)
+    status = sweep_into(results, config, quiet=args.quiet)
     if status:
         return status
     report = make_report([path], args.out, svg=args.svg)

@@ -34,11 +34,20 @@ import numpy as np
 import adcompare as ad
 from adcompare import transforms
 from adcompare.bench import second_order
+from adcompare.bench.peers import PEER_MODES, PeerMode
 from adcompare.bench.problems import Instance
 from adcompare.check import finite_differences
 from adcompare.transforms import HESSIAN_MODES
 
-__all__ = ["MODES", "MODE_GROUPS", "Mode", "expand_modes", "get_mode", "symbolic_available"]
+__all__ = [
+    "MODES",
+    "MODE_GROUPS",
+    "Mode",
+    "expand_modes",
+    "get_mode",
+    "mode_label",
+    "symbolic_available",
+]
 
 #: Symbolic differentiation is measured only while n·m stays this small,
 SYMBOLIC_MAX_ENTRIES = 64
@@ -52,7 +61,9 @@ class Mode:
     """A way of computing: ``prepare(instance)`` returns the zero-argument work.
 
     ``order`` is the order of the derivative computed: 0 for plain f, 1 for
-    Jacobians and gradients, 2 for HVPs and Hessians.
+    Jacobians and gradients, 2 for HVPs and Hessians. ``counted``: adcompare's
+    counters see the work; ``memory_traced``: tracemalloc sees its arrays (both
+    false for most peers, :mod:`~adcompare.bench.peers`).
     """
 
     name: str
@@ -60,6 +71,8 @@ class Mode:
     prepare: Callable[[Instance], Callable[[], np.ndarray]]
     derivative: bool = True
     order: int = 1
+    counted: bool = True
+    memory_traced: bool = True
 
     def unavailable(self, instance: Instance) -> str | None:
         """Why this mode cannot run on ``instance``, or ``None`` if it can.
@@ -205,16 +218,27 @@ def expand_modes(names: list[str]) -> list[str]:
     return list(dict.fromkeys(expanded))
 
 
-def get_mode(name: str) -> Mode:
-    """The mode called ``name``, with a clear error for an unknown one.
+def get_mode(name: str) -> Mode | PeerMode:
+    """The mode called ``name`` (adcompare's or a peer's), with a clear error for an
+    unknown one.
 
-    >>> get_mode("reverse").label
-    'reverse'
+    >>> get_mode("reverse").label, get_mode("torch:reverse").library
+    ('reverse', 'torch')
     """
-    try:
-        return MODES[name]
-    except KeyError:
+    found = MODES.get(name) or PEER_MODES.get(name)
+    if found is None:
         raise ValueError(
-            f"unknown mode {name!r}; the modes are {', '.join(MODES)}, and the groups "
-            f"{', '.join(MODE_GROUPS)}"
-        ) from None
+            f"unknown mode {name!r}; the modes are {', '.join(MODES)}, the groups "
+            f"{', '.join(MODE_GROUPS)}, and the peers' {', '.join(PEER_MODES)}"
+        )
+    return found
+
+
+def mode_label(name: str) -> str:
+    """The label of the mode called ``name``; the name itself for an unknown one.
+
+    >>> mode_label("forward1"), mode_label("jax:grad+jit"), mode_label("retired")
+    ('forward, 1 lane', 'JAX grad + jit', 'retired')
+    """
+    found = MODES.get(name) or PEER_MODES.get(name)
+    return found.label if found else name

@@ -27,7 +27,8 @@ from matplotlib.colors import TwoSlopeNorm
 from matplotlib.figure import Figure
 
 from adcompare.bench import analysis
-from adcompare.bench.modes import MODES
+from adcompare.bench.modes import mode_label
+from adcompare.bench.peers import PEER_MODES
 from adcompare.bench.plot_style import AXIS_LABEL, rc, style_log_axes
 from adcompare.bench.problems import PROBLEMS
 from adcompare.bench.results import Results
@@ -36,7 +37,15 @@ from adcompare.bench.text import format_ratio
 
 work = analysis.work
 
-__all__ = ["COLORS", "crossover_figure", "figures", "problem_figure", "save_figures"]
+__all__ = [
+    "COLORS",
+    "PEER_COLORS",
+    "crossover_figure",
+    "figures",
+    "line_style",
+    "problem_figure",
+    "save_figures",
+]
 
 COLORS = {
     "f": "black",
@@ -47,10 +56,33 @@ COLORS = {
     "symbolic": "tab:purple",
 }
 MARKERS = {"f": "o", "forward1": "s", "forward": "D", "reverse": "^", "fd": "v", "symbolic": "P"}
+#: Peers: one colour per library, hollow markers, dashed lines (dotted when jitted);
+#: the marker says what the mode computes, as adcompare's do.
+PEER_COLORS = {"jax": "tab:cyan", "torch": "tab:pink", "autograd": "tab:brown"}
+PEER_MARKERS = {"grad": "^", "reverse": "^", "jacrev": "v", "jacfwd": "D", "jvp-loop": "s"}
+
+
+def line_style(mode: str) -> dict:
+    """Matplotlib line keywords for ``mode``: solid and filled for adcompare's modes,
+    dashed (dotted if jitted) and hollow in the library's colour for a peer's.
+
+    >>> line_style("torch:jacfwd")["color"], line_style("reverse")["linestyle"]
+    ('tab:pink', '-')
+    """
+    peer = PEER_MODES.get(mode)
+    if peer is None:
+        return {"marker": MARKERS.get(mode, "o"), "color": COLORS.get(mode), "linestyle": "-"}
+    transform = mode.split(":", 1)[1].split("+")[0]
+    return {
+        "marker": PEER_MARKERS.get(transform, "o"),
+        "color": PEER_COLORS[peer.library],
+        "linestyle": ":" if peer.jit else "--",
+        "markerfacecolor": "none",
+    }
 
 
 def _label(mode: str) -> str:
-    return MODES[mode].label if mode in MODES else mode
+    return mode_label(mode)
 
 
 def _title(results: Results, problem: str) -> str:
@@ -71,15 +103,7 @@ def _plot_modes(ax, results, problem, metric, *, relative=False, slopes=False) -
         if slopes:
             fit = analysis.fit_slope(x, y)
             label += f" (slope {fit})" if fit else ""
-        ax.plot(
-            x,
-            y,
-            marker=MARKERS.get(mode, "o"),
-            color=COLORS.get(mode),
-            label=label,
-            linewidth=1.6,
-            markersize=5,
-        )
+        ax.plot(x, y, label=label, linewidth=1.6, markersize=5, **line_style(mode))
 
 
 def _theory_lines(ax, results, problem, axis: str) -> None:
@@ -119,11 +143,18 @@ def _theory_lines(ax, results, problem, axis: str) -> None:
 def problem_figure(results: Results, problem: str) -> Figure:
     """The four panels of a one-parameter problem (see the module docstring)."""
     axis = analysis.AXIS[analysis.family_of(results, problem)]
+    with_peers = any(mode in PEER_MODES for mode in analysis.modes_in(results, problem))
     with rc():
-        # A fixed layout: constrained layout would draw every figure twice.
-        figure = Figure(figsize=(13, 9.5))
+        # A fixed layout: constrained layout would draw every figure twice. With peers the
+        # top row's many lines share one legend in a margin on the right.
+        figure = Figure(figsize=(16.5 if with_peers else 13, 9.5))
         figure.subplots_adjust(
-            left=0.07, right=0.985, bottom=0.065, top=0.915, hspace=0.3, wspace=0.2
+            left=0.055 if with_peers else 0.07,
+            right=0.79 if with_peers else 0.985,
+            bottom=0.065,
+            top=0.915,
+            hspace=0.3,
+            wspace=0.2,
         )
         (time_ax, ratio_ax), (work_ax, memory_ax) = figure.subplots(2, 2)
         _plot_modes(time_ax, results, problem, "time", slopes=True)
@@ -148,7 +179,14 @@ def problem_figure(results: Results, problem: str) -> Figure:
                 label="reverse: tape bytes",
             )
         style_log_axes(memory_ax, axis, "bytes", "Peak memory (tracemalloc) and tape size")
-        for ax in (time_ax, ratio_ax, work_ax, memory_ax):
+        if with_peers:
+            figure.legend(
+                *time_ax.get_legend_handles_labels(),
+                loc="upper left",
+                bbox_to_anchor=(0.8, 0.915),
+                title="top row (peers dashed, hollow)",
+            )
+        for ax in (work_ax, memory_ax) if with_peers else (time_ax, ratio_ax, work_ax, memory_ax):
             if ax.get_legend_handles_labels()[0]:
                 ax.legend(loc="best")
         figure.suptitle(_title(results, problem), fontsize=13)

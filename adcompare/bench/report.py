@@ -3,7 +3,8 @@
 Sections: a summary (fitted slopes and crossovers), conclusions, the
 machines, one section per problem (figure, caption, table of medians, and
 for many-inputs problems the second derivatives:
-:mod:`~adcompare.bench.report_second_order`), the ADBench and GradBench
+:mod:`~adcompare.bench.report_second_order`), the peers beside adcompare
+(:mod:`~adcompare.bench.report_peers`), the ADBench and GradBench
 instances beside published ratios (:mod:`~adcompare.bench.report_real`),
 and what was skipped, failed or disagreed. Nothing is measured here.
 """
@@ -14,9 +15,10 @@ from collections import Counter
 from pathlib import Path
 
 from adcompare.bench import analysis
-from adcompare.bench.modes import MODES
+from adcompare.bench.modes import MODES, mode_label
 from adcompare.bench.plots import save_figures
 from adcompare.bench.problems import PROBLEMS
+from adcompare.bench.report_peers import peer_conclusions, peer_section
 from adcompare.bench.report_real import real_conclusions, real_section
 from adcompare.bench.report_second_order import second_order_conclusions, second_order_section
 from adcompare.bench.results import Results
@@ -39,7 +41,7 @@ COMPARISONS = {
 
 
 def _label(mode: str) -> str:
-    return MODES[mode].label if mode in MODES else mode
+    return mode_label(mode)
 
 
 def _axis(results: Results, problem: str) -> str | None:
@@ -231,6 +233,7 @@ def _conclusions(results: Results, problems: list[str]) -> list[str]:
     lines += ["- " + line for line in _work_conclusion(results, problems)]
     lines += ["- " + line for line in second_order_conclusions(results, problems)]
     lines += ["- " + line for line in real_conclusions(results)]
+    lines += ["- " + line for line in peer_conclusions(results)]
     checks = _checks(results)
     if checks:
         lines.append("- " + checks[0])
@@ -486,6 +489,7 @@ def render(results: Results, figures: dict | None = None, sources: list[str] | N
     for problem in problems:
         if analysis.modes_in(results, problem):
             lines += _problem_section(results, problem, figures)
+    lines += peer_section(results)
     lines += real_section(results)
     lines += _not_measured(results)
     return "\n".join(lines)
