@@ -121,24 +121,10 @@ def test_an_entry_that_raises_is_recorded_not_fatal():
     assert entry["status"] == "error" and "no gradient today" in entry["error"]
 
 
-def test_replay_is_measured_when_adcompare_compile_exists(monkeypatch):
-    class Compiled:
-        def __init__(self, f, x):
-            self.gradient = ad.value_and_grad(f)
-
-        def value_and_grad(self, x):
-            value, gradient = self.gradient(x)
-            return value, (gradient,)
-
-    monkeypatch.setattr(ad, "compile", Compiled, raising=False)
-    mode = targets.replay_mode()
-    entry = measure_entry(target_problems.chain(10), mode, "adcompare", QUICK)
+def test_the_replayed_tape_is_measured_and_checked():
+    entry = measure_entry(target_problems.chain(10), targets.replay_mode(), "adcompare", QUICK)
     assert entry["status"] == "ok" and entry["check"]["ok"]
-
-
-def test_no_replay_without_adcompare_compile(monkeypatch):
-    monkeypatch.delattr(ad, "compile", raising=False)
-    assert targets.replay_mode() is None
+    assert entry["check"]["error"] < 1e-12
 
 
 # --- the table, adcompare only ------------------------------------------------------------
@@ -183,7 +169,9 @@ def test_ratios_are_computed_from_the_same_run(measured):
 
 def test_claims_against_peers_wait_for_the_peers(measured):
     rows = {row["id"]: row for row in measured["rows"]}
-    assert rows["a"]["claims"] == [] and rows["c"]["claims"] == []
+    # Only the replayed tape's limit is absolute (2 µs an op); the rest compare with torch.
+    assert [c["claim"].split(" ")[0] for c in rows["a"]["claims"]] == ["replayed"]
+    assert rows["c"]["claims"] == []
 
 
 def test_markdown_has_one_line_per_target_and_names_the_missing_peers(measured):
