@@ -688,10 +688,15 @@ def run_backward(roots, cotangents, *, retain_graph: bool, create_graph: bool, t
                 kept = node.retained()
                 if kept is not None:
                     kept._accumulate(g)
-            if create_graph or node.saved_args is None or node.saved_out is None:
+            if create_graph:
                 args, out = _rule_inputs(node, create_graph)
             else:
-                args, out = node.saved_args, node.saved_out
+                args = node.saved_args
+                if args is None:
+                    args = _placeholders(node.in_shapes)
+                out = node.saved_out
+                if out is None:
+                    out = _placeholders((node.out_shape,))[0]
             op = node.op
             params = node.params
             rules = op.vjp if op.nargs is not None else None
