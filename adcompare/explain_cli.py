@@ -1,11 +1,13 @@
 """``adcompare explain``: the evaluation trace of an expression, swept both ways.
 
     adcompare explain "3*x**2 + x*y + 5*y**2" --at x=2,y=3 [--mode both]
-                      [--markdown] [--dot FILE] [--png FILE]
+                      [--markdown] [--dot FILE] [--png FILE] [--program]
 
 prints the Wengert list with one tangent column per forward sweep and the
 adjoint column of the reverse sweep, how many sweeps each mode needed, and
-the gradient. ``--dot`` and ``--png`` write the recorded graph. The
+the gradient. ``--dot`` and ``--png`` write the recorded graph;
+``--program`` prints the tape as :func:`adcompare.compile` records it, the
+forward pass and the reverse sweep as straight-line code. The
 expression is read by the safe parser of :mod:`adcompare.expr`.
 """
 
@@ -27,6 +29,7 @@ def explain(
     markdown: bool = False,
     dot: str | None = None,
     png: str | None = None,
+    program: bool = False,
 ) -> str:
     """The report ``adcompare explain`` prints; writes the DOT and PNG files if asked.
 
@@ -71,7 +74,23 @@ def explain(
             f"{summary.edges} edges, {summary.saved_bytes} bytes saved for backward"
         )
         report += "\n\n" + "\n".join(written)
+    if program:
+        report += "\n\n" + _program(expression, values)
     return report
+
+
+def _program(expression, values) -> str:
+    """The recorded forward pass and reverse sweep, one line per array operation."""
+    from adcompare.compiled import compile as record_program
+
+    arguments = tuple(range(len(values)))
+    with np.errstate(all="ignore"):
+        compiled = record_program(expression, *values, argnums=arguments)
+    header = (
+        "The tape as adcompare.compile records it: each line is one array operation, "
+        "the reverse sweep's included (steps with constant results are folded away)"
+    )
+    return header + "\n" + compiled.program.listing(expression.variables)
 
 
 def _run(args) -> int:
@@ -84,6 +103,7 @@ def _run(args) -> int:
                 markdown=args.markdown,
                 dot=args.dot,
                 png=args.png,
+                program=args.program,
             )
         )
     except ExpressionError as error:
@@ -119,4 +139,9 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--markdown", action="store_true", help="print Markdown tables")
     parser.add_argument("--dot", metavar="FILE", help="write the graph as Graphviz DOT text")
     parser.add_argument("--png", metavar="FILE", help="draw the graph as a PNG (matplotlib)")
+    parser.add_argument(
+        "--program",
+        action="store_true",
+        help="print the recorded forward pass and reverse sweep as straight-line code",
+    )
     parser.set_defaults(run=_run)

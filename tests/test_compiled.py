@@ -106,6 +106,7 @@ def test_a_guard_catches_a_branch_flip():
 
     compiled = ad.compile(f, np.array([1.0, 2.0]))
     assert compiled.program.guards == 1
+    assert "  guard: bool() of v2 is True" in compiled.program.listing(["x"]).splitlines()
     np.testing.assert_allclose(compiled.grad(np.array([3.0, 1.0])), [6.0, 2.0])
     assert compiled.recordings == 1
     # The sum turns negative: the recorded branch would give 2x = [-4, -2]; -3x² is right.

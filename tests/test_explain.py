@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from adcompare.cli import main
+from adcompare.explain_cli import explain
 
 
 def test_explain_worked_example(capsys):
@@ -69,3 +70,21 @@ def test_explain_cannot_write(tmp_path, capsys):
     missing = tmp_path / "no" / "such" / "dir" / "f.dot"
     assert main(["explain", "x*x", "--at", "x=1", "--dot", str(missing)]) == 1
     assert "cannot write" in capsys.readouterr().err
+
+
+def test_program_lists_the_forward_pass_then_the_reverse_sweep():
+    report = explain("3*x**2 + x*y + 5*y**2", "x=2,y=3", mode="reverse", program=True)
+    listing = report.split("folded away)\n")[1].splitlines()
+    forward = listing[1 : listing.index("reverse sweep:")]
+    # The seven ops of the trace table, in its order, on the named inputs.
+    assert [line.split(" = ")[1].split("(")[0] for line in forward] == [
+        "power",
+        "multiply",
+        "multiply",
+        "add",
+        "power",
+        "multiply",
+        "add",
+    ]
+    assert forward[2] == "  v3 = multiply(x, y)"
+    assert listing[-1].startswith("returns v7, ")

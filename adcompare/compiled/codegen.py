@@ -152,7 +152,11 @@ class Program:
     """
 
     def __init__(self, recording: Recording, steps: list, outputs: list):
+        self._inputs = list(recording.inputs)
+        self._outputs = list(outputs)
+        forward = {id(step) for step in recording.steps[: recording.forward_end]}
         self.steps = _live(recording, steps, outputs)
+        self.forward_steps = sum(id(step) in forward for step in self.steps)
         self.instructions = sum(isinstance(s, Instruction) for s in self.steps)
         self.guards = sum(isinstance(s, Guard) for s in self.steps)
         self.scalar = _scalar_fits(recording, self.steps, outputs)
@@ -161,6 +165,63 @@ class Program:
         if self.scalar:
             self.source, scalar_run = _generate(recording, self.steps, outputs, scalar=True)
             self.run = _with_fallback(scalar_run, array_run)
+
+    def listing(self, names: list[str] | None = None) -> str:
+        """The program as readable lines: the forward pass, then the reverse sweep.
+
+        >>> import numpy as np
+        >>> import adcompare as ad
+        >>> program = ad.compile(lambda x: ad.sum(ad.sin(x) * 3.0), np.zeros(2)).program
+        >>> print(program.listing(["x"]))
+        forward pass:
+          v1 = sin(x)
+          v2 = multiply(v1, 3.0)
+          v3 = sum(v2, axis=(-1,), keepdims=False)
+        reverse sweep:
+          v4 = cos(x)
+          v5 = multiply(<array (2,)>, v4)
+        returns v3, v5
+        """
+        labels = {slot: name for slot, name in zip(self._inputs, names or [])}
+        labels.update((slot, f"a{i}") for i, slot in enumerate(self._inputs) if slot not in labels)
+        lines = ["forward pass:"]
+        for index, step in enumerate(self.steps):
+            if index == self.forward_steps:
+                lines.append("reverse sweep:")
+            if isinstance(step, Guard):
+                lines.append(
+                    f"  guard: {step.what} of {_label(labels, step.slot)} is {step.expected!r}"
+                )
+                continue
+            labels[step.out] = f"v{len(labels) - len(self._inputs) + 1}"
+            operands = [_describe(labels, spec) for spec in step.args]
+            operands += [f"{k}={_describe(labels, spec)}" for k, spec in step.kwargs]
+            lines.append(f"  {labels[step.out]} = {_name(step)}({', '.join(operands)})")
+        if self.forward_steps == len(self.steps) and len(self._outputs) > 1:
+            lines.append("reverse sweep: (nothing to compute)")
+        lines.append("returns " + ", ".join(_describe(labels, spec) for spec in self._outputs))
+        return "\n".join(lines)
+
+
+def _label(labels: dict, slot: int) -> str:
+    return labels.get(slot, f"s{slot}")
+
+
+def _describe(labels: dict, spec) -> str:
+    kind, value = spec
+    if kind == "s":
+        return _label(labels, value)
+    if isinstance(value, np.ndarray) and value.size > 1:
+        return f"<array {value.shape}>"
+    return repr(value.item() if isinstance(value, (np.ndarray, np.generic)) else value)
+
+
+def _name(step: Instruction) -> str:
+    if step.kind == "op":
+        return step.op.name
+    base, method = step.base
+    name = getattr(base, "__name__", str(base))
+    return f"np.{name}" if method in ("__call__", "function") else f"np.{name}.{method}"
 
 
 def _with_fallback(scalar_run, array_run):
