@@ -16,7 +16,7 @@ import math
 import numpy as np
 import sympy
 
-from adcompare.ops.registry import defop, raw
+from adcompare.ops.registry import Box, defop, raw
 
 _erf = np.vectorize(math.erf, otypes=[float])
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -95,22 +95,54 @@ negative = defop(
     example="negative(2.0) -> -2.0",
 )
 
+
+def _constant_integer(y) -> int | None:
+    """``y`` as an int when it is a plain real number with an integer value.
+
+    A box (a ``Dual`` or ``Tensor`` of an outer transform) is never constant:
+    its derivative must flow through the general rule.
+    """
+    if isinstance(y, Box) or np.ndim(y) != 0 or np.iscomplexobj(y):
+        return None
+    value = float(y)
+    return int(value) if value.is_integer() else None
+
+
+def _power_slope(x, y):
+    """``d(x**y)/dx = y * x**(y - 1)``, primal-shaped.
+
+    A constant exponent 2 gives ``2 * x``: one full-size operation where the
+    general formula takes two (and a power).
+    """
+    if _constant_integer(y) == 2:
+        return multiply(2.0, x)
+    return y * power(x, y - 1)
+
+
+def _power_value(x, y):
+    # ndarray ** scalar takes numpy's fast paths (x * x for 2, sqrt for 0.5).
+    return np.asarray(x) ** y if np.ndim(y) == 0 else np.power(x, y)
+
+
+# The slope is primal-shaped: it is formed before it meets the tangent lanes.
+def _power_jvp_x(out, x, y, x_dot):
+    return x_dot if _constant_integer(y) == 1 else _power_slope(x, y) * x_dot
+
+
+def _power_vjp_x(out, x, y, out_bar):
+    return out_bar if _constant_integer(y) == 1 else out_bar * _power_slope(x, y)
+
+
 power = defop(
     "power",
-    np.power,
+    _power_value,
     nargs=2,
     elementwise=True,
     domain=((0.5, 2.0), (-2.0, 2.0)),
     label="Pow",
     sym=lambda x, y: x**y,
-    jvp=(
-        lambda out, x, y, x_dot: y * power(x, y - 1) * x_dot,
-        lambda out, x, y, y_dot: log(x) * out * y_dot,
-    ),
-    vjp=(
-        lambda out, x, y, out_bar: out_bar * y * power(x, y - 1),
-        lambda out, x, y, out_bar: out_bar * log(x) * out,
-    ),
+    jvp=(_power_jvp_x, lambda out, x, y, y_dot: log(x) * out * y_dot),
+    vjp=(_power_vjp_x, lambda out, x, y, out_bar: out_bar * log(x) * out),
     doc="``x`` to the power ``y``, elementwise; ``y`` may carry a derivative too.",
     example="power(2.0, 3.0) -> 8.0",
 )
