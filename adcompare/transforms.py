@@ -82,6 +82,11 @@ def _replace(args: tuple, positions: Sequence[int], values: Sequence) -> list:
     return args
 
 
+def _dtype_of(value):
+    """What decides a value's dtype after ``as_float``: its dtype, or its Python type."""
+    return getattr(value, "dtype", type(value))
+
+
 def _check_array_output(out, name: str):
     if isinstance(out, (tuple, list, dict)):
         raise TypeError(
@@ -319,8 +324,7 @@ def _jacfwd_at(f, args, position, chunk_size, scalar=False):
     blocks = []
     for start in range(0, n, k):
         width = min(k, n - start)
-        seeds = np.zeros((width, n), dtype=dtype)
-        seeds[np.arange(width), start + np.arange(width)] = 1.0
+        seeds = np.eye(width, n, k=start, dtype=dtype)
         dual = Dual._make(x, seeds.reshape((width,) + x_shape), width, level)
         if cost._ACTIVE:
             cost.record_pass()
@@ -436,18 +440,21 @@ def jacobian(f: Callable, argnums=0, mode: str = "auto", chunk_size: int | None 
         known = ", ".join(repr(m) for m in ["auto", "forward", "reverse", *_EXTRA_MODES])
         raise ValueError(f"jacobian: unknown mode {mode!r}; use one of {known}")
     forward, reverse = jacfwd(f, argnums, chunk_size), jacrev(f, argnums)
-    outputs_at: dict[tuple, int] = {}
+    # Per argument signature (shapes and dtypes): the choice and the transform it picked.
+    chosen: dict[tuple, tuple[ModeChoice, Callable]] = {}
 
     @functools.wraps(f)
     def auto_jacobian(*args):
-        positions = _argnums(argnums, len(args), "jacobian")
-        key = tuple((shape_of(a), np.result_type(raw(a)).str) for a in map(as_float, args))
-        if key not in outputs_at:
-            outputs_at[key] = math.prod(shape_of(f(*map(as_float, args))))
-        n = sum(math.prod(shape_of(as_float(args[p]))) for p in positions)
-        choice = choose_mode(n, outputs_at[key])
-        auto_jacobian.last_choice = choice
-        return (forward if choice.mode == "forward" else reverse)(*args)
+        signature = tuple([(shape_of(a), _dtype_of(a)) for a in args])
+        known = chosen.get(signature)
+        if known is None:
+            positions = _argnums(argnums, len(args), "jacobian")
+            n_outputs = math.prod(shape_of(f(*map(as_float, args))))
+            n_inputs = sum(math.prod(shape_of(args[p])) for p in positions)
+            choice = choose_mode(n_inputs, n_outputs)
+            known = chosen[signature] = (choice, forward if choice.mode == "forward" else reverse)
+        auto_jacobian.last_choice = known[0]
+        return known[1](*args)
 
     auto_jacobian.last_choice = None
     return auto_jacobian
