@@ -1,0 +1,142 @@
+"""Throughput work pinned on deterministic counts, never on time (issue 9).
+
+Each fast path is checked twice: against exact derivatives (SymPy or a hand
+formula), and against the element work it promises, counted by
+``adcompare.count()``. Rules applied to plain arrays use numpy's operators,
+which the counter does not see; running a pullback on a ``Tensor``
+cotangent that records nothing routes every one of them through the op set,
+so the counts below include all the arithmetic a sweep does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy
+
+import adcompare as ad
+from adcompare.ops import OPS
+from adcompare.ops.shape import _covered_ranges
+from adcompare.transforms import HESSIAN_MODES
+
+
+def sweep_cost(f, x, cotangent) -> ad.Cost:
+    """The counted work of one reverse sweep of ``f`` at ``x`` (recording excluded)."""
+    _, pullback = ad.vjp(f, ad.Tensor(x))
+    with ad.count() as cost:
+        pullback(ad.Tensor(cotangent))
+    return cost
+
+
+def numpy_ops(cost: ad.Cost) -> dict[str, int]:
+    return {name: n for (engine, name), n in cost.by_op.items() if engine == "numpy"}
+
+
+# --- power with a constant exponent ---------------------------------------------------
+
+X = np.array([0.4, 1.3, 2.0])
+EXPONENTS = [-2, -1, 0, 1, 2, 3, 2.5]
+
+
+def exact_power_derivatives(k):
+    s = sympy.Symbol("s")
+    first, second = sympy.diff(s**k, s), sympy.diff(s**k, s, 2)
+    return (
+        np.array([float(first.subs(s, v)) for v in X]),
+        np.diag([float(second.subs(s, v)) for v in X]),
+    )
+
+
+@pytest.mark.parametrize("k", EXPONENTS)
+def test_power_with_a_constant_exponent_matches_sympy_to_second_order(k):
+    f = lambda x: ad.sum(x**k)
+    first, second = exact_power_derivatives(k)
+    for mode in ("reverse", "forward"):
+        np.testing.assert_allclose(ad.grad(f, mode=mode)(X), first, rtol=1e-13, err_msg=mode)
+    for mode in HESSIAN_MODES:
+        np.testing.assert_allclose(
+            ad.hessian(f, mode=mode)(X), second, rtol=1e-12, atol=1e-12, err_msg=mode
+        )
+
+
+def test_an_exponent_that_carries_a_derivative_is_not_treated_as_constant():
+    """d/dy of d(x**y)/dx = x**(y-1) (1 + y log x): the exponent's box must flow
+    through the rule even when its value is the integer 2."""
+    x0 = 1.5
+    inner = lambda y: ad.grad(lambda x: x**y)(x0)
+    expected = x0 ** (2.0 - 1) * (1 + 2.0 * np.log(x0))
+    assert ad.grad(inner)(2.0) == pytest.approx(expected, rel=1e-14)
+    assert ad.grad(inner, mode="forward")(2.0) == pytest.approx(expected, rel=1e-14)
+
+
+@pytest.mark.parametrize(
+    ("k", "expected_ops"),
+    [
+        (1, {}),  # the cotangent passes through
+        (2, {"multiply": 2}),  # 2·x, then times the cotangent
+        (3, {"power": 1, "multiply": 2}),  # x², times 3, times the cotangent
+    ],
+)
+def test_the_power_rule_for_a_constant_integer_does_the_fewest_array_operations(k, expected_ops):
+    n = 50
+    x, cotangent = np.linspace(0.5, 2.0, n), np.linspace(-1.0, 1.0, n)
+    cost = sweep_cost(lambda x: x**k, x, cotangent)
+    assert numpy_ops(cost) == expected_ops
+    assert cost.elements["numpy"] == n * sum(expected_ops.values())
+
+
+# --- scatter_add for basic indices --------------------------------------------------------
+
+BASIC_INDICES = [
+    ((7,), slice(1, None)),
+    ((7,), slice(None, -1)),
+    ((7,), slice(None, None, -1)),
+    ((7,), slice(5, 1, -1)),
+    ((7,), slice(None, None, 3)),
+    ((7,), slice(4, 2)),
+    ((3, 4), (1, slice(1, 3))),
+    ((3, 4), (None, Ellipsis, -1)),
+    ((2, 3, 4), (Ellipsis, slice(1, 3), None)),
+    ((2, 3, 4), (0, Ellipsis, slice(None, None, 2))),
+    ((), ()),
+]
+
+
+@pytest.mark.parametrize(("shape", "index"), BASIC_INDICES, ids=str)
+def test_scatter_zeros_exactly_the_positions_a_basic_index_does_not_write(shape, index):
+    index = OPS["getitem"].prepare(np.empty(shape), index)["index"]
+    written = np.zeros(shape, dtype=bool)
+    written[index] = True
+    ranges = _covered_ranges(index, shape)
+    if ranges is None:
+        # Only a step that skips positions may leave the box: check that it does.
+        assert any(isinstance(i, slice) and abs(i.step or 1) > 1 for i in index)
+        return
+    box = np.zeros(shape, dtype=bool)
+    box[tuple(slice(lo, hi) for lo, hi in ranges)] = True
+    np.testing.assert_array_equal(written, box)
+    target_shape = np.empty(shape)[index].shape
+    values = np.arange(1.0, 1.0 + np.prod(target_shape)).reshape(target_shape)
+    expected = np.zeros(shape)
+    expected[index] = values
+    np.testing.assert_array_equal(ad.scatter_add(values, index=index, shape=shape), expected)
+
+
+# --- jacobian(mode="auto") -------------------------------------------------------------------
+
+
+def test_auto_jacobian_probes_once_per_signature_then_costs_what_its_mode_costs():
+    weights = np.linspace(-1.0, 1.0, 12).reshape(3, 4)
+    f = lambda x: ad.tanh(ad.matmul(weights, x))
+    x = np.linspace(0.0, 1.0, 4)
+    auto = ad.jacobian(f)
+    with ad.count() as first:
+        auto(x)
+    with ad.count() as again:
+        jac = auto(x)
+    with ad.count() as reverse:
+        ad.jacrev(f)(x)
+    assert auto.last_choice.mode == "reverse"
+    assert again.as_dict() == reverse.as_dict()
+    assert first.ops["numpy"] > again.ops["numpy"]  # the first call also probed f
+    np.testing.assert_allclose(jac, (1 - np.tanh(weights @ x) ** 2)[:, None] * weights)
