@@ -85,6 +85,25 @@ def test_the_power_rule_for_a_constant_integer_does_the_fewest_array_operations(
     assert cost.elements["numpy"] == n * sum(expected_ops.values())
 
 
+def test_the_tape_keeps_only_the_base_of_a_power_not_its_result():
+    x = ad.Tensor(np.linspace(0.5, 2.0, 100), requires_grad=True)
+    with ad.count() as cost:
+        y = x**3
+    # The base (800 bytes) and the exponent (one 8-byte integer); the result is not kept.
+    assert cost.tape_bytes == x.data.nbytes + np.asarray(3).nbytes
+    y.backward(np.ones(100))
+    np.testing.assert_allclose(x.grad.numpy(), 3 * x.data**2, rtol=1e-14)
+
+
+def test_the_exponents_gradient_recomputes_the_power_it_no_longer_keeps():
+    """d(x**y)/dy = x**y log x, with x and y both differentiated."""
+    x = ad.Tensor(np.array([0.5, 1.5, 2.5]), requires_grad=True)
+    y = ad.Tensor(np.array([-1.5, 0.5, 2.0]), requires_grad=True)
+    ad.sum(x**y).backward()
+    np.testing.assert_allclose(y.grad.numpy(), x.data**y.data * np.log(x.data), rtol=1e-14)
+    np.testing.assert_allclose(x.grad.numpy(), y.data * x.data ** (y.data - 1), rtol=1e-14)
+
+
 # --- scatter_add for basic indices --------------------------------------------------------
 
 BASIC_INDICES = [

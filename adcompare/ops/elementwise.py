@@ -139,10 +139,13 @@ power = defop(
     nargs=2,
     elementwise=True,
     domain=((0.5, 2.0), (-2.0, 2.0)),
+    # The tape keeps only the inputs: the output is needed by the exponent's rule
+    # alone, which recomputes it, so x**2's result is freed as soon as it is used.
+    saves=("args",),
     label="Pow",
     sym=lambda x, y: x**y,
     jvp=(_power_jvp_x, lambda out, x, y, y_dot: log(x) * out * y_dot),
-    vjp=(_power_vjp_x, lambda out, x, y, out_bar: out_bar * log(x) * out),
+    vjp=(_power_vjp_x, lambda out, x, y, out_bar: out_bar * log(x) * power(x, y)),
     doc="``x`` to the power ``y``, elementwise; ``y`` may carry a derivative too.",
     example="power(2.0, 3.0) -> 8.0",
 )
