@@ -10,6 +10,8 @@ so the counts below include all the arithmetic a sweep does.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import sympy
@@ -17,7 +19,7 @@ import sympy
 import adcompare as ad
 from adcompare.ops import OPS
 from adcompare.ops.shape import _covered_ranges
-from adcompare.transforms import HESSIAN_MODES
+from adcompare.transforms import HESSIAN_MODES, LANE_BUDGET, default_chunk
 
 
 def sweep_cost(f, x, cotangent) -> ad.Cost:
@@ -139,6 +141,33 @@ def test_scatter_zeros_exactly_the_positions_a_basic_index_does_not_write(shape,
     expected = np.zeros(shape)
     expected[index] = values
     np.testing.assert_array_equal(ad.scatter_add(values, index=index, shape=shape), expected)
+
+
+# --- jacfwd's default chunk ----------------------------------------------------------------
+
+
+def rosenbrock(x):
+    return ad.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def rosenbrock_gradient(x):
+    """Hand-derived: ∂/∂x_i of 100(x_{i+1} − x_i²)² + (1 − x_i)², summed."""
+    g = np.zeros_like(x)
+    g[:-1] = -400.0 * x[:-1] * (x[1:] - x[:-1] ** 2) - 2.0 * (1.0 - x[:-1])
+    g[1:] += 200.0 * (x[1:] - x[:-1] ** 2)
+    return g
+
+
+@pytest.mark.parametrize("n", [7, 362, 363, 1000])
+def test_jacfwd_splits_the_lanes_so_each_pass_holds_at_most_the_lane_budget(n):
+    x = np.linspace(-1.2, 1.2, n)
+    with ad.count() as cost:
+        jac = ad.jacfwd(rosenbrock)(x)
+    chunk = default_chunk(n)
+    assert chunk * n <= LANE_BUDGET or chunk == 1
+    assert chunk == n or (chunk + 1) * n > LANE_BUDGET  # no smaller split than needed
+    assert cost.passes == math.ceil(n / chunk)
+    np.testing.assert_allclose(jac, rosenbrock_gradient(x), rtol=1e-12)
 
 
 # --- jacobian(mode="auto") -------------------------------------------------------------------
