@@ -21,6 +21,8 @@ from adcompare.ops import OPS
 from adcompare.ops.shape import _covered_ranges
 from adcompare.transforms import HESSIAN_MODES, LANE_BUDGET, default_chunk
 
+from .opcases import domain_of
+
 
 def sweep_cost(f, x, cotangent) -> ad.Cost:
     """The counted work of one reverse sweep of ``f`` at ``x`` (recording excluded)."""
@@ -32,6 +34,38 @@ def sweep_cost(f, x, cotangent) -> ad.Cost:
 
 def numpy_ops(cost: ad.Cost) -> dict[str, int]:
     return {name: n for (engine, name), n in cost.by_op.items() if engine == "numpy"}
+
+
+# --- tangent lanes ------------------------------------------------------------------------
+
+ELEMENTWISE_POSITIONS = [
+    (op, i) for op in OPS.values() if op.elementwise for i in op.differentiable
+]
+
+
+@pytest.mark.parametrize(
+    ("op", "position"), ELEMENTWISE_POSITIONS, ids=lambda p: getattr(p, "name", str(p))
+)
+def test_every_elementwise_jvp_touches_the_tangent_lanes_at_most_once(op, position):
+    """Primal-shaped factors are multiplied together first, then once by the
+    lanes: with k lanes of n elements, lane work is at most k·n, plus a few
+    primal-sized ops. Tensors that record nothing carry the values, so every
+    operation of the rule is counted."""
+    n, k = 3, 1000
+    rng = np.random.default_rng(5)
+    args = [ad.Tensor(rng.uniform(*domain_of(op, i), size=n)) for i in range(op.nargs)]
+    params = op.test_params((n,), rng) if op.test_params else {}
+    lanes = rng.standard_normal((k, n))
+    args[position] = ad.Dual(args[position], ad.Tensor(lanes))
+    with ad.count() as cost:
+        out = op.fn(*args, **params)
+    assert cost.elements["numpy"] // (k * n) <= 1
+    single = ad.jvp(
+        lambda v: op.fn(*[v if i == position else a for i, a in enumerate(args)], **params),
+        (args[position].primal.data,),
+        (lanes[7],),
+    )[1]
+    np.testing.assert_allclose(np.asarray(out.tangent.data)[7], single, rtol=1e-14)
 
 
 # --- power with a constant exponent ---------------------------------------------------

@@ -70,13 +70,14 @@ divide = defop(
     domain=((-2.0, 2.0), (0.5, 2.0)),
     label="Div",
     sym=lambda x, y: x / y,
+    # d(x/y)/dy = -out/y is formed on primals before it meets the tangent lanes.
     jvp=(
         lambda out, x, y, x_dot: x_dot / y,
-        lambda out, x, y, y_dot: negative(y_dot * out / y),
+        lambda out, x, y, y_dot: negative(out / y) * y_dot,
     ),
     vjp=(
         lambda out, x, y, out_bar: out_bar / y,
-        lambda out, x, y, out_bar: negative(out_bar * out / y),
+        lambda out, x, y, out_bar: out_bar * negative(out / y),
     ),
     doc="Quotient of two arrays, elementwise (``x / y``).",
     example="divide(3.0, 2.0) -> 1.5",
