@@ -130,9 +130,21 @@ def _sweep(node, cotangent, leaves, *, retain_graph: bool):
         targets={t._node() for t in leaves},
     )
     return [
-        _as_output(captured[t._node()]) if t._node() in captured else np.zeros(t.shape, t.dtype)
+        _writeable(captured[t._node()]) if t._node() in captured else np.zeros(t.shape, t.dtype)
         for t in leaves
     ]
+
+
+def _writeable(value):
+    """A gradient the caller may modify in place.
+
+    A cotangent that comes from a sum is a read-only broadcast view; it is
+    copied here, once, rather than being expanded inside every rule.
+    """
+    value = _as_output(value)
+    if isinstance(value, np.ndarray) and not value.flags.writeable:
+        return value.copy()
+    return value
 
 
 # --- reverse mode ---------------------------------------------------------------

@@ -140,6 +140,26 @@ def test_the_exponents_gradient_recomputes_the_power_it_no_longer_keeps():
     np.testing.assert_allclose(x.grad.numpy(), y.data * x.data ** (y.data - 1), rtol=1e-14)
 
 
+def test_a_cotangent_from_a_sum_is_scaled_once_per_distinct_value():
+    cotangent = np.broadcast_to(np.array([[0.5], [1.0], [2.0]]), (3, 1000))  # a row sum's
+    scaled = OPS["multiply"].vjp_at(1)(None, 100.0, np.ones((3, 1000)), cotangent)
+    assert scaled.strides[1] == 0  # three multiplications, broadcast back along the rows
+    np.testing.assert_array_equal(scaled, np.repeat([[50.0], [100.0], [200.0]], 1000, axis=1))
+
+
+def test_gradients_built_from_broadcast_cotangents_are_ordinary_writeable_arrays():
+    x = np.linspace(-1.0, 1.0, 5)
+    for f, expected in [
+        (lambda x: ad.sum(x), np.ones(5)),
+        (lambda x: ad.sum(100.0 * x), np.full(5, 100.0)),
+        (lambda x: ad.mean(x**2), 2 * x / 5),
+    ]:
+        gradient = ad.grad(f)(x)
+        np.testing.assert_allclose(gradient, expected, rtol=1e-15)
+        gradient += 1.0  # the caller owns it
+        np.testing.assert_allclose(gradient, expected + 1.0, rtol=1e-15)
+
+
 # --- scatter_add for basic indices --------------------------------------------------------
 
 BASIC_INDICES = [

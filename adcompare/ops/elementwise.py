@@ -17,9 +17,31 @@ import numpy as np
 import sympy
 
 from adcompare.ops.registry import Box, defop, raw
+from adcompare.ops.shape import broadcast_to, getitem
 
 _erf = np.vectorize(math.erf, otypes=[float])
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+
+
+def _scaled(cotangent, factor):
+    """``cotangent * factor``, for a ``factor`` that is a plain constant number.
+
+    A cotangent that comes from a sum or a mean is a broadcast view: along
+    its stride-0 axes every element is the same number. Scaling it takes one
+    multiplication per distinct value, broadcast back, instead of one per
+    element (Rosenbrock's ``100 * ...`` and ``x ** 2`` under a sum).
+    """
+    if (
+        type(cotangent) is np.ndarray
+        and cotangent.size > 1
+        and 0 in cotangent.strides
+        and not isinstance(factor, Box)
+        and np.ndim(factor) == 0
+    ):
+        distinct = tuple(slice(0, 1) if step == 0 else slice(None) for step in cotangent.strides)
+        return broadcast_to(multiply(getitem(cotangent, distinct), factor), cotangent.shape)
+    return cotangent * factor
+
 
 add = defop(
     "add",
@@ -57,7 +79,10 @@ multiply = defop(
     label="Mul",
     sym=lambda x, y: x * y,
     jvp=(lambda out, x, y, x_dot: x_dot * y, lambda out, x, y, y_dot: x * y_dot),
-    vjp=(lambda out, x, y, out_bar: out_bar * y, lambda out, x, y, out_bar: out_bar * x),
+    vjp=(
+        lambda out, x, y, out_bar: _scaled(out_bar, y),
+        lambda out, x, y, out_bar: _scaled(out_bar, x),
+    ),
     doc="Product of two arrays, elementwise (``x * y``).",
     example="multiply(2.0, 3.0) -> 6.0",
 )
@@ -131,7 +156,12 @@ def _power_jvp_x(out, x, y, x_dot):
 
 
 def _power_vjp_x(out, x, y, out_bar):
-    return out_bar if _constant_integer(y) == 1 else out_bar * _power_slope(x, y)
+    k = _constant_integer(y)
+    if k == 1:
+        return out_bar
+    if k == 2:
+        return _scaled(out_bar, 2.0) * x
+    return out_bar * _power_slope(x, y)
 
 
 power = defop(
