@@ -160,6 +160,23 @@ def test_gradients_built_from_broadcast_cotangents_are_ordinary_writeable_arrays
         np.testing.assert_allclose(gradient, expected + 1.0, rtol=1e-15)
 
 
+def test_log_softmax_records_five_ops_and_never_adds_its_shift_back():
+    logits = np.array([[1000.0, 999.0, 990.0], [-3.0, 0.5, 2.0]])
+    x = ad.Tensor(logits, requires_grad=True)
+    with ad.count() as cost:
+        out = ad.log_softmax(x, axis=1)
+    assert cost.tape_records == 5  # subtract, exp, sum, log, subtract
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    expected = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    np.testing.assert_allclose(out.data, expected, rtol=1e-15)
+    weights = np.array([[1.0, 0.0, 2.0], [0.5, -1.0, 0.0]])
+    ad.sum(out * weights).backward()
+    softmax = np.exp(expected)
+    # d/dx_j Σ_i w_i (x_i − lse(x)) = w_j − softmax_j Σ_i w_i
+    hand = weights - softmax * weights.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(x.grad.numpy(), hand, rtol=1e-13, atol=1e-15)
+
+
 # --- scatter_add for basic indices --------------------------------------------------------
 
 BASIC_INDICES = [
