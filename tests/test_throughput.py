@@ -110,7 +110,7 @@ def test_an_exponent_that_carries_a_derivative_is_not_treated_as_constant():
     [
         (1, {}),  # the cotangent passes through
         (2, {"multiply": 2}),  # 2·x, then times the cotangent
-        (3, {"power": 1, "multiply": 2}),  # x², times 3, times the cotangent
+        (3, {"power": 1, "multiply": 2}),  # the cotangent times 3, times x²
     ],
 )
 def test_the_power_rule_for_a_constant_integer_does_the_fewest_array_operations(k, expected_ops):

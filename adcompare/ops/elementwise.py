@@ -161,7 +161,7 @@ def _power_vjp_x(out, x, y, out_bar):
         return out_bar
     if k == 2:
         return _scaled(out_bar, 2.0) * x
-    return out_bar * _power_slope(x, y)
+    return _scaled(out_bar, y) * power(x, y - 1)
 
 
 power = defop(
