@@ -141,10 +141,13 @@ def test_the_exponents_gradient_recomputes_the_power_it_no_longer_keeps():
 
 
 def test_a_cotangent_from_a_sum_is_scaled_once_per_distinct_value():
-    cotangent = np.broadcast_to(np.array([[0.5], [1.0], [2.0]]), (3, 1000))  # a row sum's
-    scaled = OPS["multiply"].vjp_at(1)(None, 100.0, np.ones((3, 1000)), cotangent)
+    row = 2**17  # from this size on, scaling only the distinct values pays
+    cotangent = np.broadcast_to(np.array([[0.5], [1.0], [2.0]]), (3, row))  # a row sum's
+    scaled = OPS["multiply"].vjp_at(1)(None, 100.0, np.ones((3, row)), cotangent)
     assert scaled.strides[1] == 0  # three multiplications, broadcast back along the rows
-    np.testing.assert_array_equal(scaled, np.repeat([[50.0], [100.0], [200.0]], 1000, axis=1))
+    np.testing.assert_array_equal(scaled, np.repeat([[50.0], [100.0], [200.0]], row, axis=1))
+    small = cotangent[:, :1000]  # below it, one full multiplication is cheaper
+    assert OPS["multiply"].vjp_at(1)(None, 100.0, np.ones((3, 1000)), small).strides[1] != 0
 
 
 def test_gradients_built_from_broadcast_cotangents_are_ordinary_writeable_arrays():
@@ -207,6 +210,27 @@ def test_scatter_zeros_exactly_the_positions_a_basic_index_does_not_write(shape,
     box = np.zeros(shape, dtype=bool)
     box[tuple(slice(lo, hi) for lo, hi in ranges)] = True
     np.testing.assert_array_equal(written, box)
+    target_shape = np.empty(shape)[index].shape
+    values = np.arange(1.0, 1.0 + np.prod(target_shape)).reshape(target_shape)
+    expected = np.zeros(shape)
+    expected[index] = values
+    np.testing.assert_array_equal(ad.scatter_add(values, index=index, shape=shape), expected)
+
+
+@pytest.mark.parametrize(
+    ("shape", "index"),
+    [
+        ((2**16 + 3,), slice(1, None)),
+        ((2**16 + 3,), slice(None, -1)),
+        ((3, 2**15), (slice(1, 3), slice(5, -5))),
+        ((4, 2**15), (Ellipsis, 7)),
+        ((2, 2**16), (slice(None), slice(None, None, -1))),
+    ],
+    ids=str,
+)
+def test_large_scatters_write_the_box_once_and_zeros_everywhere_else(shape, index):
+    index = OPS["getitem"].prepare(np.empty(shape), index)["index"]
+    assert _covered_ranges(index, shape) is not None  # the write-once path
     target_shape = np.empty(shape)[index].shape
     values = np.arange(1.0, 1.0 + np.prod(target_shape)).reshape(target_shape)
     expected = np.zeros(shape)

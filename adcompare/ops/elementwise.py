@@ -21,6 +21,7 @@ from adcompare.ops.shape import broadcast_to, getitem
 
 _erf = np.vectorize(math.erf, otypes=[float])
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
+_SCALE_DISTINCT_FROM = 2**17
 
 
 def _scaled(cotangent, factor):
@@ -29,11 +30,13 @@ def _scaled(cotangent, factor):
     A cotangent that comes from a sum or a mean is a broadcast view: along
     its stride-0 axes every element is the same number. Scaling it takes one
     multiplication per distinct value, broadcast back, instead of one per
-    element (Rosenbrock's ``100 * ...`` and ``x ** 2`` under a sum).
+    element (Rosenbrock's ``100 * ...`` and ``x ** 2`` under a sum). Below
+    ``_SCALE_DISTINCT_FROM`` elements one full multiplication is cheaper than
+    the three op calls that avoid it.
     """
     if (
         type(cotangent) is np.ndarray
-        and cotangent.size > 1
+        and cotangent.size >= _SCALE_DISTINCT_FROM
         and 0 in cotangent.strides
         and not isinstance(factor, Box)
         and np.ndim(factor) == 0
@@ -128,10 +131,13 @@ def _constant_integer(y) -> int | None:
     A box (a ``Dual`` or ``Tensor`` of an outer transform) is never constant:
     its derivative must flow through the general rule.
     """
-    if isinstance(y, Box) or np.ndim(y) != 0 or np.iscomplexobj(y):
-        return None
-    value = float(y)
-    return int(value) if value.is_integer() else None
+    if type(y) is int:
+        return y
+    if type(y) is not float:
+        if isinstance(y, Box) or np.ndim(y) != 0 or np.iscomplexobj(y):
+            return None
+        y = float(y)
+    return int(y) if y.is_integer() else None
 
 
 def _power_slope(x, y):
@@ -147,7 +153,9 @@ def _power_slope(x, y):
 
 def _power_value(x, y):
     # ndarray ** scalar takes numpy's fast paths (x * x for 2, sqrt for 0.5).
-    return np.asarray(x) ** y if np.ndim(y) == 0 else np.power(x, y)
+    if type(y) is int or type(y) is float or np.ndim(y) == 0:
+        return np.asarray(x) ** y
+    return np.power(x, y)
 
 
 # The slope is primal-shaped: it is formed before it meets the tangent lanes.

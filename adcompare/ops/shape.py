@@ -298,6 +298,9 @@ getitem = defop(
 )
 
 
+_WRITE_ONCE_FROM = 2**16
+
+
 def _covered_ranges(index: tuple, shape: tuple) -> list[tuple[int, int]] | None:
     """Per axis, the range ``[lo, hi)`` a basic index writes, or None if it skips.
 
@@ -333,7 +336,8 @@ def _scatter_value(v, index, shape):
         out = np.zeros(shape, dtype=dtype)
         np.add.at(out, index, v)  # integer arrays may repeat a position: accumulate
         return out
-    ranges = _covered_ranges(index, shape)
+    # Small results: zeroing everything costs less than working out what to zero.
+    ranges = _covered_ranges(index, shape) if math.prod(shape) >= _WRITE_ONCE_FROM else None
     if ranges is None:
         out = np.zeros(shape, dtype=dtype)
         out[index] = v  # basic indexing never repeats a position
