@@ -156,7 +156,10 @@ def log_softmax(x, axis: int = -1):
     >>> print(log_softmax([0.0, 0.0]).round(6))
     [-0.693147 -0.693147]
     """
-    return subtract(x, logsumexp(x, axis=axis, keepdims=True))
+    axes = normalize_axes(axis, ndim_of(x))
+    # (x - m) - log(sum(exp(x - m))): the shift m cancels, so it is never added back.
+    shifted = subtract(x, _stop_max(x, axes))
+    return subtract(shifted, log(sum(exp(shifted), axis=axes, keepdims=True)))
 
 
 @composite()

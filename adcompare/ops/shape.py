@@ -298,13 +298,58 @@ getitem = defop(
 )
 
 
+_WRITE_ONCE_FROM = 2**16
+
+
+def _covered_ranges(index: tuple, shape: tuple) -> list[tuple[int, int]] | None:
+    """Per axis, the range ``[lo, hi)`` a basic index writes, or None if it skips.
+
+    A basic index of integers, step-1 slices, ``None`` and ``...`` writes a
+    box; everything outside it is what the scatter must zero.
+    """
+    consumed = sum(1 for item in index if item is not None and item is not Ellipsis)
+    ranges = []
+    for item in index:
+        axis = len(ranges)
+        if item is None:
+            continue
+        if item is Ellipsis:
+            ranges.extend((0, n) for n in shape[axis : axis + len(shape) - consumed])
+            continue
+        n = shape[axis]
+        if isinstance(item, slice):
+            positions = range(*item.indices(n))
+            if len(positions) > 1 and abs(positions.step) != 1:
+                return None
+            ends = sorted((positions[0], positions[-1])) if positions else (0, -1)
+            ranges.append((ends[0], ends[1] + 1))
+        else:
+            ranges.append((int(item) % n, int(item) % n + 1))
+    ranges.extend((0, n) for n in shape[len(ranges) :])
+    return ranges
+
+
 def _scatter_value(v, index, shape):
     v = np.asarray(v)
-    out = np.zeros(shape, dtype=np.result_type(v, np.float32))
+    dtype = np.result_type(v, np.float32)
     if any(isinstance(item, np.ndarray) for item in index):
+        out = np.zeros(shape, dtype=dtype)
         np.add.at(out, index, v)  # integer arrays may repeat a position: accumulate
-    else:
-        out[index] = v  # basic indexing never repeats a position, and is much faster
+        return out
+    # Small results: zeroing everything costs less than working out what to zero.
+    ranges = _covered_ranges(index, shape) if math.prod(shape) >= _WRITE_ONCE_FROM else None
+    if ranges is None:
+        out = np.zeros(shape, dtype=dtype)
+        out[index] = v  # basic indexing never repeats a position
+        return out
+    # Write the box once and zero only its complement, instead of zeroing everything
+    # and then overwriting the box: one pass over the memory instead of two.
+    out = np.empty(shape, dtype=dtype)
+    out[index] = v
+    for axis, (lo, hi) in enumerate(ranges):
+        before = (slice(None),) * axis
+        out[before + (slice(0, lo),)] = 0
+        out[before + (slice(hi, None),)] = 0
     return out
 
 
