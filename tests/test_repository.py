@@ -43,6 +43,7 @@ def test_readme_opens_with_the_two_commands_and_ci_runs_the_second():
     assert block[1] in ci.splitlines()
 
 
-def test_readme_python_examples_run():
+def test_readme_python_examples_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the examples write files (graph.png): not into the checkout
     for example in re.findall(r"```python\n(.*?)```", readme(), re.S):
         exec(compile(example, "README.md", "exec"), {})
