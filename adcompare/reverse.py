@@ -668,11 +668,16 @@ def run_backward(roots, cotangents, *, retain_graph: bool, create_graph: bool, t
             cotangent = Tensor._wrap(cotangent, node_level(node))
         grads[node] = cotangent if node not in grads else add(grads[node], cotangent)
     captured = {}
+    # Cotangent sums this sweep allocated, by id: nothing else refers to them, so
+    # later contributions may be added in place. An id leaves the set when its
+    # array leaves ``grads`` (handed to rules, it may then be shared).
+    owned = set()
     with enable_grad() if create_graph else nullcontext():
         for node in _reachable(grads):
             g = grads.pop(node, None)
             if g is None:
                 continue
+            owned.discard(id(g))
             if targets is not None and node in targets:
                 captured[node] = g
             if isinstance(node, AccumulateGrad):
@@ -705,6 +710,15 @@ def run_backward(roots, cotangents, *, retain_graph: bool, create_graph: bool, t
             for i, nxt in enumerate(node.next):
                 if nxt is None:
                     continue
+                previous = grads.get(nxt)
+                if (
+                    op.accumulate_vjp is not None
+                    and id(previous) in owned
+                    and type(g) is np.ndarray
+                    and np.can_cast(g.dtype, previous.dtype, "same_kind")
+                ):
+                    op.accumulate_vjp(previous, out, *args, g, **params)
+                    continue
                 rule = rules[i] if rules is not None else op.vjp_at(i)
                 contribution = rule(out, *args, g, **params)
                 if elementwise:
@@ -715,8 +729,22 @@ def run_backward(roots, cotangents, *, retain_graph: bool, create_graph: bool, t
                     )
                     if shape != in_shapes[i]:
                         contribution = unbroadcast(contribution, in_shapes[i])
-                previous = grads.get(nxt)
-                grads[nxt] = contribution if previous is None else add(previous, contribution)
+                if previous is None:
+                    grads[nxt] = contribution
+                    if op.accumulate_vjp is not None and type(contribution) is np.ndarray:
+                        owned.add(id(contribution))  # a fresh scatter into zeros
+                elif (
+                    id(previous) in owned
+                    and type(contribution) is np.ndarray
+                    and np.broadcast_shapes(previous.shape, contribution.shape) == previous.shape
+                    and np.can_cast(contribution.dtype, previous.dtype, "same_kind")
+                ):
+                    np.add(previous, contribution, out=previous)
+                else:
+                    owned.discard(id(previous))
+                    grads[nxt] = total = add(previous, contribution)
+                    if type(total) is np.ndarray:
+                        owned.add(id(total))
             if not retain_graph:
                 node.free()
     return captured

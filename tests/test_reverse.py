@@ -246,3 +246,34 @@ def test_autograd_grad_leaves_dot_grad_alone():
 def test_mixing_engines_at_one_level_is_an_error():
     with pytest.raises(TypeError, match="cannot combine a Dual and a Tensor"):
         ad.Dual(1.0, 1.0) * ad.Tensor(2.0)
+
+
+def test_cotangents_summed_in_place_match_the_hand_gradient_and_leave_inputs_alone():
+    # Rosenbrock's three reads of x (x[1:], two x[:-1]), an integer index that repeats a
+    # position and a retained intermediate: the sweep adds into arrays it owns, in place.
+    x0 = np.array([-1.2, 1.0, 0.5, 2.0, -0.3])
+    x = ad.Tensor(x0.copy(), requires_grad=True)
+    y = x * 1.0
+    y.retain_grad()
+    f = ad.sum(100.0 * (y[1:] - y[:-1] ** 2) ** 2 + (1.0 - y[:-1]) ** 2) + ad.sum(y[[0, 0, 4]])
+    seed = np.array(1.0)
+    f.backward(gradient=seed)
+    expected = np.zeros_like(x0)
+    expected[:-1] += -400.0 * x0[:-1] * (x0[1:] - x0[:-1] ** 2) - 2.0 * (1.0 - x0[:-1])
+    expected[1:] += 200.0 * (x0[1:] - x0[:-1] ** 2)
+    expected[[0, 4]] += [2.0, 1.0]
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-13)
+    np.testing.assert_allclose(y.grad.numpy(), expected, rtol=1e-13)
+    assert y.grad.numpy() is not x.grad.numpy()
+    assert seed == 1.0
+
+
+def test_a_retained_cotangent_is_not_changed_by_later_in_place_sums():
+    x = ad.Tensor(np.arange(4.0), requires_grad=True)
+    y = x * 2.0
+    z = y * 1.0
+    z.retain_grad()
+    total = ad.sum(z[1:]) + ad.sum(z[:-1]) + ad.sum(y[:2])
+    total.backward()
+    np.testing.assert_allclose(z.grad.numpy(), [1.0, 2.0, 2.0, 1.0])
+    np.testing.assert_allclose(x.grad.numpy(), 2.0 * np.array([2.0, 3.0, 2.0, 1.0]))

@@ -88,7 +88,10 @@ class OpDef:
     rng)`` draws static parameters for elementwise ops that have some.
     ``work(out, *args)`` is the arithmetic one application does, in element
     operations, when that is more than the size of its largest operand
-    (``matmul``'s multiply-adds).
+    (``matmul``'s multiply-adds). ``accumulate_vjp(total, out, *args, out_bar,
+    **params)`` may add the first argument's cotangent into ``total``, a plain
+    array the reverse sweep owns, in place (indexing adds into a slice rather
+    than scattering into zeros first).
     """
 
     name: str
@@ -108,6 +111,7 @@ class OpDef:
     cases: tuple = ()
     test_params: Callable | None = None
     work: Callable | None = None
+    accumulate_vjp: Callable | None = None
     fn: Callable | None = None
 
     def jvp_at(self, i: int) -> Rule | None:
@@ -199,6 +203,7 @@ def defop(
     cases: Sequence = (),
     test_params: Callable | None = None,
     work: Callable | None = None,
+    accumulate_vjp: Callable | None = None,
 ) -> Callable:
     """Register a primitive and return its public function.
 
@@ -229,6 +234,7 @@ def defop(
         cases=tuple(cases),
         test_params=test_params,
         work=work,
+        accumulate_vjp=accumulate_vjp,
     )
     if name in OPS:
         raise ValueError(f"op {name!r} is registered twice")

@@ -270,6 +270,14 @@ def _sym_getitem(x, index):
     return np.asarray(x, dtype=object)[index]
 
 
+def _getitem_accumulate(total, out, x, out_bar, index):
+    """Add ``x[index]``'s cotangent into ``total`` where it lands."""
+    if any(isinstance(item, np.ndarray) for item in index):
+        np.add.at(total, index, out_bar)  # integer arrays may repeat a position
+    else:
+        total[index] += out_bar
+
+
 getitem = defop(
     "getitem",
     lambda x, index: np.asarray(x)[index],
@@ -295,6 +303,7 @@ getitem = defop(
         "arrays and boolean masks. Repeated indices accumulate in the derivative."
     ),
     example="getitem([1.0, 2.0, 3.0], slice(None, None, -1)) -> [3. 2. 1.]",
+    accumulate_vjp=_getitem_accumulate,
 )
 
 
