@@ -22,6 +22,7 @@ from adcompare.ops.shape import _covered_ranges
 from adcompare.transforms import HESSIAN_MODES, LANE_BUDGET, default_chunk
 
 from .opcases import domain_of
+from .test_transforms import rosenbrock, rosenbrock_gradient
 
 
 def sweep_cost(f, x, cotangent) -> ad.Cost:
@@ -239,18 +240,6 @@ def test_large_scatters_write_the_box_once_and_zeros_everywhere_else(shape, inde
 
 
 # --- jacfwd's default chunk ----------------------------------------------------------------
-
-
-def rosenbrock(x):
-    return ad.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
-
-
-def rosenbrock_gradient(x):
-    """Hand-derived: ∂/∂x_i of 100(x_{i+1} − x_i²)² + (1 − x_i)², summed."""
-    g = np.zeros_like(x)
-    g[:-1] = -400.0 * x[:-1] * (x[1:] - x[:-1] ** 2) - 2.0 * (1.0 - x[:-1])
-    g[1:] += 200.0 * (x[1:] - x[:-1] ** 2)
-    return g
 
 
 @pytest.mark.parametrize("n", [10, 1000])
