@@ -28,9 +28,9 @@ from adcompare import cost
 from adcompare.arraybox import ArrayBox
 from adcompare.ops import OpDef, add, scatter_add, where
 from adcompare.ops.registry import (
-    RECORDING_HOOKS,
     Box,
     apply,
+    apply_plain,
     mixed_levels_error,
     new_level,
     raw,
@@ -178,8 +178,8 @@ class Node:
         self.next = next_nodes
         self.saved_args = tuple(args) if "args" in op.saves else None
         self.saved_out = out if "out" in op.saves else None
-        self.in_shapes = tuple([a.shape if type(a) is np.ndarray else shape_of(a) for a in args])
-        self.out_shape = out.shape if type(out) is np.ndarray else shape_of(out)
+        self.in_shapes = tuple([shape_of(a) for a in args])
+        self.out_shape = shape_of(out)
         self.versions = versions
         self.seq = next(_SEQUENCE)
         self.level = level
@@ -478,13 +478,7 @@ class Tensor(ArrayBox):
                 values.append(a)
                 next_nodes.append(None)
         values = tuple(values)
-        if nested or RECORDING_HOOKS or cost._ACTIVE:
-            out = apply(op, values, params)
-        else:
-            try:
-                out = op.value(*values, **params)
-            except ValueError:
-                out = apply(op, values, params)  # raises with the argument shapes
+        out = apply(op, values, params) if nested else apply_plain(op, values, params)
         if not (record and _state.enabled):
             return Tensor._wrap(out, level)
         saves = op.saves
@@ -693,15 +687,7 @@ def run_backward(roots, cotangents, *, retain_graph: bool, create_graph: bool, t
                 kept = node.retained()
                 if kept is not None:
                     kept._accumulate(g)
-            if create_graph:
-                args, out = _rule_inputs(node, create_graph)
-            else:
-                args = node.saved_args
-                if args is None:
-                    args = _placeholders(node.in_shapes)
-                out = node.saved_out
-                if out is None:
-                    out = _placeholders((node.out_shape,))[0]
+            args, out = _rule_inputs(node, create_graph)
             op = node.op
             params = node.params
             rules = op.vjp if op.nargs is not None else None
@@ -721,14 +707,8 @@ def run_backward(roots, cotangents, *, retain_graph: bool, create_graph: bool, t
                     continue
                 rule = rules[i] if rules is not None else op.vjp_at(i)
                 contribution = rule(out, *args, g, **params)
-                if elementwise:
-                    shape = (
-                        contribution.shape
-                        if type(contribution) is np.ndarray
-                        else shape_of(contribution)
-                    )
-                    if shape != in_shapes[i]:
-                        contribution = unbroadcast(contribution, in_shapes[i])
+                if elementwise and shape_of(contribution) != in_shapes[i]:
+                    contribution = unbroadcast(contribution, in_shapes[i])
                 if previous is None:
                     grads[nxt] = contribution
                     if op.accumulate_vjp is not None and type(contribution) is np.ndarray:

@@ -91,16 +91,6 @@ class Recording:
         self.values[slot] = value
         return slot
 
-    @property
-    def instructions(self) -> list[Instruction]:
-        """The instructions alone (guards left out)."""
-        return [s for s in self.steps if isinstance(s, Instruction)]
-
-    @property
-    def guards(self) -> list[Guard]:
-        """The guards alone."""
-        return [s for s in self.steps if isinstance(s, Guard)]
-
 
 # --- watched numpy values ---------------------------------------------------------
 

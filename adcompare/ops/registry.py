@@ -43,6 +43,7 @@ __all__ = [
     "Box",
     "OpDef",
     "apply",
+    "apply_plain",
     "defop",
     "lane_count",
     "new_level",
@@ -163,19 +164,28 @@ def apply(op: OpDef, args: tuple, params: dict):
         if isinstance(a, Box) and (top is None or a._level > top._level):
             top = a
     if top is None:
-        if RECORDING_HOOKS:
-            recorded = RECORDING_HOOKS[-1](op, args, params)
-            if recorded is not None:
-                return recorded
-        try:
-            out = op.value(*args, **params)
-        except ValueError as error:
-            shapes = ", ".join(str(shape_of(a)) for a in args)
-            raise ValueError(f"{op.name}: {error} (argument shapes {shapes})") from None
-        if cost._ACTIVE:
-            cost.record_numpy(op, args, out)
-        return out
+        return apply_plain(op, args, params)
     return top._apply(op, top._level, args, params)
+
+
+def apply_plain(op: OpDef, args: tuple, params: dict):
+    """Run ``op`` on arguments that hold no box: its numpy value, counted.
+
+    An engine whose arguments' values are plain calls this directly, skipping
+    ``apply``'s search for the highest box.
+    """
+    if RECORDING_HOOKS:
+        recorded = RECORDING_HOOKS[-1](op, args, params)
+        if recorded is not None:
+            return recorded
+    try:
+        out = op.value(*args, **params)
+    except ValueError as error:
+        shapes = ", ".join(str(shape_of(a)) for a in args)
+        raise ValueError(f"{op.name}: {error} (argument shapes {shapes})") from None
+    if cost._ACTIVE:
+        cost.record_numpy(op, args, out)
+    return out
 
 
 def _tuple_rule(rule) -> tuple:
@@ -293,6 +303,8 @@ def raw(value):
 
 def shape_of(value) -> tuple[int, ...]:
     """The shape of a plain value or a box."""
+    if type(value) is np.ndarray:
+        return value.shape
     if type(value) is float or type(value) is int:
         return ()
     shape = getattr(value, "shape", None)
