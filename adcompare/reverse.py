@@ -1,11 +1,13 @@
 """The reverse engine: a tape of records and the PyTorch-like ``Tensor``.
 
 Every op on a tensor that requires grad appends a record (a ``Node``) that
-holds the op, references to its inputs' records, and only the values its
-VJP rule needs. Records are numbered in execution order, so the tape is a
-Wengert list: ``backward`` collects the records reachable from the output,
-walks them in reverse order of their numbers (a valid reverse topological
-order), and never recurses, so a chain of a million ops is fine.
+holds the op, references to its inputs' records, and only the values read
+by the VJP rules of the inputs that need a gradient (``OpDef.vjp_reads``:
+the record of ``100.0 * q`` keeps ``100.0``, not ``q``). Records are
+numbered in execution order, so the tape is a Wengert list: ``backward``
+collects the records reachable from the output, walks them in reverse order
+of their numbers (a valid reverse topological order), and never recurses,
+so a chain of a million ops is fine.
 
 The tape is not a global list: each record is owned by the tensors that
 depend on it, so a graph nobody refers to any more is freed by reference
@@ -153,7 +155,8 @@ class Node:
 
     ``next_functions`` lists the records of the inputs (``None`` for inputs
     that need no gradient), as in PyTorch; ``saved_bytes`` is what this
-    record keeps alive for the backward pass.
+    record keeps alive for the backward pass. A value it did not keep is a
+    placeholder that knows only its shape.
     """
 
     __slots__ = (
@@ -172,15 +175,37 @@ class Node:
         "versions",
     )
 
-    def __init__(self, op: OpDef, params, next_nodes, args, out, versions, level):
+    def __init__(self, op: OpDef, params, next_nodes, args, out, needed, versions, level):
+        # Keep only what the rules of the positions in ``needed`` read; the others
+        # become placeholders that know their shape. ``versions`` holds each
+        # argument's (version counter, version now), or None for a constant: only
+        # the kept ones are checked. ``in_shapes`` is None when the kept values say.
+        keep_args, keep_out = op.kept(needed)
+        if keep_args is True:
+            self.saved_args = args
+            self.in_shapes = None
+            self.versions = [v for v in versions if v is not None]
+        elif keep_args is False:
+            self.saved_args = None
+            self.in_shapes = tuple([shape_of(a) for a in args])
+            self.versions = []
+        else:
+            saved = []
+            self.versions = []
+            for value, keep, version in zip(args, keep_args, versions):
+                if keep:
+                    saved.append(value)
+                    if version is not None:
+                        self.versions.append(version)
+                else:
+                    saved.append(_placeholder(shape_of(value)))
+            self.saved_args = tuple(saved)
+            self.in_shapes = None
+        self.saved_out = out if keep_out else None
+        self.out_shape = out.shape if type(out) is np.ndarray else shape_of(out)
         self.op = op
         self.params = params
         self.next = next_nodes
-        self.saved_args = tuple(args) if "args" in op.saves else None
-        self.saved_out = out if "out" in op.saves else None
-        self.in_shapes = tuple([shape_of(a) for a in args])
-        self.out_shape = shape_of(out)
-        self.versions = versions
         self.seq = next(_SEQUENCE)
         self.level = level
         self.retained = None
@@ -199,8 +224,10 @@ class Node:
     @property
     def saved_values(self) -> tuple:
         """The plain values this record keeps for its VJP (empty once freed)."""
-        values = list(self.saved_args or ()) + ([self.saved_out] if "out" in self.op.saves else [])
-        return tuple(v for v in values if v is not None and not self.freed)
+        if self.freed:
+            return ()
+        values = [*(self.saved_args or ()), self.saved_out]
+        return tuple(v for v in values if v is not None and not isinstance(v, _Placeholder))
 
     @property
     def saved_bytes(self) -> int:
@@ -452,44 +479,45 @@ class Tensor(ArrayBox):
         # runs once per op, so it avoids helper calls and generators.
         values = []
         next_nodes = []
+        needed = []
         versions = []
         record = False
         nested = False
         for a in args:
             if isinstance(a, Tensor) and a._level == level:
                 data = a._data
-                values.append(data)
-                versions.append((a._version, a._version[0]))
-                if isinstance(data, Box):
+                counter = a._version
+                versions.append((counter, counter[0]))
+                if type(data) is not np.ndarray and isinstance(data, Box):
                     nested = True
                 if a._requires_grad:
                     record = True
-                    grad_fn = a.grad_fn
-                    next_nodes.append(grad_fn if grad_fn is not None else a._node())
+                    next_nodes.append(a.grad_fn or a._node())
+                    needed.append(True)
                 else:
                     next_nodes.append(None)
-            elif isinstance(a, Box):
-                if a._level == level:
-                    raise mixed_levels_error(op, "Tensor", a)
-                nested = True
-                values.append(a)
-                next_nodes.append(None)
+                    needed.append(False)
             else:
-                values.append(a)
+                data = a
+                if isinstance(a, Box):
+                    if a._level == level:
+                        raise mixed_levels_error(op, "Tensor", a)
+                    nested = True
+                versions.append(None)
                 next_nodes.append(None)
+                needed.append(False)
+            values.append(data)
         values = tuple(values)
         out = apply(op, values, params) if nested else apply_plain(op, values, params)
         if not (record and _state.enabled):
             return Tensor._wrap(out, level)
-        saves = op.saves
+        node = Node(op, params, tuple(next_nodes), values, out, tuple(needed), versions, level)
         version = [0]
-        versions = tuple(versions) if "args" in saves else ()
-        if "out" in saves:
-            versions += ((version, 0),)
-        node = Node(op, params, tuple(next_nodes), values, out, versions, level)
+        if node.saved_out is not None:
+            node.versions.append((version, 0))
         if cost._ACTIVE:
             cost.record_reverse(op.name, out, node.saved_bytes)
-        return Tensor._wrap(out, level, grad_fn=node, requires_grad=True, version=version)
+        return Tensor._wrap(out, level, node, True, version)
 
     # --- in-place operations -------------------------------------------------------------
     def _inplace(self, compute, other):
@@ -615,9 +643,15 @@ def _raise_modified(node: Node, version: int, saved: int) -> None:
 
 
 @functools.lru_cache(maxsize=1024)
+def _placeholder(shape: tuple) -> _Placeholder:
+    """The placeholder for a value of this shape (read-only, so shared)."""
+    return _Placeholder(shape)
+
+
+@functools.lru_cache(maxsize=1024)
 def _placeholders(shapes: tuple) -> tuple:
-    """Placeholders for values of these shapes (read-only, so shared)."""
-    return tuple(_Placeholder(shape) for shape in shapes)
+    """Placeholders for values of these shapes."""
+    return tuple(_placeholder(shape) for shape in shapes)
 
 
 def _rule_inputs(node: Node, create_graph: bool):
@@ -644,6 +678,16 @@ def _as_graph_tensor(value, source, level):
     if isinstance(source, AccumulateGrad):
         return source.variable
     return Tensor._wrap(value, level, source, True)
+
+
+#: Below this many elements a fresh sum is cheaper than adding in place (numpy's
+#: per-call overhead dominates), so only larger cotangent sums are owned.
+IN_PLACE_FROM = 1 << 12
+
+
+def _worth_owning(value) -> bool:
+    """Whether later contributions should be added into ``value`` in place."""
+    return type(value) is np.ndarray and value.size >= IN_PLACE_FROM
 
 
 def run_backward(roots, cotangents, *, retain_graph: bool, create_graph: bool, targets=None):
@@ -693,37 +737,40 @@ def run_backward(roots, cotangents, *, retain_graph: bool, create_graph: bool, t
             rules = op.vjp if op.nargs is not None else None
             in_shapes = node.in_shapes
             elementwise = op.elementwise
+            accumulate = op.accumulate_vjp
             for i, nxt in enumerate(node.next):
                 if nxt is None:
                     continue
                 previous = grads.get(nxt)
                 if (
-                    op.accumulate_vjp is not None
+                    accumulate is not None
                     and id(previous) in owned
                     and type(g) is np.ndarray
-                    and np.can_cast(g.dtype, previous.dtype, "same_kind")
+                    and g.dtype == previous.dtype
                 ):
-                    op.accumulate_vjp(previous, out, *args, g, **params)
+                    accumulate(previous, out, *args, g, **params)
                     continue
                 rule = rules[i] if rules is not None else op.vjp_at(i)
                 contribution = rule(out, *args, g, **params)
-                if elementwise and shape_of(contribution) != in_shapes[i]:
-                    contribution = unbroadcast(contribution, in_shapes[i])
+                if elementwise:
+                    shape = in_shapes[i] if in_shapes is not None else shape_of(args[i])
+                    if shape_of(contribution) != shape:
+                        contribution = unbroadcast(contribution, shape)
                 if previous is None:
                     grads[nxt] = contribution
-                    if op.accumulate_vjp is not None and type(contribution) is np.ndarray:
+                    if accumulate is not None and _worth_owning(contribution):
                         owned.add(id(contribution))  # a fresh scatter into zeros
                 elif (
                     id(previous) in owned
                     and type(contribution) is np.ndarray
-                    and np.broadcast_shapes(previous.shape, contribution.shape) == previous.shape
-                    and np.can_cast(contribution.dtype, previous.dtype, "same_kind")
+                    and contribution.shape == previous.shape
+                    and contribution.dtype == previous.dtype
                 ):
-                    np.add(previous, contribution, out=previous)
+                    previous += contribution
                 else:
                     owned.discard(id(previous))
                     grads[nxt] = total = add(previous, contribution)
-                    if type(total) is np.ndarray:
+                    if _worth_owning(total):
                         owned.add(id(total))
             if not retain_graph:
                 node.free()

@@ -10,6 +10,7 @@ import pytest
 
 import adcompare as ad
 from adcompare.graph import draw, graph_of, stats, to_dot, trace_table
+from adcompare.reverse import _Placeholder
 
 
 def worked(x, y):
@@ -38,7 +39,10 @@ def mlp_graph(seed=0):
 
 
 def saved_arrays_by_hand(tensor):
-    """The arrays the records actually hold, read from their slots, each once."""
+    """The arrays the records actually hold, read from their slots, each once.
+
+    Placeholders stand in for values a record did not keep: they hold no array.
+    """
     seen = {}
     stack, visited = [tensor.grad_fn], set()
     while stack:
@@ -47,7 +51,7 @@ def saved_arrays_by_hand(tensor):
             continue
         visited.add(node)
         for value in [*(node.saved_args or ()), node.saved_out]:
-            if value is not None:
+            if value is not None and not isinstance(value, _Placeholder):
                 seen[id(value)] = value
         stack.extend(node.next)
     return list(seen.values())

@@ -75,6 +75,28 @@ def test_vjp_passes_dot_product_test(case):
         )
 
 
+SEVERAL_POSITIONS = [case for case in CASES if len(positions(case[0], case[1])) > 1]
+
+
+@pytest.mark.parametrize("case", SEVERAL_POSITIONS, ids=case_id)
+def test_vjp_of_each_argument_alone_matches_its_jvp(case):
+    # With one argument needing a gradient the tape keeps only what its rule reads
+    # (vjp_reads): a rule reading a value that was not kept would fail here.
+    op, shapes, params = case
+    args, params = draw(op, shapes, params, seed=5)
+    rng = np.random.default_rng(6)
+    u = rng.standard_normal(np.shape(op.fn(*args, **params)))
+    for i in positions(op, shapes):
+        tensors = [ad.Tensor(a, requires_grad=True) if j == i else a for j, a in enumerate(args)]
+        op.fn(*tensors, **params).backward(u)
+        v = rng.standard_normal(np.shape(args[i]))
+        forward = np.sum(u * jvp_of(op, args, params, i, v))
+        reverse = np.sum(tensors[i].grad.numpy() * v)
+        assert abs(forward - reverse) <= 1e-10 * max(1.0, abs(forward) + abs(reverse)), (
+            f"{op.name}: argument {i} alone: <u, J v> = {forward!r} but <Jᵀu, v> = {reverse!r}"
+        )
+
+
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_lanes_match_single_directions(case):
     op, shapes, params = case

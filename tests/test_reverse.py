@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import adcompare as ad
+from adcompare.reverse import IN_PLACE_FROM
 
 
 def test_worked_example_by_one_backward_sweep():
@@ -248,10 +249,15 @@ def test_mixing_engines_at_one_level_is_an_error():
         ad.Dual(1.0, 1.0) * ad.Tensor(2.0)
 
 
-def test_cotangents_summed_in_place_match_the_hand_gradient_and_leave_inputs_alone():
+# Below IN_PLACE_FROM elements the sweep sums cotangents out of place; above, in place.
+SIZES = (5, IN_PLACE_FROM + 3)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_cotangents_summed_in_place_match_the_hand_gradient_and_leave_inputs_alone(n):
     # Rosenbrock's three reads of x (x[1:], two x[:-1]), an integer index that repeats a
     # position and a retained intermediate: the sweep adds into arrays it owns, in place.
-    x0 = np.array([-1.2, 1.0, 0.5, 2.0, -0.3])
+    x0 = np.resize([-1.2, 1.0, 0.5, 2.0, -0.3], n)
     x = ad.Tensor(x0.copy(), requires_grad=True)
     y = x * 1.0
     y.retain_grad()
@@ -268,12 +274,88 @@ def test_cotangents_summed_in_place_match_the_hand_gradient_and_leave_inputs_alo
     assert seed == 1.0
 
 
-def test_a_retained_cotangent_is_not_changed_by_later_in_place_sums():
-    x = ad.Tensor(np.arange(4.0), requires_grad=True)
+@pytest.mark.parametrize("n", SIZES)
+def test_a_retained_cotangent_is_not_changed_by_later_in_place_sums(n):
+    x = ad.Tensor(np.arange(float(n)), requires_grad=True)
     y = x * 2.0
     z = y * 1.0
     z.retain_grad()
     total = ad.sum(z[1:]) + ad.sum(z[:-1]) + ad.sum(y[:2])
     total.backward()
-    np.testing.assert_allclose(z.grad.numpy(), [1.0, 2.0, 2.0, 1.0])
-    np.testing.assert_allclose(x.grad.numpy(), 2.0 * np.array([2.0, 3.0, 2.0, 1.0]))
+    reads = np.full(n, 2.0)
+    reads[[0, -1]] = 1.0
+    np.testing.assert_allclose(z.grad.numpy(), reads)
+    reads[:2] += 1.0
+    np.testing.assert_allclose(x.grad.numpy(), 2.0 * reads)
+
+
+@pytest.mark.parametrize("n, sums_out_of_place", [(SIZES[0], 2), (SIZES[1], 1)])
+def test_only_large_cotangent_sums_are_added_in_place(n, sums_out_of_place):
+    # y is read three times, so two contributions are summed. Small: each by an op-set
+    # add, out of place (numpy's per-call overhead makes that the cheaper way). Large:
+    # the first sum makes an array the sweep owns and the second adds into it in place.
+    x = ad.Tensor(np.linspace(-1.0, 1.0, n), requires_grad=True)
+    y = x * 1.0
+    total = ad.sum(ad.sin(y)) + ad.sum(y * y)
+    with ad.count() as cost:
+        total.backward()
+    assert cost.by_op["numpy", "add"] == sums_out_of_place
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(x.data) + 2.0 * x.data, rtol=1e-14)
+
+
+# --- the tape keeps what the positions that need a gradient read ---------------------
+
+
+def test_a_product_with_a_constant_keeps_the_constant_not_the_tensor():
+    c = np.linspace(1.0, 2.0, 1000)
+    p = ad.Tensor(np.linspace(-1.0, 1.0, 1000), requires_grad=True)
+    with ad.count() as one_side:
+        y = ad.sum(c * p)
+    q = ad.Tensor(c, requires_grad=True)
+    with ad.count() as both_sides:
+        ad.sum(q * p)
+    assert one_side.tape_bytes == c.nbytes
+    assert both_sides.tape_bytes == 2 * c.nbytes
+    y.backward()
+    np.testing.assert_array_equal(p.grad.numpy(), c)  # d(c·p)/dp = c
+
+
+def test_a_quotient_by_a_tensor_keeps_the_divisor_and_the_result_not_the_numerator():
+    x = np.array([1.0, -2.0, 3.0])
+    p = ad.Tensor([2.0, 4.0, -1.0], requires_grad=True)
+    with ad.count() as cost:
+        y = ad.sum(x / p)
+    assert cost.tape_bytes == 2 * x.nbytes  # p and x / p
+    y.backward()
+    np.testing.assert_allclose(p.grad.numpy(), -x / p.data**2, rtol=1e-15)
+
+
+def test_changing_a_value_the_tape_did_not_keep_is_allowed():
+    # Only q's gradient is needed, and it reads c alone: q may change in place
+    # (as in PyTorch); changing c, which the rule reads, is caught.
+    p = ad.Tensor([1.0, 2.0], requires_grad=True)
+    c = ad.Tensor([3.0, 5.0])
+    q = p * 1.0
+    y = ad.sum(q * c)
+    q += 10.0
+    y.backward()
+    np.testing.assert_array_equal(p.grad.numpy(), [3.0, 5.0])
+    q = p * 1.0
+    y = ad.sum(q * c)
+    c += 1.0
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        y.backward()
+
+
+def test_vjp_reads_must_name_inputs_of_the_op_once_per_position():
+    from adcompare.ops.registry import defop
+
+    with pytest.raises(ValueError, match="one tuple per argument position"):
+        defop(
+            "bad_reads",
+            np.multiply,
+            nargs=2,
+            jvp=(None, None),
+            vjp=(None, None),
+            vjp_reads=(("y",), ("z",)),
+        )

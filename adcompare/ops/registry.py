@@ -92,7 +92,11 @@ class OpDef:
     (``matmul``'s multiply-adds). ``accumulate_vjp(total, out, *args, out_bar,
     **params)`` may add the first argument's cotangent into ``total``, a plain
     array the reverse sweep owns, in place (indexing adds into a slice rather
-    than scattering into zeros first).
+    than scattering into zeros first). ``vjp_reads`` names, per argument
+    position, what that position's VJP rule reads (``"x"``, ``"y"``, ...,
+    ``"out"``): the tape then keeps only what the positions that need a
+    gradient read, so ``100.0 * p`` does not keep ``p`` alive. Without it
+    every rule may read everything ``saves`` names.
     """
 
     name: str
@@ -113,7 +117,37 @@ class OpDef:
     test_params: Callable | None = None
     work: Callable | None = None
     accumulate_vjp: Callable | None = None
+    vjp_reads: tuple[tuple[str, ...], ...] | None = None
     fn: Callable | None = None
+
+    def __post_init__(self):
+        self._kept: dict[tuple[bool, ...], tuple[bool | tuple[bool, ...], bool]] = {}
+
+    def kept(self, needed: tuple[bool, ...]) -> tuple[bool | tuple[bool, ...], bool]:
+        """What the tape keeps when the positions flagged in ``needed`` need a gradient.
+
+        Returns, for the arguments, ``True`` (keep all), ``False`` (keep none)
+        or one flag per argument, and a flag for the output.
+
+        >>> from adcompare.ops import OPS
+        >>> OPS["multiply"].kept((False, True))  # 3.0 * p keeps 3.0, not p
+        ((True, False), False)
+        >>> OPS["multiply"].kept((True, True)), OPS["exp"].kept((True,))
+        ((True, False), (False, True))
+        """
+        found = self._kept.get(needed)
+        if found is None:
+            found = self._kept[needed] = self._compute_kept(needed)
+        return found
+
+    def _compute_kept(self, needed: tuple[bool, ...]) -> tuple[bool | tuple[bool, ...], bool]:
+        keeps_args = "args" in self.saves
+        keeps_out = "out" in self.saves
+        if self.vjp_reads is None:
+            return keeps_args, keeps_out
+        read = {name for flag, names in zip(needed, self.vjp_reads) if flag for name in names}
+        args = tuple(keeps_args and _ARG_NAMES[i] in read for i in range(len(needed)))
+        return (all(args) if all(args) or not any(args) else args), keeps_out and "out" in read
 
     def jvp_at(self, i: int) -> Rule | None:
         """The JVP rule for argument position ``i`` (ops of fixed arity)."""
@@ -138,6 +172,9 @@ class OpDef:
 
 
 OPS: dict[str, OpDef] = {}
+
+#: The vocabulary's names of the primal inputs, in argument order.
+_ARG_NAMES = ("x", "y", "z")
 
 _LEVELS = itertools.count(1)
 
@@ -214,6 +251,7 @@ def defop(
     test_params: Callable | None = None,
     work: Callable | None = None,
     accumulate_vjp: Callable | None = None,
+    vjp_reads: Sequence[Sequence[str]] | None = None,
 ) -> Callable:
     """Register a primitive and return its public function.
 
@@ -226,6 +264,13 @@ def defop(
     """
     if nargs is not None:
         jvp, vjp = _tuple_rule(jvp), _tuple_rule(vjp)
+    if vjp_reads is not None:
+        known = {*_ARG_NAMES[: nargs or 0], "out"}
+        if len(vjp_reads) != nargs or not all(set(names) <= known for names in vjp_reads):
+            raise ValueError(
+                f"op {name!r}: vjp_reads needs one tuple per argument position, "
+                f"naming only {sorted(known)}"
+            )
     op = OpDef(
         name=name,
         value=value,
@@ -245,6 +290,7 @@ def defop(
         test_params=test_params,
         work=work,
         accumulate_vjp=accumulate_vjp,
+        vjp_reads=None if vjp_reads is None else tuple(tuple(names) for names in vjp_reads),
     )
     if name in OPS:
         raise ValueError(f"op {name!r} is registered twice")
