@@ -175,32 +175,29 @@ class Node:
         "versions",
     )
 
-    def __init__(self, op: OpDef, params, next_nodes, args, out, needed, versions, level):
-        # Keep only what the rules of the positions in ``needed`` read; the others
-        # become placeholders that know their shape. ``versions`` holds each
-        # argument's (version counter, version now), or None for a constant: only
-        # the kept ones are checked. ``in_shapes`` is None when the kept values say.
-        keep_args, keep_out = op.kept(needed)
+    def __init__(self, op: OpDef, params, next_nodes, args, out, versions, level):
+        # Keep only what the rules of the inputs that need a gradient read; the
+        # others become placeholders that know their shape. ``versions`` lists the
+        # Tensor arguments' (version counter, version now, position): only the
+        # kept ones are checked. ``in_shapes`` is None when the kept values say.
+        if op.vjp_reads is None:
+            keep_args, keep_out = op.keeps
+        else:
+            keep_args, keep_out = op.kept(tuple([n is not None for n in next_nodes]))
         if keep_args is True:
             self.saved_args = args
             self.in_shapes = None
-            self.versions = [v for v in versions if v is not None]
+            self.versions = versions
         elif keep_args is False:
             self.saved_args = None
             self.in_shapes = tuple([shape_of(a) for a in args])
             self.versions = []
         else:
-            saved = []
-            self.versions = []
-            for value, keep, version in zip(args, keep_args, versions):
-                if keep:
-                    saved.append(value)
-                    if version is not None:
-                        self.versions.append(version)
-                else:
-                    saved.append(_placeholder(shape_of(value)))
-            self.saved_args = tuple(saved)
+            self.saved_args = tuple(
+                [a if keep else _placeholder(shape_of(a)) for a, keep in zip(args, keep_args)]
+            )
             self.in_shapes = None
+            self.versions = [v for v in versions if keep_args[v[2]]]
         self.saved_out = out if keep_out else None
         self.out_shape = out.shape if type(out) is np.ndarray else shape_of(out)
         self.op = op
@@ -479,42 +476,37 @@ class Tensor(ArrayBox):
         # runs once per op, so it avoids helper calls and generators.
         values = []
         next_nodes = []
-        needed = []
-        versions = []
+        versions = []  # (version counter, version now, position) of each Tensor argument
         record = False
         nested = False
-        for a in args:
+        for position, a in enumerate(args):
             if isinstance(a, Tensor) and a._level == level:
                 data = a._data
-                counter = a._version
-                versions.append((counter, counter[0]))
-                if type(data) is not np.ndarray and isinstance(data, Box):
-                    nested = True
                 if a._requires_grad:
                     record = True
                     next_nodes.append(a.grad_fn or a._node())
-                    needed.append(True)
                 else:
                     next_nodes.append(None)
-                    needed.append(False)
+                counter = a._version
+                versions.append((counter, counter[0], position))
+                if type(data) is not np.ndarray and isinstance(data, Box):
+                    nested = True
             else:
                 data = a
                 if isinstance(a, Box):
                     if a._level == level:
                         raise mixed_levels_error(op, "Tensor", a)
                     nested = True
-                versions.append(None)
                 next_nodes.append(None)
-                needed.append(False)
             values.append(data)
         values = tuple(values)
         out = apply(op, values, params) if nested else apply_plain(op, values, params)
         if not (record and _state.enabled):
             return Tensor._wrap(out, level)
-        node = Node(op, params, tuple(next_nodes), values, out, tuple(needed), versions, level)
+        node = Node(op, params, tuple(next_nodes), values, out, versions, level)
         version = [0]
         if node.saved_out is not None:
-            node.versions.append((version, 0))
+            node.versions.append((version, 0, -1))
         if cost._ACTIVE:
             cost.record_reverse(op.name, out, node.saved_bytes)
         return Tensor._wrap(out, level, node, True, version)
@@ -660,7 +652,7 @@ def _rule_inputs(node: Node, create_graph: bool):
         args = node.saved_args
     else:
         args = _placeholders(node.in_shapes)
-    out = node.saved_out if node.saved_out is not None else _placeholders((node.out_shape,))[0]
+    out = node.saved_out if node.saved_out is not None else _placeholder(node.out_shape)
     if create_graph:
         # Rebuild tensors in the graph so the rules' own ops are recorded.
         args = tuple(
@@ -715,7 +707,8 @@ def run_backward(roots, cotangents, *, retain_graph: bool, create_graph: bool, t
             g = grads.pop(node, None)
             if g is None:
                 continue
-            owned.discard(id(g))
+            if owned:
+                owned.discard(id(g))
             if targets is not None and node in targets:
                 captured[node] = g
             if isinstance(node, AccumulateGrad):
@@ -724,7 +717,7 @@ def run_backward(roots, cotangents, *, retain_graph: bool, create_graph: bool, t
                 continue
             if node.freed:
                 raise RuntimeError(FREED_GRAPH)
-            for counter, saved in node.versions:
+            for counter, saved, _ in node.versions:
                 if counter[0] != saved:
                     _raise_modified(node, counter[0], saved)
             if targets is None and node.retained is not None:
@@ -754,7 +747,8 @@ def run_backward(roots, cotangents, *, retain_graph: bool, create_graph: bool, t
                 contribution = rule(out, *args, g, **params)
                 if elementwise:
                     shape = in_shapes[i] if in_shapes is not None else shape_of(args[i])
-                    if shape_of(contribution) != shape:
+                    got = contribution.shape if type(contribution) is np.ndarray else None
+                    if got != shape and shape_of(contribution) != shape:
                         contribution = unbroadcast(contribution, shape)
                 if previous is None:
                     grads[nxt] = contribution

@@ -121,6 +121,8 @@ class OpDef:
     fn: Callable | None = None
 
     def __post_init__(self):
+        #: What the tape keeps when every argument needs a gradient (see :meth:`kept`).
+        self.keeps = ("args" in self.saves, "out" in self.saves)
         self._kept: dict[tuple[bool, ...], tuple[bool | tuple[bool, ...], bool]] = {}
 
     def kept(self, needed: tuple[bool, ...]) -> tuple[bool | tuple[bool, ...], bool]:
@@ -141,10 +143,9 @@ class OpDef:
         return found
 
     def _compute_kept(self, needed: tuple[bool, ...]) -> tuple[bool | tuple[bool, ...], bool]:
-        keeps_args = "args" in self.saves
-        keeps_out = "out" in self.saves
+        keeps_args, keeps_out = self.keeps
         if self.vjp_reads is None:
-            return keeps_args, keeps_out
+            return self.keeps
         read = {name for flag, names in zip(needed, self.vjp_reads) if flag for name in names}
         args = tuple(keeps_args and _ARG_NAMES[i] in read for i in range(len(needed)))
         return (all(args) if all(args) or not any(args) else args), keeps_out and "out" in read
