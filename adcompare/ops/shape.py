@@ -57,7 +57,7 @@ def _prepare_reshape(x, shape):
 
 reshape = defop(
     "reshape",
-    lambda x, shape: np.reshape(x, shape),
+    lambda x, shape: np.asarray(x).reshape(shape),
     saves=(),
     prepare=_prepare_reshape,
     cases=[
@@ -96,7 +96,7 @@ def _shift(axes, lanes):
 
 transpose = defop(
     "transpose",
-    lambda x, axes: np.transpose(x, axes),
+    lambda x, axes: np.asarray(x).transpose(axes),
     saves=(),
     prepare=_prepare_transpose,
     cases=[
@@ -118,13 +118,16 @@ transpose = defop(
 
 
 def _prepare_broadcast(x, shape):
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
-    try:
-        ok = np.broadcast_shapes(shape_of(x), shape) == shape
-    except ValueError:
-        ok = False
-    if not ok:
-        raise ValueError(f"broadcast_to: cannot broadcast shape {shape_of(x)} to shape {shape}")
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(map(int, shape))
+    source = shape_of(x)
+    lead = len(shape) - len(source)
+    # numpy's rule, checked here because np.broadcast_shapes costs more than the op.
+    if (
+        lead < 0
+        or min(shape, default=0) < 0
+        or any(n != 1 and n != m for n, m in zip(source, shape[lead:]))
+    ):
+        raise ValueError(f"broadcast_to: cannot broadcast shape {source} to shape {shape}")
     return {"shape": shape}
 
 
