@@ -33,15 +33,13 @@ def _lanes(tangent, primal) -> tuple[int, ...]:
 
 
 def _prepare_reshape(x, shape):
-    if isinstance(shape, (int, np.integer)):
-        shape = (shape,)
-    shape = tuple(int(n) for n in shape)
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(map(int, shape))
     size = math.prod(shape_of(x))
-    if shape.count(-1) > 1:
-        raise ValueError(f"reshape: shape {shape} has more than one -1; give at most one")
     if -1 in shape:
-        known = math.prod(n for n in shape if n != -1)
-        if known == 0 or size % known:
+        if shape.count(-1) > 1:
+            raise ValueError(f"reshape: shape {shape} has more than one -1; give at most one")
+        known = -math.prod(shape)  # the product of the other entries
+        if known <= 0 or size % known:
             raise ValueError(
                 f"reshape: cannot reshape an array of shape {shape_of(x)} ({size} elements) "
                 f"into shape {shape}"
@@ -212,6 +210,8 @@ squeeze = defop(
 
 
 def _prepare_index(x, index):
+    if type(index) is slice and shape_of(x):
+        return {"index": (index,)}  # a slice of an axis that exists cannot be out of range
     if not isinstance(index, tuple):
         index = (index,)
     parts = []
