@@ -65,3 +65,40 @@ def test_mlp_backward_matches_backprop_by_hand_with_one_broadcast_per_sum():
     recorded = {name: n for (engine, name), n in recording.by_op.items() if engine == "reverse"}
     assert recorded["max"] == 1
     assert numpy_ops(sweep)["broadcast_to"] == recorded["sum"]
+
+
+# --- the cheaper checks of broadcast_to and reshape keep numpy's rules ---------------------
+
+SOURCE_SHAPES = [(), (1,), (3,), (1, 3), (2, 1), (2, 3), (0, 3)]
+TARGET_SHAPES = [(3,), (1,), (2, 3), (4, 2, 3), (2, 1), (3, 2), (0, 3), (-1, 3), ()]
+
+
+def _numpy_accepts(make) -> bool:
+    try:
+        make()
+    except ValueError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("source", SOURCE_SHAPES, ids=str)
+def test_broadcast_to_accepts_exactly_the_shapes_numpy_accepts(source):
+    x = np.arange(float(np.prod(source, dtype=int))).reshape(source)
+    for target in TARGET_SHAPES:
+        if _numpy_accepts(lambda: np.broadcast_to(x, target)):
+            np.testing.assert_array_equal(ad.broadcast_to(x, target), np.broadcast_to(x, target))
+        else:
+            with pytest.raises(ValueError, match=r"broadcast_to: cannot broadcast shape"):
+                ad.broadcast_to(x, target)
+
+
+@pytest.mark.parametrize("source", [(6,), (2, 3), (0, 4)], ids=str)
+def test_reshape_accepts_exactly_the_shapes_numpy_accepts(source):
+    x = np.arange(float(np.prod(source))).reshape(source)
+    targets = [(6,), (3, 2), (-1,), (-1, 3), (2, -1, 1), (4, -1), (-1, -1), (0, -1), (5,), (0, 2)]
+    for target in targets:
+        if _numpy_accepts(lambda: np.reshape(x, target)):
+            np.testing.assert_array_equal(ad.reshape(x, target), np.reshape(x, target))
+        else:
+            with pytest.raises(ValueError, match=r"reshape: .*(cannot reshape|more than one -1)"):
+                ad.reshape(x, target)
