@@ -24,13 +24,25 @@ def _kept_shape(shape, axis):
     return tuple(1 if i - n in axis else d for i, d in enumerate(shape))
 
 
+def _aligned(out_bar, x, axis, keepdims):
+    """A reduced cotangent shaped to broadcast against ``x``.
+
+    With ``keepdims`` it already does; so does a reduction over the leading
+    axes only, since broadcasting pads on the left. Otherwise the reduced
+    axes are put back as size 1.
+    """
+    if keepdims or axis == tuple(range(-ndim_of(x), -ndim_of(x) + len(axis))):
+        return out_bar
+    from adcompare.ops.shape import reshape
+
+    return reshape(out_bar, _kept_shape(shape_of(x), axis))
+
+
 def _spread(out_bar, x, axis, keepdims):
     """Broadcast a reduced cotangent back over the reduced axes of ``x``."""
-    from adcompare.ops.shape import broadcast_to, reshape
+    from adcompare.ops.shape import broadcast_to
 
-    if not keepdims:
-        out_bar = reshape(out_bar, _kept_shape(shape_of(x), axis))
-    return broadcast_to(out_bar, shape_of(x))
+    return broadcast_to(_aligned(out_bar, x, axis, keepdims), shape_of(x))
 
 
 def _sympy_over(reducer):
@@ -53,7 +65,7 @@ def _sympy_over(reducer):
 
 sum = defop(
     "sum",
-    lambda x, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims),
+    lambda x, axis, keepdims: np.add.reduce(x, axis=axis, keepdims=keepdims),
     saves=(),
     prepare=_prepare_axes,
     method="sum",
@@ -79,7 +91,7 @@ def _winners(x, out, axis, keepdims):
     if not keepdims:
         out = np.reshape(out, _kept_shape(np.shape(x), axis))
     hit = x == out
-    share = hit / np.sum(hit, axis=axis, keepdims=True)
+    share = hit / np.add.reduce(hit, axis=axis, keepdims=True)
     return share.astype(np.result_type(x, np.float32), copy=False)
 
 
@@ -95,12 +107,13 @@ def _max_jvp(out, x, x_dot, axis, keepdims):
 
 
 def _max_vjp(out, x, out_bar, axis, keepdims):
-    return _winners(x, out, axis, keepdims) * _spread(out_bar, x, axis, keepdims)
+    # The x-shaped shares broadcast the cotangent: no separate broadcast_to.
+    return _winners(x, out, axis, keepdims) * _aligned(out_bar, x, axis, keepdims)
 
 
 max = defop(
     "max",
-    lambda x, axis, keepdims: np.max(x, axis=axis, keepdims=keepdims),
+    lambda x, axis, keepdims: np.maximum.reduce(x, axis=axis, keepdims=keepdims),
     prepare=_prepare_axes,
     method="max",
     cases=_SELECT_CASES,
@@ -114,7 +127,7 @@ max = defop(
 
 min = defop(
     "min",
-    lambda x, axis, keepdims: np.min(x, axis=axis, keepdims=keepdims),
+    lambda x, axis, keepdims: np.minimum.reduce(x, axis=axis, keepdims=keepdims),
     prepare=_prepare_axes,
     method="min",
     cases=_SELECT_CASES,
@@ -146,7 +159,7 @@ def _product_of_others(x, axis):
 
 prod = defop(
     "prod",
-    lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims),
+    lambda x, axis, keepdims: np.multiply.reduce(x, axis=axis, keepdims=keepdims),
     saves=("args",),
     prepare=_prepare_axes,
     method="prod",
@@ -161,7 +174,7 @@ prod = defop(
         _product_of_others(x, axis) * x_dot, axis=axis, keepdims=keepdims
     ),
     vjp=lambda out, x, out_bar, axis, keepdims: (
-        _product_of_others(x, axis) * _spread(out_bar, x, axis, keepdims)
+        _product_of_others(x, axis) * _aligned(out_bar, x, axis, keepdims)
     ),
     doc="Product over ``axis``; exact where elements are zero (no division by x).",
     example="prod([2.0, 3.0, 4.0]) -> 24.0",

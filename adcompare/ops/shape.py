@@ -33,15 +33,13 @@ def _lanes(tangent, primal) -> tuple[int, ...]:
 
 
 def _prepare_reshape(x, shape):
-    if isinstance(shape, (int, np.integer)):
-        shape = (shape,)
-    shape = tuple(int(n) for n in shape)
+    shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(map(int, shape))
     size = math.prod(shape_of(x))
-    if shape.count(-1) > 1:
-        raise ValueError(f"reshape: shape {shape} has more than one -1; give at most one")
     if -1 in shape:
-        known = math.prod(n for n in shape if n != -1)
-        if known == 0 or size % known:
+        if shape.count(-1) > 1:
+            raise ValueError(f"reshape: shape {shape} has more than one -1; give at most one")
+        known = -math.prod(shape)  # the product of the other entries
+        if known <= 0 or size % known:
             raise ValueError(
                 f"reshape: cannot reshape an array of shape {shape_of(x)} ({size} elements) "
                 f"into shape {shape}"
@@ -57,7 +55,7 @@ def _prepare_reshape(x, shape):
 
 reshape = defop(
     "reshape",
-    lambda x, shape: np.reshape(x, shape),
+    lambda x, shape: np.asarray(x).reshape(shape),
     saves=(),
     prepare=_prepare_reshape,
     cases=[
@@ -96,7 +94,7 @@ def _shift(axes, lanes):
 
 transpose = defop(
     "transpose",
-    lambda x, axes: np.transpose(x, axes),
+    lambda x, axes: np.asarray(x).transpose(axes),
     saves=(),
     prepare=_prepare_transpose,
     cases=[
@@ -118,13 +116,16 @@ transpose = defop(
 
 
 def _prepare_broadcast(x, shape):
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(n) for n in shape)
-    try:
-        ok = np.broadcast_shapes(shape_of(x), shape) == shape
-    except ValueError:
-        ok = False
-    if not ok:
-        raise ValueError(f"broadcast_to: cannot broadcast shape {shape_of(x)} to shape {shape}")
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(map(int, shape))
+    source = shape_of(x)
+    lead = len(shape) - len(source)
+    # numpy's rule, checked here because np.broadcast_shapes costs more than the op.
+    if (
+        lead < 0
+        or min(shape, default=0) < 0
+        or any(n != 1 and n != m for n, m in zip(source, shape[lead:]))
+    ):
+        raise ValueError(f"broadcast_to: cannot broadcast shape {source} to shape {shape}")
     return {"shape": shape}
 
 
@@ -209,6 +210,8 @@ squeeze = defop(
 
 
 def _prepare_index(x, index):
+    if type(index) is slice and shape_of(x):
+        return {"index": (index,)}  # a slice of an axis that exists cannot be out of range
     if not isinstance(index, tuple):
         index = (index,)
     parts = []

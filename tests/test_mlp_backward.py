@@ -1,0 +1,104 @@
+"""The MLP target's eager backward does no numpy work it does not need (issue 9).
+
+Each rule change is pinned twice: on the counts of ``adcompare.count()``
+(op applications by name, element work), never on time, and on exact
+derivatives (the hand-written backprop of ``make_mlp`` or a hand formula).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import adcompare as ad
+from adcompare.bench.target_mlp import make_mlp
+
+from .test_throughput import numpy_ops, sweep_cost
+
+
+def test_max_vjp_scales_the_shares_without_broadcasting_the_cotangent():
+    """d max(x, axis=1) / dx is the winner indicator (ties share it evenly): the
+    row cotangents multiply it by broadcasting, in one x-sized op."""
+    x = np.array([[1.0, 5.0, 2.0], [4.0, 4.0, 0.0]])
+    row_bar = np.array([3.0, -2.0])
+    cost = sweep_cost(lambda v: ad.max(v, axis=1), x, row_bar)
+    (x_bar,) = ad.vjp(lambda v: ad.max(v, axis=1), x)[1](row_bar)
+    np.testing.assert_allclose(x_bar, [[0.0, 3.0, 0.0], [-1.0, -1.0, 0.0]])
+    assert "broadcast_to" not in numpy_ops(cost)
+    assert cost.elements["numpy"] <= 2 * x.size  # the shares times the cotangent, once
+
+
+@pytest.mark.parametrize("axis", [0, (0, 1)])
+def test_reductions_over_leading_axes_broadcast_without_a_reshape(axis):
+    """A cotangent reduced over leading axes already broadcasts against x
+    (numpy pads shapes on the left), so sum's VJP is one broadcast_to."""
+    x = np.arange(1.0, 13.0).reshape(3, 4)
+    reduced_bar = np.ones(np.sum(x, axis=axis).shape) * 2.5
+    cost = sweep_cost(lambda v: ad.sum(v, axis=axis), x, reduced_bar)
+    (x_bar,) = ad.vjp(lambda v: ad.sum(v, axis=axis), x)[1](reduced_bar)
+    np.testing.assert_allclose(x_bar, np.full(x.shape, 2.5))
+    assert numpy_ops(cost) == {"broadcast_to": 1}
+
+
+def test_prod_vjp_over_leading_axis_multiplies_by_broadcasting():
+    """d prod(x, axis=0)_j / dx_ij is the product of the column's other entries."""
+    x = np.array([[2.0, -1.0], [3.0, 0.5], [0.5, 4.0]])
+    column_bar = np.array([1.5, -2.0])
+    (x_bar,) = ad.vjp(lambda v: ad.prod(v, axis=0), x)[1](column_bar)
+    others = np.array([[1.5, 2.0], [1.0, -4.0], [6.0, -0.5]])
+    np.testing.assert_allclose(x_bar, others * column_bar)
+    cost = sweep_cost(lambda v: ad.prod(v, axis=0), x, column_bar)
+    assert "broadcast_to" not in numpy_ops(cost)
+    assert "reshape" not in numpy_ops(cost)
+
+
+def test_mlp_backward_matches_backprop_by_hand_with_one_broadcast_per_sum():
+    """The target's loss at small sizes: the gradient is the hand-written one,
+    and the sweep broadcasts once per ``sum`` in the loss (max needs none)."""
+    instance, gradient = make_mlp(batch=5, inputs=7, hidden=6, classes=4)
+    weights = ad.Tensor(instance.x, requires_grad=True)
+    with ad.count() as recording:
+        loss = instance.f(ad, weights)
+    with ad.count() as sweep:
+        loss.backward()
+    np.testing.assert_allclose(weights.grad.numpy(), gradient(instance.x), rtol=1e-12, atol=1e-15)
+    recorded = {name: n for (engine, name), n in recording.by_op.items() if engine == "reverse"}
+    assert recorded["max"] == 1
+    assert numpy_ops(sweep)["broadcast_to"] == recorded["sum"]
+
+
+# --- the cheaper checks of broadcast_to and reshape keep numpy's rules ---------------------
+
+SOURCE_SHAPES = [(), (1,), (3,), (1, 3), (2, 1), (2, 3), (0, 3)]
+TARGET_SHAPES = [(3,), (1,), (2, 3), (4, 2, 3), (2, 1), (3, 2), (0, 3), (-1, 3), ()]
+
+
+def _numpy_accepts(make) -> bool:
+    try:
+        make()
+    except ValueError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("source", SOURCE_SHAPES, ids=str)
+def test_broadcast_to_accepts_exactly_the_shapes_numpy_accepts(source):
+    x = np.arange(float(np.prod(source, dtype=int))).reshape(source)
+    for target in TARGET_SHAPES:
+        if _numpy_accepts(lambda: np.broadcast_to(x, target)):
+            np.testing.assert_array_equal(ad.broadcast_to(x, target), np.broadcast_to(x, target))
+        else:
+            with pytest.raises(ValueError, match=r"broadcast_to: cannot broadcast shape"):
+                ad.broadcast_to(x, target)
+
+
+@pytest.mark.parametrize("source", [(6,), (2, 3), (0, 4)], ids=str)
+def test_reshape_accepts_exactly_the_shapes_numpy_accepts(source):
+    x = np.arange(float(np.prod(source))).reshape(source)
+    targets = [(6,), (3, 2), (-1,), (-1, 3), (2, -1, 1), (4, -1), (-1, -1), (0, -1), (5,), (0, 2)]
+    for target in targets:
+        if _numpy_accepts(lambda: np.reshape(x, target)):
+            np.testing.assert_array_equal(ad.reshape(x, target), np.reshape(x, target))
+        else:
+            with pytest.raises(ValueError, match=r"reshape: .*(cannot reshape|more than one -1)"):
+                ad.reshape(x, target)
