@@ -270,8 +270,11 @@ def jacrev(f: Callable, argnums=0) -> Callable:
             grads = _sweep(node, seed.reshape(out_shape), leaves, retain_graph=i < m - 1)
             for row, g in zip(rows, grads):
                 row.append(g)
+        # One output: its single row is the gradient itself, as grad returns it (no copy).
         jacobians = [
-            reshape(stack(row), out_shape + t.shape) if row else np.zeros(out_shape + t.shape)
+            reshape(row[0] if m == 1 else stack(row), out_shape + t.shape)
+            if row
+            else np.zeros(out_shape + t.shape)
             for row, t in zip(rows, leaves)
         ]
         return tuple(jacobians) if isinstance(argnums, (tuple, list)) else jacobians[0]

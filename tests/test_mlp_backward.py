@@ -102,3 +102,39 @@ def test_reshape_accepts_exactly_the_shapes_numpy_accepts(source):
         else:
             with pytest.raises(ValueError, match=r"reshape: .*(cannot reshape|more than one -1)"):
                 ad.reshape(x, target)
+
+
+@pytest.mark.parametrize(
+    ("shape", "target", "ops"),
+    [
+        ((4, 3), (3,), {"sum": 1}),  # a bias: leading axis summed away, nothing to reshape
+        ((2, 4, 3), (3,), {"sum": 1}),
+        ((4, 3), (4, 1), {"sum": 1}),  # kept as size 1: keepdims gives the shape directly
+        ((2, 4, 3), (4, 1), {"sum": 1, "reshape": 1}),
+    ],
+)
+def test_unbroadcast_sums_each_broadcast_axis_once_and_reshapes_only_when_it_must(
+    shape, target, ops
+):
+    """The adjoint of broadcasting sums the broadcast axes: every entry of the
+    result is the sum of the entries it was broadcast to."""
+    from adcompare.ops.registry import unbroadcast
+
+    value = np.arange(float(np.prod(shape))).reshape(shape)
+    with ad.count() as cost:
+        summed = unbroadcast(value, target)
+    lead = len(shape) - len(target)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(target) if n == 1 and shape[lead + i] != 1
+    )
+    np.testing.assert_array_equal(summed, value.sum(axis=axes).reshape(target))
+    assert numpy_ops(cost) == ops
+
+
+def test_jacrev_of_one_output_is_its_gradient_without_stacking_the_row():
+    instance, gradient = make_mlp(batch=3, inputs=5, hidden=4, classes=3)
+    with ad.count() as cost:
+        jacobian = ad.jacrev(instance.on(ad))(instance.x)
+    np.testing.assert_allclose(jacobian, gradient(instance.x), rtol=1e-12, atol=1e-15)
+    assert jacobian.shape == instance.x.shape
+    assert "concatenate" not in numpy_ops(cost)  # stack copies its rows by concatenating

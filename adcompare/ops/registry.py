@@ -392,18 +392,19 @@ def unbroadcast(value, shape: tuple[int, ...]):
     [[8.0], [8.0], [8.0]]
     """
     value_shape = shape_of(value)
-    if value_shape == tuple(shape):
+    shape = tuple(shape)
+    if value_shape == shape:
         return value
     from adcompare.ops.reductions import sum as op_sum
     from adcompare.ops.shape import reshape
 
     lead = len(value_shape) - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and value_shape[lead + i] != 1
-    )
+    inner = tuple(lead + i for i, n in enumerate(shape) if n == 1 and value_shape[lead + i] != 1)
+    axes = tuple(range(lead)) + inner
     if axes:
-        value = op_sum(value, axis=tuple(a - len(value_shape) for a in axes), keepdims=True)
-    return reshape(value, tuple(shape))
+        # Summing away leading axes only (no keepdims) leaves exactly ``shape``.
+        value = op_sum(value, axis=tuple(a - len(value_shape) for a in axes), keepdims=bool(inner))
+    return value if shape_of(value) == shape else reshape(value, shape)
 
 
 def normalize_axes(axis, ndim: int) -> tuple[int, ...]:
