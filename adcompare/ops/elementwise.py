@@ -160,6 +160,14 @@ def _power_value(x, y):
     return np.power(x, y)
 
 
+def _power_into(out, x, y):
+    # The fast path of x ** 2 by hand: np.power itself calls pow() for every element.
+    if type(y) is not np.ndarray and y == 2:
+        np.square(x, out=out)
+    else:
+        np.power(x, y, out=out)
+
+
 # The slope is primal-shaped: it is formed before it meets the tangent lanes.
 def _power_jvp_x(out, x, y, x_dot):
     return x_dot if _constant_integer(y) == 1 else _power_slope(x, y) * x_dot
@@ -183,6 +191,7 @@ power = defop(
     # The tape keeps only the inputs: the output is needed by the exponent's rule
     # alone, which recomputes it, so x**2's result is freed as soon as it is used.
     saves=("args",),
+    into=_power_into,
     label="Pow",
     sym=lambda x, y: x**y,
     jvp=(_power_jvp_x, lambda out, x, y, y_dot: log(x) * out * y_dot),

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from adcompare import cost
+from adcompare.ops import buffers
 
 __all__ = [
     "OPS",
@@ -118,6 +119,7 @@ class OpDef:
     work: Callable | None = None
     accumulate_vjp: Callable | None = None
     vjp_reads: tuple[tuple[str, ...], ...] | None = None
+    into: Callable | None = None
     fn: Callable | None = None
 
     def __post_init__(self):
@@ -217,13 +219,26 @@ def apply_plain(op: OpDef, args: tuple, params: dict):
         if recorded is not None:
             return recorded
     try:
-        out = op.value(*args, **params)
+        out = None if op.into is None else buffers.run_into(op.into, args, params)
+        if out is None:
+            out = op.value(*args, **params)
     except ValueError as error:
         shapes = ", ".join(str(shape_of(a)) for a in args)
         raise ValueError(f"{op.name}: {error} (argument shapes {shapes})") from None
     if cost._ACTIVE:
         cost.record_numpy(op, args, out)
     return out
+
+
+def _ufunc_into(value) -> Callable | None:
+    """``value(*args, out=out)`` when ``value`` is a numpy ufunc with one output."""
+    if not (isinstance(value, np.ufunc) and value.nout == 1):
+        return None
+
+    def into(out, *args):
+        value(*args, out=out)
+
+    return into
 
 
 def _tuple_rule(rule) -> tuple:
@@ -253,6 +268,7 @@ def defop(
     work: Callable | None = None,
     accumulate_vjp: Callable | None = None,
     vjp_reads: Sequence[Sequence[str]] | None = None,
+    into: Callable | None = None,
 ) -> Callable:
     """Register a primitive and return its public function.
 
@@ -292,6 +308,7 @@ def defop(
         work=work,
         accumulate_vjp=accumulate_vjp,
         vjp_reads=None if vjp_reads is None else tuple(tuple(names) for names in vjp_reads),
+        into=into if into is not None or not elementwise else _ufunc_into(value),
     )
     if name in OPS:
         raise ValueError(f"op {name!r} is registered twice")
