@@ -33,6 +33,7 @@ import adcompare as ad
 from adcompare.bench.modes import Mode, as_matrix, plain_cost
 from adcompare.bench.problems import Instance
 from adcompare.bench.second_order import check_second_order
+from adcompare.ops import buffers
 
 __all__ = ["check_derivative", "count_work", "measure_cell", "peak_memory", "time_calls"]
 
@@ -127,9 +128,13 @@ def _scaled(counts: dict, factor: int) -> dict:
 def peak_memory(work: Callable[[], object]) -> int:
     """Peak bytes allocated during one call of ``work`` (numpy arrays included).
 
+    The cache of result buffers is emptied first, so that buffers an earlier
+    call left idle cannot hide memory this call needs.
+
     >>> peak_memory(lambda: np.ones(100_000)) >= 800_000
     True
     """
+    buffers.release()
     was_tracing = tracemalloc.is_tracing()
     if not was_tracing:
         tracemalloc.start()
