@@ -682,6 +682,16 @@ def _worth_owning(value) -> bool:
     return type(value) is np.ndarray and value.size >= IN_PLACE_FROM
 
 
+def _hand_out(gradient, handed: set):
+    """``gradient``, or a copy if the same array was handed out before in this sweep."""
+    if type(gradient) is not np.ndarray:
+        return gradient
+    if id(gradient) in handed:
+        return gradient.copy()
+    handed.add(id(gradient))
+    return gradient
+
+
 def run_backward(roots, cotangents, *, retain_graph: bool, create_graph: bool, targets=None):
     """Sweep the tape backwards from ``roots`` seeded with ``cotangents``.
 
@@ -702,6 +712,9 @@ def run_backward(roots, cotangents, *, retain_graph: bool, create_graph: bool, t
     # later contributions may be added in place. An id leaves the set when its
     # array leaves ``grads`` (handed to rules, it may then be shared).
     owned = set()
+    # Arrays handed out as gradients, by id: a rule may pass one cotangent to two
+    # inputs (add does), and each gradient handed out gets memory of its own.
+    handed = set()
     with enable_grad() if create_graph else nullcontext():
         for node in _reachable(grads):
             g = grads.pop(node, None)
@@ -710,10 +723,10 @@ def run_backward(roots, cotangents, *, retain_graph: bool, create_graph: bool, t
             if owned:
                 owned.discard(id(g))
             if targets is not None and node in targets:
-                captured[node] = g
+                captured[node] = _hand_out(g, handed)
             if isinstance(node, AccumulateGrad):
                 if targets is None:
-                    node.variable._accumulate(g)
+                    node.variable._accumulate(_hand_out(g, handed))
                 continue
             if node.freed:
                 raise RuntimeError(FREED_GRAPH)
@@ -723,7 +736,7 @@ def run_backward(roots, cotangents, *, retain_graph: bool, create_graph: bool, t
             if targets is None and node.retained is not None:
                 kept = node.retained()
                 if kept is not None:
-                    kept._accumulate(g)
+                    kept._accumulate(_hand_out(g, handed))
             args, out = _rule_inputs(node, create_graph)
             op = node.op
             params = node.params

@@ -103,6 +103,48 @@ def test_the_cache_keeps_a_bounded_number_of_idle_buffers():
     assert buffers.cached_bytes() == 0
 
 
+def test_strided_inputs_get_numpys_own_result_in_numpys_layout():
+    square = np.arange(float(LARGE)).reshape(-1, 256)
+    for view in (square.T, square[:, ::2], np.asfortranarray(square)):
+        out = ad.multiply(view, 1.5)
+        assert not pooled(out)
+        np.testing.assert_array_equal(out, view * 1.5)
+
+
+def test_nothing_is_pooled_inside_disabled_blocks_even_nested_ones():
+    x = np.ones(LARGE)
+    with buffers.disabled():
+        with buffers.disabled():
+            assert not pooled(ad.negative(x))
+        assert not pooled(ad.negative(x))
+    assert pooled(ad.negative(x))
+
+
+def test_the_reuse_check_counts_references_as_this_python_does(monkeypatch):
+    # CPython 3.14 stopped counting getrefcount's own argument: the baseline is
+    # measured, not assumed, so a live slice still keeps its buffer from reuse.
+    real = buffers.sys.getrefcount
+
+    class OneFewer:
+        implementation = buffers.sys.implementation
+
+        @staticmethod
+        def getrefcount(value):
+            # Less this wrapper's own parameter, and the argument 3.14 does not count.
+            return real(value) - 2
+
+    monkeypatch.setattr(buffers, "sys", OneFewer)
+    monkeypatch.setattr(buffers, "_ONLY_OURS", buffers._baseline_references())
+    x = np.linspace(0.0, 1.0, LARGE)
+    y = ad.sin(x)
+    tail = y[-3:]
+    del y
+    gc.collect()
+    for _ in range(3):  # each would reuse the buffer if the check let it
+        ad.cos(x)
+    np.testing.assert_array_equal(tail, np.sin(x[-3:]))
+
+
 def test_peak_memory_counts_what_a_call_needs_even_with_idle_buffers_at_hand():
     from adcompare.bench.measure import peak_memory
 
@@ -113,3 +155,13 @@ def test_peak_memory_counts_what_a_call_needs_even_with_idle_buffers_at_hand():
     assert buffers.cached_bytes() == x.nbytes
     # sin(x) needs one result of x's size: the idle buffer must not hide it.
     assert peak_memory(lambda: ad.sin(x)) >= x.nbytes
+
+
+def test_peak_memory_does_not_count_buffers_left_idle_during_the_call():
+    from adcompare.bench.measure import peak_memory
+
+    def six_sizes():
+        for k in range(6):
+            ad.sum(ad.sin(np.ones(LARGE + k)))  # each result dies after its sum
+
+    assert peak_memory(six_sizes) < 2 * buffers.POOLED_FROM_BYTES + 4096

@@ -359,3 +359,21 @@ def test_vjp_reads_must_name_inputs_of_the_op_once_per_position():
             vjp=(None, None),
             vjp_reads=(("y",), ("z",)),
         )
+
+
+def test_gradients_handed_to_two_inputs_have_memory_of_their_own():
+    # add passes its cotangent to both inputs unchanged: each gradient still gets
+    # its own array, so changing one in place leaves the other alone (PyTorch too).
+    x0, y0 = np.ones(3), np.full(3, 2.0)
+    weights = np.array([1.0, 2.0, 3.0])
+    f = lambda x, y: ad.sum((x + y) * weights)
+    x = ad.Tensor(x0, requires_grad=True)
+    y = ad.Tensor(y0, requires_grad=True)
+    f(x, y).backward()
+    by_grad = ad.grad(f, argnums=(0, 1))(x0, y0)
+    by_jacrev = ad.jacrev(f, argnums=(0, 1))(x0, y0)
+    for first, second in [(x.grad.numpy(), y.grad.numpy()), by_grad, by_jacrev]:
+        np.testing.assert_array_equal(first, weights)
+        np.testing.assert_array_equal(second, weights)
+        first[0] = 99.0
+        np.testing.assert_array_equal(second, weights)

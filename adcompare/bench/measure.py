@@ -128,22 +128,23 @@ def _scaled(counts: dict, factor: int) -> dict:
 def peak_memory(work: Callable[[], object]) -> int:
     """Peak bytes allocated during one call of ``work`` (numpy arrays included).
 
-    The cache of result buffers is emptied first, so that buffers an earlier
-    call left idle cannot hide memory this call needs.
+    Results are computed into fresh memory here, not into cached buffers
+    (:mod:`adcompare.ops.buffers`): idle buffers left by earlier calls would
+    hide memory this call needs, and buffers idle during the call would count.
 
     >>> peak_memory(lambda: np.ones(100_000)) >= 800_000
     True
     """
-    buffers.release()
     was_tracing = tracemalloc.is_tracing()
     if not was_tracing:
         tracemalloc.start()
     try:
-        tracemalloc.reset_peak()
-        base = tracemalloc.get_traced_memory()[0]
-        result = work()
-        peak = tracemalloc.get_traced_memory()[1]
-        del result
+        with buffers.disabled():
+            tracemalloc.reset_peak()
+            base = tracemalloc.get_traced_memory()[0]
+            result = work()
+            peak = tracemalloc.get_traced_memory()[1]
+            del result
     finally:
         if not was_tracing:
             tracemalloc.stop()

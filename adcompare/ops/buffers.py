@@ -28,13 +28,15 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 import weakref
+from collections.abc import Iterator
 
 import numpy as np
 
-__all__ = ["POOLED_FROM_BYTES", "cached_bytes", "release", "run_into", "take"]
+__all__ = ["POOLED_FROM_BYTES", "cached_bytes", "disabled", "release", "run_into", "take"]
 
 #: Results of at least this many bytes are computed into cached buffers.
 POOLED_FROM_BYTES = 1 << 20
@@ -47,7 +49,26 @@ _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _SCALARS = (float, int)
 
 _idle: dict[tuple, list[np.ndarray]] = {}
-_state = {"bytes": 0}
+_state = {"bytes": 0, "enabled": True}
+
+
+def _baseline_references() -> int | None:
+    """What ``sys.getrefcount`` reports for an object only a local name holds.
+
+    Measured in the way :func:`take` calls it (CPython 3.14 stopped counting the
+    argument). ``None`` where counts are not exact: other interpreters, and
+    CPython without the GIL, whose reuse check would then not be safe.
+    """
+    gil = getattr(sys, "_is_gil_enabled", None)  # CPython 3.13 and later
+    if sys.implementation.name != "cpython" or (gil is not None and not gil()):
+        return None
+    holder = [object()]
+    candidate = holder.pop()
+    return sys.getrefcount(candidate)
+
+
+#: The count that proves a popped buffer is referred to by nothing else.
+_ONLY_OURS = _baseline_references()
 # Re-entrant: a buffer may come back (a view's finalizer) while one is being taken.
 _lock = threading.RLock()
 
@@ -65,9 +86,9 @@ def take(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
         while buffers:
             candidate = buffers.pop()
             _state["bytes"] -= candidate.nbytes
-            # References: ``candidate`` and getrefcount's argument. Any more means
-            # a view of the buffer is still alive: leave the buffer to it.
-            if sys.getrefcount(candidate) == 2:
+            # Only the local name refers to it (as in _baseline_references). Any
+            # more means a view of the buffer is still alive: leave the buffer to it.
+            if sys.getrefcount(candidate) == _ONLY_OURS:
                 base = candidate
                 break
             del candidate
@@ -106,12 +127,32 @@ def release() -> None:
         _state["bytes"] = 0
 
 
+@contextlib.contextmanager
+def disabled() -> Iterator[None]:
+    """Compute every result into fresh memory inside the block (nestable).
+
+    >>> import numpy as np
+    >>> with disabled():
+    ...     run_into(np.negative, (np.ones(POOLED_FROM_BYTES),), {}) is None
+    True
+    """
+    with _lock:
+        before = _state["enabled"]
+        _state["enabled"] = False
+    try:
+        yield
+    finally:
+        _state["enabled"] = before
+
+
 def run_into(into, args: tuple, params: dict):
     """``into(out, *args, **params)`` into a cached buffer, or ``None`` when not worth it.
 
-    Only plain arrays of one shape and one floating dtype, with Python numbers
-    beside them, qualify (their result has that shape and dtype), and only
-    from :data:`POOLED_FROM_BYTES` on.
+    Only C-contiguous plain arrays of one shape and one floating dtype, with
+    Python numbers beside them, qualify (their result has that shape, dtype and
+    layout), and only from :data:`POOLED_FROM_BYTES` on. Nothing qualifies where
+    reference counts are not exact (see ``_baseline_references``) or inside
+    :func:`disabled`.
 
     >>> import numpy as np
     >>> x = np.ones(POOLED_FROM_BYTES // 8)
@@ -120,9 +161,13 @@ def run_into(into, args: tuple, params: dict):
     >>> run_into(lambda out, a, b: np.add(a, b, out=out), (np.ones(3), 2.0), {}) is None
     True
     """
+    if _ONLY_OURS is None or not _state["enabled"]:
+        return None
     model = None
     for a in args:
         if type(a) is np.ndarray:
+            if not a.flags.c_contiguous:
+                return None  # a C-ordered result would be written across its strides
             if model is None:
                 if a.nbytes < POOLED_FROM_BYTES or a.dtype not in _FLOATS:
                     return None
