@@ -43,7 +43,7 @@ def _scaled(cotangent, factor):
     ):
         distinct = tuple(slice(0, 1) if step == 0 else slice(None) for step in cotangent.strides)
         return broadcast_to(multiply(getitem(cotangent, distinct), factor), cotangent.shape)
-    return cotangent * factor
+    return multiply(cotangent, factor)  # the op, not ``*``: counted, and pooled when large
 
 
 add = defop(
@@ -178,8 +178,8 @@ def _power_vjp_x(out, x, y, out_bar):
     if k == 1:
         return out_bar
     if k == 2:
-        return _scaled(out_bar, 2.0) * x
-    return _scaled(out_bar, y) * power(x, y - 1)
+        return multiply(_scaled(out_bar, 2.0), x)
+    return multiply(_scaled(out_bar, y), power(x, y - 1))
 
 
 power = defop(
