@@ -180,7 +180,7 @@ class Node:
         # others become placeholders that know their shape. ``versions`` lists the
         # Tensor arguments' (version counter, version now, position): only the
         # kept ones are checked. ``in_shapes`` is None when the kept values say.
-        if op.vjp_reads is None:
+        if op.vjp_reads is None:  # what kept() returns then, without building its key
             keep_args, keep_out = op.keeps
         else:
             keep_args, keep_out = op.kept(tuple([n is not None for n in next_nodes]))
@@ -720,8 +720,7 @@ def run_backward(roots, cotangents, *, retain_graph: bool, create_graph: bool, t
             g = grads.pop(node, None)
             if g is None:
                 continue
-            if owned:
-                owned.discard(id(g))
+            owned.discard(id(g))
             if targets is not None and node in targets:
                 captured[node] = _hand_out(g, handed)
             if isinstance(node, AccumulateGrad):
@@ -760,8 +759,7 @@ def run_backward(roots, cotangents, *, retain_graph: bool, create_graph: bool, t
                 contribution = rule(out, *args, g, **params)
                 if elementwise:
                     shape = in_shapes[i] if in_shapes is not None else shape_of(args[i])
-                    got = contribution.shape if type(contribution) is np.ndarray else None
-                    if got != shape and shape_of(contribution) != shape:
+                    if shape_of(contribution) != shape:
                         contribution = unbroadcast(contribution, shape)
                 if previous is None:
                     grads[nxt] = contribution

@@ -81,27 +81,32 @@ def _numpy_accepts(make) -> bool:
     return True
 
 
+def assert_accepts_what_numpy_accepts(ours, numpys, x, targets, error):
+    """``ours(x, t)`` equals ``numpys(x, t)`` where numpy accepts ``t``, and raises
+    a ValueError matching ``error`` where numpy refuses it."""
+    for target in targets:
+        if _numpy_accepts(lambda: numpys(x, target)):
+            np.testing.assert_array_equal(ours(x, target), numpys(x, target))
+        else:
+            with pytest.raises(ValueError, match=error):
+                ours(x, target)
+
+
 @pytest.mark.parametrize("source", SOURCE_SHAPES, ids=str)
 def test_broadcast_to_accepts_exactly_the_shapes_numpy_accepts(source):
     x = np.arange(float(np.prod(source, dtype=int))).reshape(source)
-    for target in TARGET_SHAPES:
-        if _numpy_accepts(lambda: np.broadcast_to(x, target)):
-            np.testing.assert_array_equal(ad.broadcast_to(x, target), np.broadcast_to(x, target))
-        else:
-            with pytest.raises(ValueError, match=r"broadcast_to: cannot broadcast shape"):
-                ad.broadcast_to(x, target)
+    assert_accepts_what_numpy_accepts(
+        ad.broadcast_to, np.broadcast_to, x, TARGET_SHAPES, r"broadcast_to: cannot broadcast shape"
+    )
 
 
 @pytest.mark.parametrize("source", [(6,), (2, 3), (0, 4)], ids=str)
 def test_reshape_accepts_exactly_the_shapes_numpy_accepts(source):
     x = np.arange(float(np.prod(source))).reshape(source)
     targets = [(6,), (3, 2), (-1,), (-1, 3), (2, -1, 1), (4, -1), (-1, -1), (0, -1), (5,), (0, 2)]
-    for target in targets:
-        if _numpy_accepts(lambda: np.reshape(x, target)):
-            np.testing.assert_array_equal(ad.reshape(x, target), np.reshape(x, target))
-        else:
-            with pytest.raises(ValueError, match=r"reshape: .*(cannot reshape|more than one -1)"):
-                ad.reshape(x, target)
+    assert_accepts_what_numpy_accepts(
+        ad.reshape, np.reshape, x, targets, r"reshape: .*(cannot reshape|more than one -1)"
+    )
 
 
 @pytest.mark.parametrize(

@@ -55,14 +55,10 @@ def test_jvp_matches_central_difference(case):
         )
 
 
-@pytest.mark.parametrize("case", CASES, ids=case_id)
-def test_vjp_passes_dot_product_test(case):
-    op, shapes, params = case
-    args, params = draw(op, shapes, params, seed=3)
-    rng = np.random.default_rng(4)
-    out = np.asarray(op.fn(*args, **params))
-    u = rng.standard_normal(out.shape)
-    wanted = list(positions(op, shapes))
+def assert_vjp_matches_jvp(op, args, params, wanted, rng, label=""):
+    """The dot-product test <u, J v> = <Jᵀu, v> with the arguments at ``wanted``
+    needing a gradient, the others plain values."""
+    u = rng.standard_normal(np.shape(op.fn(*args, **params)))
     tensors = [ad.Tensor(a, requires_grad=True) if i in wanted else a for i, a in enumerate(args)]
     op.fn(*tensors, **params).backward(u)
     for i in wanted:
@@ -71,8 +67,15 @@ def test_vjp_passes_dot_product_test(case):
         reverse = np.sum(tensors[i].grad.numpy() * v)
         assert tensors[i].grad.shape == np.shape(args[i])
         assert abs(forward - reverse) <= 1e-10 * max(1.0, abs(forward) + abs(reverse)), (
-            f"{op.name}: <u, J v> = {forward!r} but <Jᵀu, v> = {reverse!r} for argument {i}"
+            f"{op.name}: <u, J v> = {forward!r} but <Jᵀu, v> = {reverse!r} for argument {i}{label}"
         )
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_vjp_passes_dot_product_test(case):
+    op, shapes, params = case
+    args, params = draw(op, shapes, params, seed=3)
+    assert_vjp_matches_jvp(op, args, params, list(positions(op, shapes)), np.random.default_rng(4))
 
 
 SEVERAL_POSITIONS = [case for case in CASES if len(positions(case[0], case[1])) > 1]
@@ -85,16 +88,8 @@ def test_vjp_of_each_argument_alone_matches_its_jvp(case):
     op, shapes, params = case
     args, params = draw(op, shapes, params, seed=5)
     rng = np.random.default_rng(6)
-    u = rng.standard_normal(np.shape(op.fn(*args, **params)))
     for i in positions(op, shapes):
-        tensors = [ad.Tensor(a, requires_grad=True) if j == i else a for j, a in enumerate(args)]
-        op.fn(*tensors, **params).backward(u)
-        v = rng.standard_normal(np.shape(args[i]))
-        forward = np.sum(u * jvp_of(op, args, params, i, v))
-        reverse = np.sum(tensors[i].grad.numpy() * v)
-        assert abs(forward - reverse) <= 1e-10 * max(1.0, abs(forward) + abs(reverse)), (
-            f"{op.name}: argument {i} alone: <u, J v> = {forward!r} but <Jᵀu, v> = {reverse!r}"
-        )
+        assert_vjp_matches_jvp(op, args, params, [i], rng, label=" alone")
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)

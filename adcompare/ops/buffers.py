@@ -161,22 +161,22 @@ def run_into(into, args: tuple, params: dict):
     >>> run_into(lambda out, a, b: np.add(a, b, out=out), (np.ones(3), 2.0), {}) is None
     True
     """
-    if _ONLY_OURS is None or not _state["enabled"]:
-        return None
+    # Called for every elementwise op: the size test, which rejects small arrays,
+    # comes first, and reading ``flags`` (which builds an object) after it.
     model = None
     for a in args:
         if type(a) is np.ndarray:
-            if not a.flags.c_contiguous:
-                return None  # a C-ordered result would be written across its strides
             if model is None:
                 if a.nbytes < POOLED_FROM_BYTES or a.dtype not in _FLOATS:
                     return None
                 model = a
             elif a.shape != model.shape or a.dtype != model.dtype:
                 return None
+            if not a.flags.c_contiguous:
+                return None  # a C-ordered result would be written across its strides
         elif type(a) not in _SCALARS:
             return None
-    if model is None:
+    if model is None or _ONLY_OURS is None or not _state["enabled"]:
         return None
     out = take(model.shape, model.dtype)
     into(out, *args, **params)
