@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 from adcompare.bench import analysis
+from adcompare.bench.compare import crossovers
 from adcompare.bench.modes import MODES, mode_label
 from adcompare.bench.plots import save_figures
 from adcompare.bench.problems import PROBLEMS
@@ -30,14 +31,6 @@ from adcompare.bench.text import (
 )
 
 __all__ = ["render", "write_report"]
-
-#: The comparisons that decide each family: (winner, loser) as the count grows.
-#: One-input problems have n = 1, so both forward modes do the same single
-#: pass; the first one measured is compared.
-COMPARISONS = {
-    "many-inputs": [[("reverse", "forward1")], [("reverse", "forward")]],
-    "one-input": [[("forward", "reverse"), ("forward1", "reverse")]],
-}
 
 
 def _label(mode: str) -> str:
@@ -58,18 +51,6 @@ def _slopes(results: Results, problem: str, metric: str = "time", relative: bool
         if fit:
             slopes[mode] = fit
     return slopes
-
-
-def _crossovers(results: Results, problem: str, metric: str = "time"):
-    family = analysis.family_of(results, problem)
-    found = []
-    for choices in COMPARISONS.get(family, []):
-        for winner, loser in choices:
-            result = analysis.crossover(results, problem, winner, loser, metric)
-            if result:
-                found.append(result)
-                break
-    return found
 
 
 def _ratio_at_largest(results: Results, problem: str, mode: str):
@@ -113,8 +94,8 @@ def _summary(results: Results, problems: list[str]) -> list[str]:
         axis = _axis(results, problem)
         if axis is None:
             continue
-        by_work = {(c.winner, c.loser): c for c in _crossovers(results, problem, "work")}
-        for c in _crossovers(results, problem):
+        by_work = {(c.winner, c.loser): c for c in crossovers(results, problem, "work")}
+        for c in crossovers(results, problem):
             work = by_work.get((c.winner, c.loser))
             lines.append(
                 f"| {problem} | {_label(c.winner)} beats {_label(c.loser)} | "
@@ -131,7 +112,7 @@ def _one_parameter_conclusion(results: Results, problem: str) -> str:
         if mode in slopes:
             parts.append(f"{_label(mode)} {describe_slope(slopes[mode].slope)}")
     text = f"**{problem}**: time against {axis}: " + ", ".join(parts) + "."
-    for c in _crossovers(results, problem):
+    for c in crossovers(results, problem):
         text += f" {_label(c.winner).capitalize()} beats {_label(c.loser)} {c.describe(axis)}."
     ratios = []
     for mode in ("reverse", "forward", "forward1"):

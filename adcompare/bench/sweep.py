@@ -308,7 +308,7 @@ def _measure_all(config, results, cells, progress, env) -> None:
         cell = _cell(problem, size, mode_name, env)
         existing = results.get(cell_key(cell))
         if existing is not None and existing["status"] in ("ok", "skipped"):
-            progress.advance(label, measured=False)
+            progress.advance(label, measured=False, group=problem.name)
             continue
         progress.start(label)
         reason = problem.too_large(size) or budget_reason(
@@ -352,4 +352,4 @@ def _measure_all(config, results, cells, progress, env) -> None:
         cell["finished"] = now()
         cell["load"] = _load()
         results.add(cell)
-        progress.advance(label, measured=cell["status"] != "skipped")
+        progress.advance(label, measured=cell["status"] != "skipped", group=problem.name)
