@@ -74,16 +74,16 @@ def test_ctrl_c_keeps_the_cells_and_says_how_to_resume(tmp_path, capsys, monkeyp
     calls = []
     real = sweep.measure_cell
 
-    def interrupt_on_the_third_cell(*args, **kwargs):
+    def interrupt_on_the_fourth_cell(*args, **kwargs):
         calls.append(1)
-        if len(calls) == 3:
+        if len(calls) == 4:  # the first at n = 4: n = 2's three cells are written
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(sweep, "measure_cell", interrupt_on_the_third_cell)
+    monkeypatch.setattr(sweep, "measure_cell", interrupt_on_the_fourth_cell)
     assert main(["bench", *TINY, "--out", str(out)]) == 130
     assert "--resume" in capsys.readouterr().err
-    assert len(json.loads(out.read_text())["cells"]) == 2
+    assert len(json.loads(out.read_text())["cells"]) == 3
     monkeypatch.setattr(sweep, "measure_cell", real)
     assert main(["bench", *TINY, "--out", str(out), "--resume"]) == 0
     assert len(json.loads(out.read_text())["cells"]) == 12

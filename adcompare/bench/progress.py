@@ -91,6 +91,14 @@ class Progress:
         )
         self.stream.flush()
 
+    def note(self, message: str) -> None:
+        """A sentence the user should see (an adjusted size), above the bar on a terminal."""
+        if self.active:
+            self.stream.write("\r" + " " * 110 + "\r")
+        if self.active or self.lines:
+            self.stream.write(message + "\n")
+            self.stream.flush()
+
     def eta(self) -> float | None:
         """Seconds still to go, or ``None`` before the first measured cell."""
         if not self._measured:

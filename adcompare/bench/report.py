@@ -222,28 +222,47 @@ def _conclusions(results: Results, problems: list[str]) -> list[str]:
     return lines + [""]
 
 
+def _known(value) -> str:
+    return "unknown" if value in (None, "", [], {}) else str(value)
+
+
+def _machine_lines(description: dict) -> list[str]:
+    """One environment as bullet points; what was not recorded reads "unknown".
+
+    >>> print("\\n".join(_machine_lines({"python": "3.11.7", "cpus_total": 2})))
+    - machine: unknown, unknown
+    - CPU: unknown, 2 cores (how many were available: unknown)
+    - Python 3.11.7; library versions unknown
+    - BLAS: unknown; threads: unknown
+    - dtype: float64
+    """
+    versions = {k: v for k, v in (description.get("versions") or {}).items() if v}
+    pools = (description.get("threads") or {}).get("blas_pools") or []
+    available, total = description.get("cpus_available"), description.get("cpus_total")
+    if available is not None and total is not None:
+        cores = f"{available} of {total} cores available"
+    elif total is not None:
+        cores = f"{total} cores (how many were available: unknown)"
+    else:
+        cores = "cores unknown"
+    return [
+        f"- machine: {_known(description.get('machine'))}, {_known(description.get('platform'))}",
+        f"- CPU: {_known(description.get('cpu'))}, {cores}",
+        f"- Python {_known(description.get('python'))}; "
+        + (", ".join(f"{k} {v}" for k, v in versions.items()) or "library versions unknown"),
+        f"- BLAS: {_known(description.get('blas'))}; threads: "
+        + (", ".join(f"{p['library']} {p['threads']}" for p in pools) or "unknown"),
+        f"- dtype: {description.get('dtype', 'float64')}",
+    ]
+
+
 def _machines(results: Results) -> list[str]:
     used = Counter(c.get("env") for c in results.cells if c["status"] == "ok")
     lines = ["## Machine", ""]
     for key, description in results.data["environments"].items():
         if key not in used:
             continue
-        versions = description.get("versions") or {}
-        threads = description.get("threads") or {}
-        pools = threads.get("blas_pools") or []
-        lines += [
-            f"`{key}` ({used[key]} measured cells):",
-            "",
-            f"- machine: {description.get('machine')}, {description.get('platform')}",
-            f"- CPU: {description.get('cpu')}, {description.get('cpus_available')} of "
-            f"{description.get('cpus_total')} cores available",
-            f"- Python {description.get('python')}; "
-            + ", ".join(f"{k} {v}" for k, v in versions.items() if v),
-            f"- BLAS: {description.get('blas')}; threads: "
-            + (", ".join(f"{p['library']} {p['threads']}" for p in pools) or "not recorded"),
-            f"- dtype: {description.get('dtype', 'float64')}",
-            "",
-        ]
+        lines += [f"`{key}` ({used[key]} measured cells):", "", *_machine_lines(description), ""]
     loads = [c["load"] for c in results.cells if c.get("load") is not None]
     cores = [
         d.get("cpus_available") or d.get("cpus_total")
