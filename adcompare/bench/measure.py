@@ -138,10 +138,18 @@ class Timer:
         taken = [t for t, r in zip(self.samples, self.rounds) if r == number]
         return float(np.median(taken)) if taken else None
 
+    def round_wall_over_cpu(self, number: int) -> float:
+        """Wall time ÷ CPU time of the repeats taken in round ``number``."""
+        pairs = [
+            (t, c) for t, c, r in zip(self.samples, self.cpu_samples, self.rounds) if r == number
+        ]
+        return float(sum(t for t, _ in pairs) / max(sum(c for _, c in pairs), 1e-12))
+
     def summary(self) -> dict:
         """The timing as JSON-ready values: median, IQR, min, max, CPU, per-round medians."""
         q25, median, q75 = np.percentile(self.samples, [25, 50, 75])
         cpu = float(np.median(self.cpu_samples))
+        rounds = sorted(set(self.rounds))
         return {
             "median": float(median),
             "iqr": float(q75 - q25),
@@ -153,7 +161,8 @@ class Timer:
             "samples": [float(t) for t in self.samples],
             "cpu_median": cpu,
             "wall_over_cpu": float(sum(self.samples) / max(sum(self.cpu_samples), 1e-12)),
-            "round_medians": [self.round_median(r) for r in sorted(set(self.rounds))],
+            "round_medians": [self.round_median(r) for r in rounds],
+            "round_wall_over_cpu": [self.round_wall_over_cpu(r) for r in rounds],
         }
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from adcompare.bench import analysis
 from adcompare.bench.compare import crossovers
+from adcompare.bench.measure import RATIO_SHIFT, WALL_OVER_CPU
 from adcompare.bench.modes import MODES, mode_label
 from adcompare.bench.plots import save_figures
 from adcompare.bench.problems import PROBLEMS
@@ -46,11 +47,30 @@ def _slopes(results: Results, problem: str, metric: str = "time", relative: bool
     for mode in analysis.modes_in(results, problem):
         if relative and mode == "f":
             continue
-        x, y = analysis.series(results, problem, mode, metric, relative=relative)
+        x, y = analysis.series(results, problem, mode, metric, relative=relative, unflagged=True)
         fit = analysis.fit_slope(x, y, upper=metric == "time")
         if fit:
             slopes[mode] = fit
     return slopes
+
+
+def _flagged_sizes(results: Results, problem: str, mode: str) -> int:
+    """How many of ``mode``'s times on ``problem`` the fitted slopes leave out as flagged."""
+    everything = analysis.series(results, problem, mode)[0]
+    return len(everything) - len(analysis.series(results, problem, mode, unflagged=True)[0])
+
+
+def _flag_conclusion(results: Results) -> list[str]:
+    flagged = [c for c in results.cells if c["status"] == "ok" and analysis.flagged(c)]
+    if not flagged:
+        return []
+    names = ", ".join(f"{c['problem']} {c['mode']} at {_size(c)}" for c in flagged)
+    return [
+        f"{len(flagged)} of {sum(c['status'] == 'ok' for c in results.cells)} times are "
+        f"flagged as taken under load (wall time over {WALL_OVER_CPU:g}× the CPU time, or "
+        f"time ÷ f's moving over {RATIO_SHIFT:g}× between rounds): {names}. The tables mark "
+        "them †, and the fitted slopes leave them out."
+    ]
 
 
 def _ratio_at_largest(results: Results, problem: str, mode: str):
@@ -76,10 +96,17 @@ def _summary(results: Results, problems: list[str]) -> list[str]:
         if axis is None:
             continue
         slopes = _slopes(results, problem)
-        row = [
-            f"{slopes[m]} ({axis} {slopes[m].lo:g}–{slopes[m].hi:g})" if m in slopes else "–"
-            for m in modes
-        ]
+        row = []
+        for m in modes:
+            if m not in slopes:
+                row.append("–")
+                continue
+            left_out = _flagged_sizes(results, problem, m)
+            row.append(
+                f"{slopes[m]} ({axis} {slopes[m].lo:g}–{slopes[m].hi:g}"
+                + (f"; fitted without the {left_out} flagged sizes" if left_out else "")
+                + ")"
+            )
         lines.append(f"| {problem} | {axis} | " + " | ".join(row) + " |")
     lines += [
         "",
@@ -215,6 +242,7 @@ def _conclusions(results: Results, problems: list[str]) -> list[str]:
     lines += ["- " + line for line in second_order_conclusions(results, problems)]
     lines += ["- " + line for line in real_conclusions(results)]
     lines += ["- " + line for line in peer_conclusions(results)]
+    lines += ["- " + line for line in _flag_conclusion(results)]
     checks = _checks(results)
     if checks:
         lines.append("- " + checks[0])
@@ -349,8 +377,10 @@ def _median_table(results: Results, problem: str) -> list[str]:
                 if t.get("iqr") is not None and t["median"]
                 else ""
             )
-            row.append(format_time(t["median"]) + spread)
+            row.append(format_time(t["median"]) + spread + (" †" if analysis.flagged(cell) else ""))
         lines.append(f"| {size:g} | " + " | ".join(row) + " |")
+    if any(analysis.flagged(cell) for cell in cells.values()):
+        lines += ["", "† taken under load (see the conclusions); left out of the fitted slopes."]
     return lines + [""]
 
 

@@ -503,7 +503,8 @@ def busy_flags(timing: dict, plain: dict | None) -> list[str]:
     """Why a timing may be disturbed by other load, as sentences; empty if not.
 
     A timing is flagged when its wall time exceeds its CPU time by more than
-    :data:`~adcompare.bench.measure.WALL_OVER_CPU`, or when its ratio to
+    :data:`~adcompare.bench.measure.WALL_OVER_CPU` (overall or in one
+    round: a burst of load may hit one round only), or when its ratio to
     plain f's time (``plain``, timed in the same rounds) moved by more than
     :data:`~adcompare.bench.measure.RATIO_SHIFT` between rounds.
 
@@ -514,8 +515,8 @@ def busy_flags(timing: dict, plain: dict | None) -> list[str]:
     ["time ÷ f's moved from 2× to 4× between rounds"]
     """
     flags = []
-    ratio = timing.get("wall_over_cpu")
-    if ratio is not None and ratio > WALL_OVER_CPU:
+    ratio = max([timing.get("wall_over_cpu") or 0.0, *(timing.get("round_wall_over_cpu") or [])])
+    if ratio > WALL_OVER_CPU:
         flags.append(f"wall time {ratio:.3g}× the CPU time: the process waited for a CPU")
     if plain is None or plain is timing:
         return flags
