@@ -16,13 +16,14 @@ from .benchcases import synthetic_cell, synthetic_results
 def test_slopes_and_crossovers_come_from_the_data():
     # forward 1e-4·n against a constant 1e-3: they cross at n = 10.
     text = render(synthetic_results(forward_per_input=1e-4, reverse_time=1e-3))
-    assert "forward, 1 lane about linear (slope 1.00)" in text
-    assert "reverse nearly flat (slope 0.00)" in text
-    assert "Reverse beats forward, 1 lane from n ≈ 10 (between 4 and 16)" in text
+    assert "| rosenbrock | n | 0.00 (n 64–256) | 1.00 (n 64–256) | 0.00 (n 64–256) |" in text
+    assert "time against n: reverse nearly flat, forward, 1 lane about linear" in text
+    assert "| rosenbrock | reverse beats forward, 1 lane | from n ≈ 10 (between 4 and 16) |" in text
+    assert text.count("from n ≈ 10 (between 4 and 16)") == 1, "a conclusion is stated once"
     # Other data, other conclusions: nothing is hard-coded.
     text = render(synthetic_results(forward_per_input=1e-6, reverse_time=1e-3))
     assert "from n ≈ 1e+03" not in text
-    assert "Reverse beats forward, 1 lane not within n ≤ 256" in text
+    assert "| rosenbrock | reverse beats forward, 1 lane | not within n ≤ 256 |" in text
 
 
 def test_the_report_names_the_machine_and_the_measures():

@@ -25,7 +25,7 @@ from adcompare.bench.report_real import real_conclusions, real_section
 from adcompare.bench.report_second_order import second_order_conclusions, second_order_section
 from adcompare.bench.results import Results
 from adcompare.bench.text import (
-    describe_slope,
+    format_range,
     format_ratio,
     format_time,
     slope_words,
@@ -131,24 +131,27 @@ def _summary(results: Results, problems: list[str]) -> list[str]:
     return lines + [""]
 
 
-def _one_parameter_conclusion(results: Results, problem: str) -> str:
+def _one_parameter_conclusion(results: Results, problem: str) -> str | None:
+    """How the modes grow and what they cost at the largest sizes; the crossovers are
+    stated once, in the summary's table."""
     axis = _axis(results, problem)
     slopes = _slopes(results, problem)
-    parts = []
-    for mode in ("reverse", "forward1", "forward", "fd"):
-        if mode in slopes:
-            parts.append(f"{_label(mode)} {describe_slope(slopes[mode].slope)}")
-    text = f"**{problem}**: time against {axis}: " + ", ".join(parts) + "."
-    for c in crossovers(results, problem):
-        text += f" {_label(c.winner).capitalize()} beats {_label(c.loser)} {c.describe(axis)}."
+    growth = [
+        f"{_label(mode)} {slope_words(slopes[mode].slope)}"
+        for mode in ("reverse", "forward1", "forward")
+        if mode in slopes and slope_words(slopes[mode].slope)
+    ]
     ratios = []
     for mode in ("reverse", "forward", "forward1"):
         found = _ratio_at_largest(results, problem, mode)
         if found:
             ratios.append(f"{_label(mode)} {format_ratio(found[1])} f at {axis} = {found[0]:g}")
-    if ratios:
-        text += " Largest sizes measured: " + "; ".join(ratios) + "."
-    return text
+    if not ratios:
+        return None
+    text = f"**{problem}**"
+    if growth:
+        text += f" (time against {axis}: " + ", ".join(growth) + ")"
+    return text + ": at the largest sizes, " + "; ".join(ratios) + "."
 
 
 def _grid_conclusion(results: Results, problem: str) -> str:
@@ -195,7 +198,10 @@ def _work_conclusion(results: Results, problems: list[str]) -> list[str]:
     if reverse_ratios:
         lines.append(
             "Element work of reverse mode stays within a constant multiple of f's, whatever n: "
-            + ", ".join(f"{lo:.2f}–{hi:.2f}× ({p})" for p, lo, hi in reverse_ratios)
+            + ", ".join(
+                f"{format_range(lo, hi, lambda v: f'{v:.2f}', '×')} ({p})"
+                for p, lo, hi in reverse_ratios
+            )
             + "."
         )
     return lines
@@ -235,7 +241,9 @@ def _conclusions(results: Results, problems: list[str]) -> list[str]:
         if not analysis.modes_in(results, problem):
             continue
         if _axis(results, problem):
-            lines.append("- " + _one_parameter_conclusion(results, problem))
+            verdict = _one_parameter_conclusion(results, problem)
+            if verdict:
+                lines.append("- " + verdict)
         elif analysis.family_of(results, problem) == "jacobian":
             lines.append("- " + _grid_conclusion(results, problem))
     lines += ["- " + line for line in _work_conclusion(results, problems)]
@@ -314,37 +322,25 @@ def _machines(results: Results) -> list[str]:
 
 
 def _caption(results: Results, problem: str) -> str:
+    """What the figure shows beyond the summary's fitted time slopes."""
     axis = _axis(results, problem)
-    slopes = _slopes(results, problem)
     work_slopes = _slopes(results, problem, "work", relative=True)
-    sentences = []
-    for mode in ("reverse", "forward1", "forward", "fd", "symbolic"):
-        if mode in slopes:
-            s = slopes[mode]
-            fitted = f"fitted over {axis} {s.lo:g}–{s.hi:g}"
-            words = slope_words(s.slope)
-            if words:
-                sentences.append(f"{_label(mode)} time is {words} in {axis} (slope {s}, {fitted})")
-            else:
-                sentences.append(f"{_label(mode)} time grows with slope {s} in {axis} ({fitted})")
-    caption = "Top left: " + "; ".join(sentences) + "." if sentences else ""
     ratio = [
         f"{_label(m)} {work_slopes[m]}"
         for m in ("forward1", "forward", "reverse", "fd")
         if m in work_slopes
     ]
+    caption = (
+        f"Time and element work against {axis}, and each ÷ f's; dashed lines are the theory "
+        "(forward c·n·f, reverse c·m·f)."
+    )
     if ratio:
-        caption += (
-            f" Bottom left: log-log slope of element work ÷ f's against {axis}: "
-            + ", ".join(ratio)
-            + "; dashed lines are the theory (forward c·n·f, reverse c·m·f)."
-        )
+        caption += " Slope of element work ÷ f's: " + ", ".join(ratio) + "."
     one_lane, chunked = work_slopes.get("forward1"), work_slopes.get("forward")
     if one_lane and chunked and one_lane.slope - chunked.slope > 0.3:
         caption += (
-            " Chunked forward mode's counted work grows more slowly than one-lane forward "
-            "mode's here because a matrix product is counted by its largest operand, not by "
-            "the multiply-adds of all its lanes (see How to read the measurements)."
+            " Chunked forward mode's counted work grows more slowly than one lane's: a matrix "
+            "product is counted by its largest operand, not its multiply-adds."
         )
     return caption
 
@@ -429,7 +425,6 @@ def _problem_section(results: Results, problem: str, figures: dict) -> list[str]
                 "work.",
                 "",
             ]
-        lines += [_grid_conclusion(results, problem), ""]
         lines += _grid_table(results, problem)
     return lines
 
@@ -443,7 +438,10 @@ def _not_measured(results: Results) -> list[str]:
         examples = {}
         for c in skipped:
             reason = c.get("reason", "")
-            kind = reason.split(" (")[0] if "not installed" in reason else reason
+            # "not installed (...)" and "(here 4·64)" vary by cell; the rule is the reason.
+            kind = (
+                reason.split(" (")[0] if "not installed" in reason or "(here " in reason else reason
+            )
             reasons[kind] += 1
             examples.setdefault(kind, c)
         lines += [f"## Skipped cells ({len(skipped)})", ""]
@@ -517,7 +515,8 @@ def render(results: Results, figures: dict | None = None, sources: list[str] | N
     ]
     lines += _machines(results)
     for problem in problems:
-        if analysis.modes_in(results, problem):
+        # Fixed-size instances have no sweep to show: the ADBench section covers them.
+        if analysis.modes_in(results, problem) and analysis.family_of(results, problem) != "fixed":
             lines += _problem_section(results, problem, figures)
     lines += peer_section(results)
     lines += real_section(results)
