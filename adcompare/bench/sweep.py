@@ -63,9 +63,9 @@ MIN_CALLS_PER_CELL = 4
 #: a second round of repeats after the problem's largest size.
 SECOND_ROUND_LIMIT = 2**16
 
-#: The steepest growth assumed of a first call (symbolic differentiation of a dense
-#: quadratic grows like n³ or faster).
-WARMUP_SLOPE_CAP = 4.0
+#: The steepest growth assumed of a first call (symbolic differentiation of the dense
+#: quadratic grew with slope 2 to 2.2 from n = 4 to 64).
+WARMUP_SLOPE_CAP = 3.0
 
 #: Modes whose one call costs at least this many calls of plain f, given n.
 CALLS_OF_F = {"fd": lambda n: 2 * n, "forward1": lambda n: n}
@@ -258,7 +258,7 @@ def budget_reason(
                 f"exceed the {budget:g} s budget"
             )
         warmups = [c["time"].get("warmup") for c in line[-2:]]
-        if all(warmups):
+        if all(warmups) and _distinct_first_call(warmups[-1], t2, budget):
             # The first call can cost far more than the rest (symbolic mode traces and
             # differentiates it), and it grows faster: extrapolate it on its own.
             (w1, w2), cap = warmups, WARMUP_SLOPE_CAP
@@ -271,6 +271,13 @@ def budget_reason(
                     f"{key}={x2}), so a cell would exceed the {budget:g} s budget"
                 )
     return None
+
+
+def _distinct_first_call(warmup: float, median: float, budget: float) -> bool:
+    """Whether a first call costs enough on its own to be extrapolated apart from the rest:
+    ten times a later call and a twentieth of the budget (noise in a call of a few
+    milliseconds must not skip a cell)."""
+    return warmup >= 10 * median and warmup >= budget / 20
 
 
 def _calls_of_f_reason(
