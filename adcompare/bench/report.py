@@ -493,6 +493,11 @@ def render(results: Results, figures: dict | None = None, sources: list[str] | N
     ]
     if not status["ok"]:
         return "\n".join([*lines, "No cell was measured, so there is nothing to report.", ""])
+    if "summary" in figures:
+        lines += [
+            f"![every many-inputs problem's cost ratio against n]({figures['summary'].name})",
+            "",
+        ]
     lines += _summary(results, problems)
     lines += _conclusions(results, problems)
     lines += [
