@@ -176,3 +176,25 @@ def test_an_adjusted_size_is_said_and_recorded():
     assert "mlp is measured at n = 7 for n = 1: its weights number n = 6h + 1" in said
     rosenbrock = next(c for c in results.cells if c["problem"] == "rosenbrock")
     assert rosenbrock["n"] == 2 and rosenbrock["adjusted"].startswith("rosenbrock is measured")
+
+
+def test_a_time_flagged_as_taken_under_load_is_not_extrapolated():
+    problem = get_problem("rosenbrock")
+    results = Results()
+    for n, median, flags in ((4, 0.001, []), (16, 0.06, ["wall time 40× the CPU time"])):
+        results.add(
+            {
+                "problem": "rosenbrock",
+                "mode": "reverse",
+                "size": {"n": n},
+                "status": "ok",
+                "time": {"median": median},
+                "seconds": 0.2,
+                "flags": flags,
+            }
+        )
+    assert budget_reason(results, problem, "reverse", {"n": 64}, 1.0) is None
+    results.cells[1]["flags"] = []  # the same times, unflagged, predict 3.6 s a call
+    assert "predicted to take 3.6 s a call" in budget_reason(
+        results, problem, "reverse", {"n": 64}, 1.0
+    )

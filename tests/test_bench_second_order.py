@@ -82,7 +82,9 @@ def test_one_hvp_costs_a_constant_multiple_of_one_gradient_except_fwd_over_fwd()
             memory=False,
         )
     )
-    assert all(c["status"] == "ok" and c["check"]["ok"] for c in results.cells)
+    assert all(c["status"] == "ok" and c["check"]["ok"] for c in results.cells), [
+        (c["mode"], c["size"], c.get("reason")) for c in results.cells if c["status"] != "ok"
+    ]
     for composition in HESSIAN_MODES:
         n, ratio = second.hvp_ratio(results, "rosenbrock", composition, "work")
         assert list(n) == sizes

@@ -22,7 +22,11 @@ from adcompare.bench.plots import save_figures
 from adcompare.bench.problems import PROBLEMS
 from adcompare.bench.report_peers import peer_conclusions, peer_section
 from adcompare.bench.report_real import real_conclusions, real_section
-from adcompare.bench.report_second_order import second_order_conclusions, second_order_section
+from adcompare.bench.report_second_order import (
+    SECOND_ORDER_LEGEND,
+    second_order_conclusions,
+    second_order_section,
+)
 from adcompare.bench.results import Results
 from adcompare.bench.text import (
     format_range,
@@ -355,8 +359,6 @@ def _median_table(results: Results, problem: str) -> list[str]:
     }
     sizes = sorted({size for size, _ in cells})
     lines = [
-        f"Median time per call (± half the interquartile range, as a percentage), by {axis}:",
-        "",
         f"| {axis} | " + " | ".join(_label(m) for m in modes) + " |",
         "|---:|" + "---:|" * len(modes),
     ]
@@ -404,9 +406,7 @@ def _grid_table(results: Results, problem: str) -> list[str]:
 def _problem_section(results: Results, problem: str, figures: dict) -> list[str]:
     family = analysis.family_of(results, problem)
     known = PROBLEMS.get(problem)
-    lines = [f"## {problem}", ""]
-    if known:
-        lines += [f"{known.description} ({family}).", ""]
+    lines = [f"## {problem}: {known.description} ({family})" if known else f"## {problem}", ""]
     if _axis(results, problem):
         if problem in figures:
             lines += [f"![{problem}]({figures[problem].name})", ""]
@@ -513,6 +513,9 @@ def render(results: Results, figures: dict | None = None, sources: list[str] | N
         "product) counts less work than it does; one-lane forward mode is counted fully.",
         "- Plain f's counts come from running the same code on an untracked tensor; finite "
         "differences' counts are 2n evaluations of f's.",
+        "- Tables of a problem: the median time per call, ± half the interquartile range as a "
+        "percentage.",
+        "- " + SECOND_ORDER_LEGEND,
         "- Peak memory: tracemalloc in a separate untimed call. The reverse tape's bytes "
         "count the arrays it holds, including constants it shares rather than copies, so "
         "they can exceed the peak.",

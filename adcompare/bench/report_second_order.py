@@ -124,8 +124,6 @@ def _table(results: Results, problem: str) -> list[str]:
     }
     sizes = sorted({n for column in values.values() for n in column})
     lines = [
-        "Median time per call; in brackets an HVP's time ÷ the reverse gradient's:",
-        "",
         "| n | gradient | "
         + " | ".join(f"{'HVP' if kind == 'hvp' else 'Hessian'}, {c}" for kind, c in columns)
         + " |",
@@ -152,12 +150,15 @@ def second_order_section(results: Results, problem: str, figures: dict) -> list[
     stem = f"{problem}-second-order"
     if stem in figures:
         lines += [f"![{problem} second derivatives]({figures[stem].name})", ""]
-        lines += [
-            "Top: time and element work of one HVP (solid) and of the full Hessian (dashed) "
-            "per composition, outer mode first, with one reverse gradient (black). Bottom left: "
-            "one HVP ÷ one gradient, by time (solid) and element work (dotted). Bottom right: "
-            "the Hessian ÷ one HVP of the same composition, by element work (solid) and time "
-            "(dotted), beside the line n.",
-            "",
-        ]
     return lines + _table(results, problem)
+
+
+#: How to read every second-order figure and table: said once, in "How to read".
+SECOND_ORDER_LEGEND = (
+    "Second derivatives: the figure's top panels show the time and element work of one HVP "
+    "(solid) and of the full Hessian (dashed) per composition, outer mode first, with one "
+    "reverse gradient (black); bottom left one HVP ÷ one gradient, by time (solid) and "
+    "element work (dotted); bottom right the Hessian ÷ one HVP of the same composition, by "
+    "element work (solid) and time (dotted), beside the line n. The table gives median times, "
+    "in brackets an HVP's time ÷ the reverse gradient's."
+)

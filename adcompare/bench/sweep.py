@@ -10,7 +10,8 @@ per cell keeps it bounded: a mode is skipped at a size when
   that even a minimal cell (warm-up, one timed call, the count run and the
   memory run: :data:`MIN_CALLS_PER_CELL` calls) would take longer; the
   first call (the warm-up) is extrapolated on its own, since symbolic mode
-  traces and differentiates there and grows much faster than later calls,
+  traces and differentiates there and grows much faster than later calls;
+  times flagged as taken under load are not extrapolated,
 
 - plain f's time at the same size says the mode cannot fit: finite
   differences evaluate f 2n times, one-lane forward mode makes n passes
@@ -241,7 +242,9 @@ def budget_reason(
             (
                 c
                 for c in measured
-                if c["size"][key] < value
+                # A time flagged as taken under load would extrapolate the load, not the mode.
+                if not c.get("flags")
+                and c["size"][key] < value
                 and all(c["size"][k] == v for k, v in size.items() if k != key)
             ),
             key=lambda c: c["size"][key],
