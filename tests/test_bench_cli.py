@@ -158,22 +158,26 @@ def test_run_leaves_the_committed_reference_alone(tmp_path, capsys, small_run, m
 
 
 def test_run_names_the_crossover_that_moved(tmp_path, capsys, small_run):
-    reference = tmp_path / "reference"
-    assert main(["run", "--quiet", "--out", str(reference)]) == 0
-    data = json.loads((reference / "results.json").read_text())
-    for cell in data["cells"]:  # make forward mode 1000 times dearer in the reference
+    mine = tmp_path / "mine"
+    assert main(["run", "--quiet", "--out", str(mine)]) == 0
+    data = json.loads((mine / "results.json").read_text())
+    for cell in data["cells"]:  # the reference's forward mode is 1000 times dearer
         if cell["problem"] == "fourier" and cell["mode"].startswith("forward"):
             cell["time"]["median"] *= 1000
-    (reference / "results.json").write_text(json.dumps(data))
-    capsys.readouterr()
-    mine = ["--quiet", "--out", str(tmp_path / "mine"), "--reference"]
-    assert main(["run", *mine, str(reference / "results.json")]) == 0
-    printed = capsys.readouterr().out
-    assert "1 moved:" in printed
-    assert "fourier: forward, chunked beats reverse by time at every m measured (m ≥ 2), " in (
-        printed
+    reference = tmp_path / "reference.json"
+    reference.write_text(json.dumps(data))
+    lines = cmd_run.comparison_lines(mine / "results.json", reference)
+    assert lines[0].endswith("crossovers agree, 1 moved:"), lines
+    assert lines[1] == (
+        "  fourier: forward, chunked beats reverse by time at every m measured (m ≥ 2), "
+        "the reference not within m ≤ 4"
     )
-    assert "the reference not within m ≤ 4" in printed
+    capsys.readouterr()
+    assert (
+        main(["run", "--quiet", "--out", str(mine), "--overwrite", "--reference", str(reference)])
+        == 0
+    )
+    assert f"compared with the reference {reference}" in capsys.readouterr().out
 
 
 def test_run_keeps_a_named_folders_results_unless_told(tmp_path, capsys, small_run):

@@ -1,8 +1,14 @@
 """Sweeps: every chosen problem at geometric sizes, by every chosen mode.
 
 The sweep walks each problem's sizes from small to large and measures each
-mode there, adding every cell to the results as it finishes. A time budget
-per cell keeps it bounded: a mode is skipped at a size when
+mode there; the timed repeats of one size's modes are taken in turn (round
+robin), so their ratios to f are taken under the same load, and half of them
+are taken again in a second round after the problem's largest size. A size's
+cells are added to the results once its turns end. Each cell records its CPU
+time beside its wall time; :func:`busy_flags` flags a cell that waited for
+the CPU or whose ratio to f moved between the rounds. glibc's allocator is
+pinned for the whole sweep. A time budget per cell keeps it bounded: a mode
+is skipped at a size when
 
 - a smaller size (every size parameter ≤) of the same mode took longer
   than the budget, or
