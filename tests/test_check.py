@@ -283,10 +283,11 @@ def user_op_without_sym():
 def test_an_op_without_sympy_is_checked_against_the_other_references(user_op_without_sym):
     x = np.array([0.5, -2.0])
     report = ad.check_grad(lambda v: ad.sum(user_op_without_sym(v)), x)
-    assert report.against == "complex_step"
+    # The op declares no complex support either, so the complex step gives way to fd.
+    assert report.against == "fd"
     assert "op 'user_cube' has no SymPy counterpart" in str(report)
-    assert "checked against complex_step instead" in report.note
-    np.testing.assert_allclose(report.reference[0], 3 * x**2, rtol=1e-14)  # d(x³) = 3x²
+    assert "checked against fd instead" in report.note
+    np.testing.assert_allclose(report.reference[0], 3 * x**2, rtol=1e-7)  # d(x³) = 3x²
     assert report["forward"].passed and not report["reverse"].passed  # the 3.3x² VJP is caught
 
 
