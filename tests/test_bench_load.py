@@ -53,12 +53,13 @@ class BusyClock:
     two thirds of the time. (A real busy process cannot be used here: on a shared
     machine the cells it does not load are as disturbed as those it does.)"""
 
-    def __init__(self):
+    def __init__(self, usual: float = 1.0):
         self.wall = self.cpu = 0.0
         self.loaded = False
+        self.usual = usual
 
     def wall_clock(self):
-        self.wall += 3e-3 if self.loaded else 1e-3
+        self.wall += self.usual * (3e-3 if self.loaded else 1e-3)
         return self.wall
 
     def cpu_clock(self):
@@ -66,8 +67,11 @@ class BusyClock:
         return self.cpu
 
 
-def test_cells_timed_under_injected_load_are_flagged_and_left_out_of_the_slopes(monkeypatch):
-    clock = BusyClock()
+@pytest.mark.parametrize("usual", [1.0, 2.5])
+def test_cells_timed_under_injected_load_are_flagged_and_left_out_of_the_slopes(usual, monkeypatch):
+    """Half the sizes wait three times longer for the CPU than the rest; on a machine
+    busy all along (``usual`` 2.5: every call waits), only the extra burst is flagged."""
+    clock = BusyClock(usual)
     monkeypatch.setattr(measure, "wall_clock", clock.wall_clock)
     monkeypatch.setattr(measure, "cpu_clock", clock.cpu_clock)
     real = measure.measure_cell
@@ -83,11 +87,13 @@ def test_cells_timed_under_injected_load_are_flagged_and_left_out_of_the_slopes(
     flagged = {(c["mode"], c["n"]) for c in results.cells if c.get("flags")}
     assert flagged == {(mode, n) for mode in ("f", "reverse") for n in (16, 64)}
     cell = next(c for c in results.cells if c["n"] == 16)
-    assert cell["time"]["wall_over_cpu"] == pytest.approx(3.0, rel=0.2)
-    assert "the process waited for a CPU" in cell["flags"][0]
+    assert cell["time"]["wall_over_cpu"] == pytest.approx(3.0 * usual, rel=0.2)
+    assert ("the process waited for a CPU" if usual == 1 else "a burst of load") in cell["flags"][0]
 
     text = render(results)
-    assert "flagged" in text and "rosenbrock reverse at n = 16" in text
+    assert (
+        "flagged as taken under a burst of load" in text and "rosenbrock reverse at n = 16" in text
+    )
     assert "16 | " in text and "†" in text
     assert "fitted without the 2 flagged sizes" in text
 

@@ -68,12 +68,16 @@ def _flag_conclusion(results: Results) -> list[str]:
     flagged = [c for c in results.cells if c["status"] == "ok" and analysis.flagged(c)]
     if not flagged:
         return []
-    names = ", ".join(f"{c['problem']} {c['mode']} at {_size(c)}" for c in flagged)
+    shown = 8
+    names = ", ".join(f"{c['problem']} {c['mode']} at {_size(c)}" for c in flagged[:shown])
+    if len(flagged) > shown:
+        names += f" and {len(flagged) - shown} more"
     return [
         f"{len(flagged)} of {sum(c['status'] == 'ok' for c in results.cells)} times are "
-        f"flagged as taken under load (wall time over {WALL_OVER_CPU:g}× the CPU time, or "
-        f"time ÷ f's moving over {RATIO_SHIFT:g}× between rounds): {names}. The tables mark "
-        "them †, and the fitted slopes leave them out."
+        f"flagged as taken under a burst of load (wall time over {WALL_OVER_CPU:g}× the CPU "
+        f"time, beyond the run's usual excess, or time ÷ f's moving over {RATIO_SHIFT:g}× "
+        f"between rounds): {names}. The tables mark them †, and the fitted slopes leave them "
+        "out."
     ]
 
 

@@ -40,6 +40,7 @@ import os
 import traceback
 from dataclasses import asdict, dataclass, field
 
+import numpy as np
 from threadpoolctl import threadpool_limits
 
 from adcompare.bench.env import describe, environment_key, pin_allocator
@@ -501,11 +502,13 @@ def _take_turns(timed: dict) -> None:
 def _finish(results: Results, timed: dict, *, progress: Progress | None) -> None:
     """Write the timed cells' times and flags and add them to the results."""
     plain = timed.get("f")
-    for entry in timed.values():
+    timings = {mode: entry.timer.summary() for mode, entry in timed.items()}
+    usual = _usual_wall_over_cpu(results, list(timings.values()))
+    for mode, entry in timed.items():
         cell = entry.cell
         if cell["status"] == "ok":
-            cell["time"] = entry.timer.summary()
-            flags = busy_flags(cell["time"], plain.timer.summary() if plain else None)
+            cell["time"] = timings[mode]
+            flags = busy_flags(cell["time"], timings["f"] if plain else None, usual)
             if flags:
                 cell["flags"] = flags
             else:
@@ -515,24 +518,51 @@ def _finish(results: Results, timed: dict, *, progress: Progress | None) -> None
             progress.advance(entry.label, group=cell["problem"])
 
 
-def busy_flags(timing: dict, plain: dict | None) -> list[str]:
+def _worst_wall_over_cpu(timing: dict) -> float:
+    return max([timing.get("wall_over_cpu") or 0.0, *(timing.get("round_wall_over_cpu") or [])])
+
+
+def _usual_wall_over_cpu(results: Results, timings: list[dict]) -> float:
+    """How much wall time exceeds CPU time on this machine today: the lower quartile
+    over the cells timed so far (at least 1). On a machine shared all along, every
+    cell waits; a burst of load is what lifts some cells above the rest."""
+    seen = [_worst_wall_over_cpu(t) for t in timings]
+    seen += [
+        _worst_wall_over_cpu(c["time"])
+        for c in results.cells
+        if c["status"] == "ok" and (c.get("time") or {}).get("wall_over_cpu")
+    ]
+    return max(1.0, float(np.percentile(seen, 25))) if seen else 1.0
+
+
+def busy_flags(timing: dict, plain: dict | None, usual: float = 1.0) -> list[str]:
     """Why a timing may be disturbed by other load, as sentences; empty if not.
 
     A timing is flagged when its wall time exceeds its CPU time by more than
-    :data:`~adcompare.bench.measure.WALL_OVER_CPU` (overall or in one
-    round: a burst of load may hit one round only), or when its ratio to
-    plain f's time (``plain``, timed in the same rounds) moved by more than
+    :data:`~adcompare.bench.measure.WALL_OVER_CPU` times the ``usual``
+    excess of this run (overall or in one round: a burst of load may hit one
+    round only), or when its ratio to plain f's time (``plain``, timed in
+    the same rounds) moved by more than
     :data:`~adcompare.bench.measure.RATIO_SHIFT` between rounds.
 
     >>> busy_flags({"wall_over_cpu": 2.0, "round_medians": [1.0]}, None)
     ['wall time 2× the CPU time: the process waited for a CPU']
+    >>> busy_flags({"wall_over_cpu": 2.0, "round_medians": [1.0]}, None, usual=1.8)
+    []
+    >>> busy_flags({"wall_over_cpu": 6.0, "round_medians": [1.0]}, None, usual=2.0)
+    ["wall time 6× the CPU time, 3× this run's usual 2×: a burst of load"]
     >>> busy_flags({"wall_over_cpu": 1.0, "round_medians": [2.0, 4.0]},
     ...            {"wall_over_cpu": 1.0, "round_medians": [1.0, 1.0]})
     ["time ÷ f's moved from 2× to 4× between rounds"]
     """
     flags = []
-    ratio = max([timing.get("wall_over_cpu") or 0.0, *(timing.get("round_wall_over_cpu") or [])])
-    if ratio > WALL_OVER_CPU:
+    ratio = _worst_wall_over_cpu(timing)
+    if ratio > WALL_OVER_CPU * usual and usual > 1.0:
+        flags.append(
+            f"wall time {ratio:.3g}× the CPU time, {ratio / usual:.3g}× this run's usual "
+            f"{usual:.3g}×: a burst of load"
+        )
+    elif ratio > WALL_OVER_CPU * usual:
         flags.append(f"wall time {ratio:.3g}× the CPU time: the process waited for a CPU")
     if plain is None or plain is timing:
         return flags
