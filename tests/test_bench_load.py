@@ -104,6 +104,12 @@ def test_a_ratio_to_f_that_moved_between_rounds_is_flagged():
     assert busy_flags(steady, {"wall_over_cpu": 1.0, "round_medians": [0.5, 0.55]}) == []
     (flag,) = busy_flags(moved, {"wall_over_cpu": 1.0, "round_medians": [0.5, 0.5]})
     assert flag == "time ÷ f's moved from 4× to 6× between rounds"
+    # With CPU times recorded, a wall-time swing from waiting is not a move; a CPU one is.
+    waited = {"wall_over_cpu": 1.0, "round_medians": [2.0, 6.0], "round_cpu_medians": [2.0, 2.1]}
+    plain = {"wall_over_cpu": 1.0, "round_medians": [1.0, 1.0], "round_cpu_medians": [1.0, 1.0]}
+    assert busy_flags(waited, plain) == []
+    slowed = {**waited, "round_cpu_medians": [2.0, 4.0]}
+    assert busy_flags(slowed, plain) == ["time ÷ f's moved from 2× to 4× between rounds"]
     # f itself and a one-round cell are never flagged for moving
     assert busy_flags(steady, steady) == []
     assert busy_flags({"wall_over_cpu": 1.0, "round_medians": [1.0]}, steady) == []

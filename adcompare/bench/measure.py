@@ -133,9 +133,10 @@ class Timer:
         self.cpu_samples.append(used / self.loops)
         self.rounds.append(self.round)
 
-    def round_median(self, number: int) -> float | None:
-        """The median of the samples taken in round ``number``, or ``None``."""
-        taken = [t for t, r in zip(self.samples, self.rounds) if r == number]
+    def round_median(self, number: int, *, cpu: bool = False) -> float | None:
+        """The median wall (or ``cpu``) time of round ``number``'s samples, or ``None``."""
+        samples = self.cpu_samples if cpu else self.samples
+        taken = [t for t, r in zip(samples, self.rounds) if r == number]
         return float(np.median(taken)) if taken else None
 
     def round_wall_over_cpu(self, number: int) -> float:
@@ -162,6 +163,7 @@ class Timer:
             "cpu_median": cpu,
             "wall_over_cpu": float(sum(self.samples) / max(sum(self.cpu_samples), 1e-12)),
             "round_medians": [self.round_median(r) for r in rounds],
+            "round_cpu_medians": [self.round_median(r, cpu=True) for r in rounds],
             "round_wall_over_cpu": [self.round_wall_over_cpu(r) for r in rounds],
         }
 

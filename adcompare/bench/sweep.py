@@ -566,7 +566,8 @@ def busy_flags(timing: dict, plain: dict | None, usual: float = 1.0) -> list[str
         flags.append(f"wall time {ratio:.3g}× the CPU time: the process waited for a CPU")
     if plain is None or plain is timing:
         return flags
-    rounds = list(zip(timing.get("round_medians") or [], plain.get("round_medians") or []))
+    key = "round_cpu_medians" if timing.get("round_cpu_medians") else "round_medians"
+    rounds = list(zip(timing.get(key) or [], plain.get(key) or []))
     ratios = [mine / theirs for mine, theirs in rounds if mine and theirs]
     if len(ratios) >= 2 and max(ratios) / min(ratios) > RATIO_SHIFT:
         flags.append(f"time ÷ f's moved from {ratios[0]:.3g}× to {ratios[-1]:.3g}× between rounds")
