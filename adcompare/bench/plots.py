@@ -103,8 +103,10 @@ def _plot_modes(ax, results, problem, metric, *, relative=False, slopes=False) -
         if len(x) == 0:
             continue
         label = _label(mode)
-        if slopes:
-            fit = analysis.fit_slope(x, y)
+        if slopes:  # fitted as the report fits it: without times flagged as under load
+            fit = analysis.fit_slope(
+                *analysis.series(results, problem, mode, metric, unflagged=True)
+            )
             label += f" (slope {fit})" if fit else ""
         ax.plot(x, y, label=label, linewidth=1.6, markersize=5, **line_style(mode))
 
