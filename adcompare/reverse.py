@@ -836,8 +836,7 @@ def pullback(outputs, cotangents, inputs) -> list:
             roots, seeds, retain_graph=False, create_graph=False, targets=targets
         )
     return [
-        captured[t._node()] if t._node() in captured else np.zeros(t.shape, t.dtype)
-        for t in inputs
+        captured[t._node()] if t._node() in captured else np.zeros(t.shape, t.dtype) for t in inputs
     ]
 
 

@@ -91,17 +91,23 @@ def revolve_advances(steps: int, snapshots: int) -> int:
 
 
 class _Repetitions:
-    """r(l, c) for c <= snapshots by bisection in a table of β(c, r)."""
+    """r(l, c) for c <= snapshots by bisection in a table of β(c, r).
+
+    With one snapshot β(1, r) = r + 1, so r = l - 1 needs no table (which
+    would hold one entry per step).
+    """
 
     def __init__(self, steps: int, snapshots: int):
         self.tables = {}
-        for c in range(1, snapshots + 1):
+        for c in range(2, snapshots + 1):
             table = [1]
             while table[-1] < steps:
                 table.append(math.comb(c + len(table), c))
             self.tables[c] = table
 
     def __call__(self, length: int, c: int) -> int:
+        if c == 1:
+            return length - 1
         return bisect.bisect_left(self.tables[c], length)
 
 

@@ -38,6 +38,7 @@ from adcompare.bench.results import now
 __all__ = [
     "MEMORY_PRESETS",
     "MemoryConfig",
+    "MemoryResults",
     "load_memory_results",
     "memory_preset",
     "run_memory_sweep",
@@ -139,11 +140,7 @@ def load_memory_results(path: Path) -> MemoryResults:
 
 def _skip_reason(cells: list[dict], problem: str, mode: str, steps: int, budget: float):
     line = sorted(
-        (
-            c
-            for c in cells
-            if c["problem"] == problem and c["mode"] == mode and c["status"] == "ok"
-        ),
+        (c for c in cells if c["problem"] == problem and c["mode"] == mode and c["status"] == "ok"),
         key=lambda c: c["steps"],
     )
     if len(line) < 2:
@@ -229,7 +226,8 @@ def run_memory_sweep(
                         cell.update(measurement, status="ok", state_bytes=instance.state_bytes)
                         if mode.snapshots is not None:
                             cell["snapshots"] = mode.snapshots(steps)
-                        measured[name] = gradient
+                        if mode.derivative:
+                            measured[name] = gradient
                     else:
                         cell.update(status="skipped", reason=reason)
                     cell["finished"] = now()
