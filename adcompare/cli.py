@@ -13,6 +13,7 @@ COMMAND_MODULES = [
     "adcompare.bench.cmd_bench",
     "adcompare.bench.cmd_report",
     "adcompare.bench.cmd_targets",
+    "adcompare.bench.cmd_memory",
     "adcompare.demo",
     "adcompare.explain_cli",
     "adcompare.train",
