@@ -11,7 +11,17 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from adcompare.ops.registry import defop, ndim_of, normalize_axes, raw, shape_of
+from adcompare.ops.registry import (
+    ARRAY_ONLY,
+    HOLOMORPHIC,
+    defop,
+    keep_number,
+    ndim_of,
+    normalize_axes,
+    public_face,
+    raw,
+    shape_of,
+)
 
 
 def _prepare_axes(x, axis=None, keepdims=False):
@@ -66,6 +76,8 @@ def _sympy_over(reducer):
 sum = defop(
     "sum",
     lambda x, axis, keepdims: np.add.reduce(x, axis=axis, keepdims=keepdims),
+    replay=keep_number,
+    complex=HOLOMORPHIC,
     saves=(),
     prepare=_prepare_axes,
     method="sum",
@@ -114,6 +126,9 @@ def _max_vjp(out, x, out_bar, axis, keepdims):
 max = defop(
     "max",
     lambda x, axis, keepdims: np.maximum.reduce(x, axis=axis, keepdims=keepdims),
+    numpy=("max", "amax"),
+    replay=ARRAY_ONLY,
+    complex="compares complex numbers",
     prepare=_prepare_axes,
     method="max",
     cases=_SELECT_CASES,
@@ -128,6 +143,9 @@ max = defop(
 min = defop(
     "min",
     lambda x, axis, keepdims: np.minimum.reduce(x, axis=axis, keepdims=keepdims),
+    numpy=("min", "amin"),
+    replay=ARRAY_ONLY,
+    complex="compares complex numbers",
     prepare=_prepare_axes,
     method="min",
     cases=_SELECT_CASES,
@@ -160,6 +178,8 @@ def _product_of_others(x, axis):
 prod = defop(
     "prod",
     lambda x, axis, keepdims: np.multiply.reduce(x, axis=axis, keepdims=keepdims),
+    replay=ARRAY_ONLY,
+    complex=HOLOMORPHIC,
     saves=("args",),
     prepare=_prepare_axes,
     method="prod",
@@ -179,3 +199,48 @@ prod = defop(
     doc="Product over ``axis``; exact where elements are zero (no division by x).",
     example="prod([2.0, 3.0, 4.0]) -> 24.0",
 )
+
+
+# --- scans -------------------------------------------------------------------------------
+
+
+def _prepare_scan(x, axis):
+    (axis,) = normalize_axes(axis, ndim_of(x))
+    return {"axis": axis}
+
+
+def _reversed(x, axis):
+    from adcompare.ops.shape import getitem
+
+    return getitem(x, (Ellipsis, slice(None, None, -1)) + (slice(None),) * (-1 - axis))
+
+
+_cumsum = defop(
+    "cumsum",
+    lambda x, axis: np.cumsum(x, axis=axis),
+    replay=keep_number,
+    complex=HOLOMORPHIC,
+    saves=(),
+    prepare=_prepare_scan,
+    cases=[(((5,),), {"axis": 0}), (((3, 4),), {"axis": 1}), (((2, 3, 2),), {"axis": 0})],
+    label="Cumsum",
+    sym=lambda x, axis: np.cumsum(np.asarray(x, dtype=object), axis=axis),
+    jvp=lambda out, x, x_dot, axis: _cumsum(x_dot, axis),
+    # The adjoint of a running sum is a running sum from the other end.
+    vjp=lambda out, x, out_bar, axis: _reversed(_cumsum(_reversed(out_bar, axis), axis), axis),
+    doc="Running sum along one axis (see ``cumsum``).",
+)
+
+
+@public_face(_cumsum)
+def cumsum(x, axis=None):
+    """Running sum along ``axis`` (of the flattened array by default), as ``np.cumsum``.
+
+    >>> print(cumsum([1.0, 2.0, 3.0]))
+    [1. 3. 6.]
+    """
+    if axis is None:
+        from adcompare.ops.shape import reshape
+
+        x, axis = reshape(x, (-1,)), 0
+    return _cumsum(x, axis)
