@@ -13,6 +13,7 @@ from adcompare.bench.memory_sweep import (
     MemoryResults,
     load_memory_results,
     memory_preset,
+    merge_cells,
     run_memory_sweep,
 )
 
@@ -65,7 +66,7 @@ def run(args) -> int:
     try:
         budget = parse_bytes(args.memory_budget)
         if args.report:
-            cells = [c for path in args.report for c in load_memory_results(path).cells]
+            cells = merge_cells(*(load_memory_results(path).cells for path in args.report))
         else:
             config = memory_preset(
                 "full" if args.full else "quick",

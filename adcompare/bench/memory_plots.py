@@ -65,11 +65,13 @@ def memory_figure(cells: list[dict], problem: str, budget: float) -> Figure:
                     )
             time_ax.plot(steps, [c["time"]["median"] for c in line], label=label, **_style(mode))
         memory_ax.axhline(budget, color="grey", linestyle=":", linewidth=1.2)
-        memory_ax.annotate(
-            f"budget {budget / 2**30:g} GiB",
-            (memory_ax.get_xlim()[0], budget),
-            textcoords="offset points",
-            xytext=(4, 4),
+        memory_ax.text(
+            0.98,
+            budget,
+            f"budget {budget / 2**30:.3g} GiB",
+            transform=memory_ax.get_yaxis_transform(),
+            ha="right",
+            va="bottom",
             color="grey",
         )
         for ax, ylabel, title in (

@@ -41,6 +41,7 @@ __all__ = [
     "MemoryResults",
     "load_memory_results",
     "memory_preset",
+    "merge_cells",
     "run_memory_sweep",
 ]
 
@@ -136,6 +137,25 @@ def load_memory_results(path: Path) -> MemoryResults:
             "write one with 'adcompare memory'"
         )
     return MemoryResults(Path(path), data)
+
+
+def merge_cells(*cell_lists: list[dict]) -> list[dict]:
+    """The cells of several runs, one per (problem, mode, T): a measured one wins
+    over a skipped one, a later one over an earlier one.
+
+    >>> a = [{"problem": "heat", "mode": "reverse", "steps": 10, "status": "ok"}]
+    >>> b = [{"problem": "heat", "mode": "reverse", "steps": 10, "status": "skipped"}]
+    >>> [c["status"] for c in merge_cells(a, b)]
+    ['ok']
+    """
+    merged: dict[tuple, dict] = {}
+    for cells in cell_lists:
+        for cell in cells:
+            key = (cell["problem"], cell["mode"], cell["steps"])
+            old = merged.get(key)
+            if old is None or old["status"] != "ok" or cell["status"] == "ok":
+                merged[key] = cell
+    return list(merged.values())
 
 
 def _skip_reason(cells: list[dict], problem: str, mode: str, steps: int, budget: float):
