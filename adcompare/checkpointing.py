@@ -120,10 +120,19 @@ class _Call:
         return out
 
     def cotangent(self, position: int, args: tuple, out_bar):
-        """The cotangent of input ``position``: one re-run serves every input."""
+        """The cotangent of input ``position``: one re-run serves every input.
+
+        The sweep asks once for each input that needs a gradient; the
+        cotangents are let go when the last one has been handed out.
+        """
         if self._cached is None or self._cached[0] is not out_bar:
-            self._cached = (out_bar, self.cotangents(args, out_bar))
-        return self._cached[1][position]
+            waiting = {i for i, flag in enumerate(self.needed) if flag}
+            self._cached = (out_bar, self.cotangents(args, out_bar), waiting)
+        _, found, waiting = self._cached
+        waiting.discard(position)
+        if not waiting:
+            self._cached = None
+        return found[position]
 
     def cotangents(self, args: tuple, out_bar) -> list:
         raise NotImplementedError
