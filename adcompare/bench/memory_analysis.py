@@ -42,7 +42,8 @@ def fit_memory(cells: list[dict], mode: str) -> tuple[float, float] | None:
     it stores every state). Returns ``None`` without traced memory.
 
     >>> cells = [{"steps": t, "memory": {"peak_bytes": 8 * t}} for t in (10, 100)]
-    >>> fit_memory(cells, "reverse")
+    >>> c, slope = fit_memory(cells, "reverse")
+    >>> round(c, 9), slope
     (8.0, 1.0)
     """
     definition = MEMORY_MODES[mode]

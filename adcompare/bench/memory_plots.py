@@ -50,9 +50,14 @@ def memory_figure(cells: list[dict], problem: str, budget: float) -> Figure:
             line = analysis.ok_cells(cells, problem, mode)
             steps = np.array([c["steps"] for c in line])
             label = MEMORY_MODES[mode].label
-            peaks = [c["memory"].get("peak_bytes") for c in line]
-            if all(peaks):
-                memory_ax.plot(steps, peaks, label=label, **_style(mode))
+            traced = [c for c in line if c["memory"].get("peak_bytes")]
+            if traced:
+                memory_ax.plot(
+                    [c["steps"] for c in traced],
+                    [c["memory"]["peak_bytes"] for c in traced],
+                    label=label,
+                    **_style(mode),
+                )
                 fit = analysis.fit_memory(line, mode)
                 if fit is not None and MEMORY_MODES[mode].derivative:
                     grid = np.geomspace(steps.min(), max(steps.max(), 1e5), 50)

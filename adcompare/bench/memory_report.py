@@ -86,6 +86,8 @@ def _table(cells: list[dict], problem: str) -> list[str]:
                 continue
             bad = " ✗" if cell.get("check") and not cell["check"]["ok"] else ""
             peak = format_bytes(cell["memory"]["peak_bytes"])
+            if cell["memory"]["peak_bytes"] is None:  # not traced: the tape's own count
+                peak = f"tape {format_bytes(cell['counts']['peak_tape_bytes'])}"
             row.append(f"{format_time(cell['time']['median'])}, {peak}{bad}")
         lines.append(f"| {MEMORY_MODES[mode].label} | " + " | ".join(row) + " |")
     return lines
@@ -162,7 +164,11 @@ def memory_report(cells: list[dict], budget: float, figures: dict[str, str]) -> 
     ]
     for problem in dict.fromkeys(c["problem"] for c in cells):
         out += [f"## {problem}", "", f"![{problem}]({figures.get(problem, '')})", ""]
-        out += ["Time per gradient and peak memory (✗: the gradient check failed):", ""]
+        out += [
+            "Time per gradient and peak memory (✗: the gradient check failed; *tape*: not "
+            "traced, the peak live tape bytes `adcompare.count()` counted):",
+            "",
+        ]
         out += _table(cells, problem) + [""]
         out += [
             "Where each mode stops fitting the budget, from its theory line fitted to the "
