@@ -7,7 +7,7 @@ import pytest
 
 import adcompare as ad
 from adcompare.bench.problems import PROBLEMS, default_problems
-from adcompare.compiled import CompileError
+from adcompare.engines.replay import CompileError
 from adcompare.ops.registry import raw
 
 from .opcases import case_id, draw, op_cases

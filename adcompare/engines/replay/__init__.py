@@ -31,8 +31,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from adcompare.compiled.codegen import GuardFlip, Program, build
-from adcompare.compiled.record import CompileError, record
+from adcompare.engines.replay.codegen import GuardFlip, Program, build
+from adcompare.engines.replay.record import CompileError, record
 from adcompare.ops.registry import Box, new_level
 
 __all__ = ["CompileError", "CompiledFunction", "compile"]
@@ -43,7 +43,7 @@ class CompiledFunction:
 
     ``recordings`` counts how often ``f`` was recorded (the first time,
     new shapes or dtypes, and guards that flipped); ``program`` is the
-    current value-and-gradient :class:`~adcompare.compiled.codegen.Program`
+    current value-and-gradient :class:`~adcompare.engines.replay.codegen.Program`
     (``.source`` is its code, ``.instructions`` and ``.guards`` its size).
     """
 

@@ -26,10 +26,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from adcompare.arraybox import ArrayBox
+from adcompare.engines.box import ArrayBox
 from adcompare.ops import add
 from adcompare.ops.registry import (
-    RECORDING_HOOKS,
     Box,
     OpDef,
     apply,
@@ -37,6 +36,7 @@ from adcompare.ops.registry import (
     shape_of,
     unbroadcast,
 )
+from adcompare.runtime.hooks import RECORDING_HOOKS
 
 __all__ = ["CompileError", "Guard", "Instruction", "Recording", "Traced", "Watched", "record"]
 

@@ -20,7 +20,7 @@ import operator
 
 import numpy as np
 
-from adcompare.compiled.record import Guard, Instruction, Recording, bind
+from adcompare.engines.replay.record import Guard, Instruction, Recording, bind
 from adcompare.ops.registry import keep_number
 
 __all__ = ["GuardFlip", "Program", "build"]
