@@ -11,8 +11,10 @@ taken at the example inputs. Values computed from the inputs that decide a
 branch (``if x > 0:``, ``float(y)``, ``.item()``) are recorded as guards;
 when a guard flips at new inputs the function is recorded again, so a replay
 never returns the gradient of the wrong branch. Masks that only feed ops
-(``where(x > 0, ...)``, ``relu``, the winners of ``maximum``) are recomputed
-at every replay instead.
+(``where(x > 0, ...)``, ``relu``, the winners of ``maximum``, ``x[x > 0]``)
+and indices taken from arguments are recomputed at every replay instead; where
+a mask decides a shape (how many entries ``x[x > 0]`` holds), the shape is a
+guard.
 
 >>> import numpy as np
 >>> import adcompare as ad
@@ -143,8 +145,15 @@ def compile(f: Callable, *example_args, argnums=0) -> CompiledFunction:  # noqa:
 
     The result computes ``f(*args)`` (call it), ``value_and_grad(*args)``
     and ``grad(*args)`` for arguments of the example arguments' shapes and
-    dtypes; other shapes are recorded anew. ``f`` must be a function of
-    its array arguments (constants it closes over are frozen at recording).
+    dtypes; other shapes are recorded anew. Integer and boolean arguments
+    are inputs too: as indices and masks they are read at every replay, and
+    where they decide the program (``range(n)``, a slice ``x[:n]``) they are
+    guards. Arrays ``f`` reads without receiving them (globals, closures)
+    are read at every replay, so changing one in place changes the value
+    and the gradient alike. What ``f`` computes from them with numpy
+    directly, without the op set or a traced value (``W > 0``), runs once,
+    at recording: pass such arrays as arguments, or compute with adcompare
+    ops.
 
     >>> import numpy as np
     >>> import adcompare as ad
