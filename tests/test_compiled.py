@@ -362,3 +362,42 @@ def test_round_and_tolist_say_what_to_do():
         ad.compile(lambda x: ad.sum(x) * round(x[0]), np.ones(2))
     with pytest.raises(CompileError, match=r"tolist\(\) of a traced value.*float\(x\[i\]\)"):
         ad.compile(lambda x: ad.sum(x) * x.tolist()[0], np.ones(2))
+
+
+def test_binding_a_global_to_another_array_records_again():
+    global W
+    f = lambda x: ad.sum(W * x)
+    compiled = ad.compile(f, np.ones(3))
+    saved = W
+    try:
+        W = np.array([4.0, 5.0, 6.0])
+        value, gradient = compiled.value_and_grad(np.ones(3))
+        assert value == 15.0
+        np.testing.assert_array_equal(gradient, W)
+        assert compiled.recordings == 2
+        assert compiled.value_and_grad(np.ones(3))[0] == 15.0 and compiled.recordings == 2
+    finally:
+        W = saved
+
+
+def test_other_threads_ops_stay_out_of_a_recording():
+    import threading
+
+    started, release = threading.Event(), threading.Event()
+    seen = []
+
+    def other():
+        started.wait()
+        seen.append(type(ad.exp(np.ones(2))))  # a plain op while f is being recorded
+        release.set()
+
+    def f(x):
+        started.set()
+        release.wait(5)
+        return ad.sum(x * np.ones(2))
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    ad.compile(f, np.ones(2))
+    thread.join()
+    assert seen == [np.ndarray]

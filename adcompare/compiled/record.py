@@ -29,6 +29,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -99,6 +100,7 @@ class Recording:
     guarded: set = field(default_factory=set, repr=False)
     applying: bool = False
     sweeping: bool = False
+    thread: int = field(default_factory=threading.get_ident, repr=False)
 
     def new_slot(self, value) -> int:
         slot = len(self.values)
@@ -520,8 +522,8 @@ def _output(value, recording: Recording) -> tuple:
 
 def _record_plain_op(recording: Recording, op: OpDef, args: tuple, params: dict):
     """Record an op on plain arrays computed from traced values (no derivative)."""
-    if recording.applying:
-        return None
+    if recording.applying or threading.get_ident() != recording.thread:
+        return None  # another thread's ops are its own business
     operands = tuple(_operand(a, recording) for a in args)
     keywords = tuple((k, _operand(v, recording)) for k, v in params.items())
     if not any(kind == "s" for kind, _ in operands + tuple(v for _, v in keywords)):
