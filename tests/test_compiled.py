@@ -270,6 +270,12 @@ def test_nonzero_of_a_traced_mask_is_recomputed():
     # ∂/∂x_0 = Σ negatives; ∂/∂x_i = x_0 at the negatives.
     np.testing.assert_array_equal(gradient, [-6.0, 0.0, 2.0, 2.0])
     assert compiled.recordings == 1
+    # A number numpy computes from a mask is recomputed too.
+    mean_of_positives = lambda x: ad.sum(ad.where(x > 0, x, 0.0)) / np.count_nonzero(x > 0)
+    compiled = ad.compile(mean_of_positives, np.array([1.0, -3.0, 2.0]))
+    value, gradient = compiled.value_and_grad(np.array([1.0, 3.0, 2.0]))
+    assert value == 2.0
+    np.testing.assert_allclose(gradient, [1 / 3, 1 / 3, 1 / 3], rtol=1e-15)
 
 
 def test_integer_arguments_are_inputs_read_at_replay():
@@ -348,6 +354,13 @@ def test_mutated_closures_change_the_value_and_the_gradient_alike():
     value, gradient = compiled.value_and_grad(point)
     np.testing.assert_allclose(value, weights.sum(axis=1) @ point + (point**3).sum())
     np.testing.assert_allclose(gradient, weights.sum(axis=1) + 3 * point**2, rtol=1e-15)
+    # A mask and an index array f holds are read at replay too.
+    keep, pick = np.array([True, False, True]), np.array([0, 0, 2])
+    compiled = ad.compile(lambda x: ad.sum(x[keep] ** 2) + ad.sum(x[pick]), np.ones(3))
+    keep[:], pick[:] = [False, True, True], [1, 2, 2]
+    value, gradient = compiled.value_and_grad(np.array([1.0, 2.0, 3.0]))
+    assert value == (4.0 + 9.0) + (2.0 + 3.0 + 3.0)
+    np.testing.assert_array_equal(gradient, [0.0, 4.0 + 1.0, 6.0 + 2.0])
 
 
 def test_round_and_tolist_say_what_to_do():

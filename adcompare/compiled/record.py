@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from adcompare.arraybox import ArrayBox
-from adcompare.ops import add
+from adcompare.ops import add, getitem
 from adcompare.ops.registry import (
     RECORDING_HOOKS,
     Box,
@@ -158,7 +158,10 @@ class Watched(_Guarded, np.ndarray):
         if any(issubclass(t, Box) for t in types):
             return NotImplemented
         plain = func(*_plain(args), **_plain(kwargs))
-        if not (isinstance(plain, (np.ndarray, np.generic)) or _all_arrays(plain)):
+        if func in _STATIC_RESULTS or not (
+            isinstance(plain, (np.ndarray, np.generic, bool, int, float, complex))
+            or _all_arrays(plain)
+        ):
             return plain  # shapes, ranks, dtypes: static, nothing to record
         return _record_numpy(self._recording, func, func, "function", args, kwargs)
 
@@ -295,9 +298,19 @@ def _pack_list(*parts) -> list:
 _PACKERS = {tuple: _pack_tuple, list: _pack_list}
 
 
+#: numpy functions whose result says nothing about the values (shapes, ranks, dtypes).
+_STATIC_RESULTS = frozenset(
+    {np.shape, np.ndim, np.size, np.result_type, np.min_scalar_type, np.can_cast}
+    | {np.iscomplexobj, np.isrealobj, np.shares_memory, np.may_share_memory}
+)
+
+
 def _all_arrays(value) -> bool:
+    """Whether ``value`` is several arrays (``nonzero``'s tuple, ``split``'s list)."""
     return (
-        isinstance(value, tuple) and bool(value) and all(isinstance(v, np.ndarray) for v in value)
+        isinstance(value, (tuple, list))
+        and bool(value)
+        and all(isinstance(v, np.ndarray) for v in value)
     )
 
 
@@ -329,8 +342,8 @@ def _record_numpy(recording, call, base, method, args, kwargs):
     )
     if not _shape_is_static(base, method, args):
         recording.steps.append(Guard(shapes, slot, shapes(result), "the shape"))
-    if isinstance(result, tuple):
-        return tuple(_element(recording, slot, i) for i in range(len(result)))
+    if isinstance(result, (tuple, list)):
+        return type(result)(_element(recording, slot, i) for i in range(len(result)))
     return _watch(recording, result, slot)
 
 
@@ -359,6 +372,7 @@ _STATIC_SHAPE_FUNCTIONS = frozenset(
     | {np.reshape, np.transpose, np.squeeze, np.expand_dims, np.broadcast_to, np.ravel}
     | {np.where, np.clip, np.round, np.around, np.copy, np.cumsum, np.sort, np.argsort}
     | {np.argmax, np.argmin, np.concatenate, np.stack, np.isclose, np.allclose}
+    | {np.count_nonzero}
 )
 
 
@@ -374,8 +388,8 @@ def _shape_is_static(base, method: str, args: tuple) -> bool:
 
 
 def shapes(value):
-    """The shape of an array, or the shapes of a tuple of them: a shape guard's test."""
-    if isinstance(value, tuple):
+    """The shape of an array, or the shapes of several: a shape guard's test."""
+    if isinstance(value, (tuple, list)):
         return tuple(np.shape(v) for v in value)
     return np.shape(value)
 
@@ -433,6 +447,9 @@ class Traced(_Guarded, ArrayBox):
     def __repr__(self) -> str:
         return f"traced(shape={self.shape}, slot={self._slot})"
 
+    def __getitem__(self, index):
+        return getitem(self, _watched_index(self._recording, index))
+
     def __round__(self, ndigits=None):
         raise CompileError(
             "round() of a traced value: its result cannot follow new inputs or carry a "
@@ -479,6 +496,22 @@ class Traced(_Guarded, ArrayBox):
         traced = Traced(out, slot, recording, level)
         recording.boxes[slot] = (traced, args, params)
         return traced
+
+
+def _watched_index(recording: Recording, index):
+    """``index`` with the plain arrays in it watched, as externals (see :func:`_operand`).
+
+    A mask ``f`` holds (``x[keep]``) is then turned into positions by a
+    recorded ``nonzero``, and an integer array is read at replay.
+    """
+    parts = index if isinstance(index, tuple) else (index,)
+    if recording.sweeping or not any(type(p) is np.ndarray for p in parts):
+        return index
+    watched = tuple(
+        _watch(recording, p, _operand(p, recording)[1]) if type(p) is np.ndarray else p
+        for p in parts
+    )
+    return watched if isinstance(index, tuple) else watched[0]
 
 
 # --- recording f and its backward sweep --------------------------------------------
