@@ -59,7 +59,9 @@ class Instruction:
 
     ``kind`` is ``"op"`` for a primitive of the op set (``op`` names it),
     ``"numpy"`` for a numpy call on a value that left the tape (a mask, a
-    shift), which carries no derivative.
+    shift), which carries no derivative; ``base`` is then ``(function,
+    method)``, with method ``"pack"`` for an index tuple or a list rebuilt
+    from slots.
     """
 
     kind: str
