@@ -407,3 +407,13 @@ def test_other_threads_ops_stay_out_of_a_recording():
     ad.compile(f, np.ones(2))
     thread.join()
     assert seen == [np.ndarray]
+
+
+def test_writing_into_a_mask_is_refused():
+    def f(x):
+        keep = x > 0
+        keep[0] = True  # a replay would recompute x > 0 and lose this
+        return ad.sum(ad.where(keep, x, 0.0))
+
+    with pytest.raises(CompileError, match=r"np\.where\(positions, new_value, m\)"):
+        ad.compile(f, np.array([1.0, 2.0, 3.0]))

@@ -183,6 +183,13 @@ class Watched(_Guarded, np.ndarray):
             "keep the computation in array ops"
         )
 
+    def __setitem__(self, index, value):
+        raise CompileError(
+            "writing into an array computed from the inputs (m[i] = ...): a replay "
+            "recomputes the array and would lose the write. Build the new array instead, "
+            "e.g. np.where(positions, new_value, m) or m | extra"
+        )
+
 
 def _astype(value, dtype):
     return np.asarray(value).astype(dtype)
