@@ -2,8 +2,8 @@
 
 ``checkpoint(f)`` runs ``f`` without taping its interior: the tape gets one
 record that keeps only ``f``'s inputs. When the backward sweep reaches that
-record, ``f`` runs again on a fresh tape (:func:`adcompare.reverse.lift`),
-is swept (:func:`adcompare.reverse.pullback`), and the inputs' cotangents
+record, ``f`` runs again on a fresh tape (:func:`adcompare.engines.reverse.lift`),
+is swept (:func:`adcompare.engines.reverse.pullback`), and the inputs' cotangents
 go on into the outer sweep, as ``jax.checkpoint`` and PyTorch's
 non-reentrant ``torch.utils.checkpoint`` do. Because the re-run happens
 inside the record's VJP rule, everything that works for a rule works here:
@@ -28,11 +28,12 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from adcompare import cost, revolve
-from adcompare.forward import Dual
+from adcompare import revolve
+from adcompare.engines.forward import Dual
+from adcompare.engines.reverse import Tensor, enable_grad, is_grad_enabled, lift, pullback
 from adcompare.ops import OpDef, add, concatenate, getitem, reshape, stack
 from adcompare.ops.registry import Box, apply, new_level, raw, shape_of
-from adcompare.reverse import Tensor, enable_grad, is_grad_enabled, lift, pullback
+from adcompare.runtime import cost
 
 __all__ = ["checkpoint", "scan"]
 
