@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from adcompare.bench import cmd_bench, sweep
+from adcompare.bench import sweep
+from adcompare.cli import bench as cmd_bench
 from adcompare.cli import build_parser, main
 
 #: Per command: (arguments, expected status) cases; "{tmp}" is a fresh folder.
@@ -72,6 +73,15 @@ CASES = {
         (["train", "--lr", "nan"], 2),
         (["train", "--out", "/dev/null/train"], 2),
     ],
+    "memory": [
+        (["memory", "--memory-budget", "lots"], 2),
+        (["memory", "--steps", "0"], 2),
+        (["memory", "--steps", "4", "--problems", "heat", "--out", "/dev/null/x", "--quiet"], 2),
+    ],
+    "ops": [
+        (["ops"], 0),
+        (["ops", "--no-such-option"], 2),
+    ],
     "verify": [
         (["verify", "3*x**2 + x*y + 5*y**2", "--at", "x=2,y=3"], 0),
         (["verify", "sin(x)", "--at", "x=1", "--modes", "fd", "--rtol", "1e-300"], 1),
@@ -126,14 +136,17 @@ def test_exit_status_and_one_clean_line(arguments, status, workspace, capsys):
     assert "Traceback" not in captured.err + captured.out
     if status == 2:
         problem = [line for line in captured.err.splitlines() if not line.startswith(" ")]
-        assert problem[-1].startswith(f"adcompare {arguments[0]}"), captured.err
+        # The command's own sentence, or argparse's (unknown options are the top parser's).
+        assert problem[-1].startswith((f"adcompare {arguments[0]}", "adcompare: error")), (
+            captured.err
+        )
 
 
 def test_an_unexpected_error_is_one_line_unless_debug(monkeypatch, capsys):
     def broken(*args, **kwargs):
         raise KeyError("lanes")
 
-    monkeypatch.setattr("adcompare.demo.demo_lines", broken)
+    monkeypatch.setattr("adcompare.cli.demo.demo_lines", broken)
     assert main(["demo"]) == 3
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "internal error: KeyError" in err and "--debug" in err
@@ -145,6 +158,6 @@ def test_an_unworded_os_error_is_bad_input(monkeypatch, capsys):
     def unreadable(*args, **kwargs):
         raise PermissionError(13, "Permission denied", "/root/results.json")
 
-    monkeypatch.setattr("adcompare.bench.cmd_report.make_report", unreadable)
+    monkeypatch.setattr("adcompare.cli.report.make_report", unreadable)
     assert main(["report", "x.json"]) == 2
     assert capsys.readouterr().err == "adcompare report: Permission denied: /root/results.json\n"

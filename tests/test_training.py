@@ -7,9 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from adcompare import cli, datasets
-from adcompare.training import TrainingConfig, train
-from adcompare.training_step import measure_training_step, training_step
+from adcompare import cli
+from adcompare.train import datasets
+from adcompare.train.loop import TrainingConfig, train
+from adcompare.train.step import measure_training_step, training_step
 
 
 def test_two_spirals_lie_on_their_spiral():
@@ -75,7 +76,7 @@ def test_training_step_costs_reverse_one_sweep_and_forward_work_grows_with_p():
 
 
 def test_train_checks_its_output_folder_before_training(tmp_path, capsys, monkeypatch):
-    from adcompare import train as train_command
+    from adcompare.cli import train as train_command
 
     monkeypatch.setattr(train_command, "train", lambda config: pytest.fail("trained first"))
     (tmp_path / "taken").write_text("a file, not a folder")

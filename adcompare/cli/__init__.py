@@ -1,4 +1,7 @@
-"""The ``adcompare`` command. Each subcommand lives in its own module.
+"""The ``adcompare`` command. Each subcommand is one module of this package.
+
+A module that defines ``add_parser(subparsers)`` (which sets ``run`` as a
+default) is a command: adding a command is adding its module here.
 
 Every command keeps one contract: exit status 0 when it succeeded, 1 when a
 check it ran found a mismatch, 2 for bad input (a clean line on stderr, no
@@ -11,19 +14,25 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import pkgutil
 import sys
 
-# Each module has add_parser(subparsers), which sets ``run`` as a default.
-COMMAND_MODULES = [
-    "adcompare.bench.cmd_run",
-    "adcompare.bench.cmd_bench",
-    "adcompare.bench.cmd_report",
-    "adcompare.bench.cmd_targets",
-    "adcompare.demo",
-    "adcompare.explain_cli",
-    "adcompare.train",
-    "adcompare.verify_cli",
-]
+
+def command_modules() -> list:
+    """The modules of this package that define a command, by name.
+
+    >>> [m.__name__.rsplit(".", 1)[1] for m in command_modules()][:3]
+    ['run', 'bench', 'demo']
+    """
+    found = []
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_"):  # __main__ runs the command line when imported
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if hasattr(module, "add_parser"):
+            found.append(module)
+    # ``START_HERE`` puts a command first in the help; the rest go alphabetically.
+    return sorted(found, key=lambda m: (not getattr(m, "START_HERE", False), m.__name__))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,8 +57,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--debug", action="store_true", help="show the traceback of an error, not one line"
     )
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command")
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).add_parser(subparsers)
+    for module in command_modules():
+        module.add_parser(subparsers)
     return parser
 
 
@@ -97,7 +106,3 @@ def _sentence(error: BaseException) -> str:
         where = f": {error.filename}" if error.filename else ""
         return f"{error.strerror}{where}"
     return " ".join(str(error).split()) or type(error).__name__
-
-
-if __name__ == "__main__":
-    sys.exit(main())

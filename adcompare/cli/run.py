@@ -11,11 +11,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from adcompare.bench.cmd_bench import add_sweep_options, open_results, sweep_into, with_peers
-from adcompare.bench.cmd_report import make_report
 from adcompare.bench.compare import compare_conclusions
 from adcompare.bench.results import ResultsError, load_results
 from adcompare.bench.sweep import preset
+from adcompare.cli.bench import add_sweep_options, open_results, sweep_into, with_peers
+from adcompare.cli.report import make_report
 from adcompare.outfolder import OutputPathError, check_output_folder
 
 #: Where ``run`` writes by default: git-ignored, rewritten by every run.
@@ -31,6 +31,10 @@ examples:
   adcompare run --peers                # JAX, PyTorch and autograd beside adcompare's modes
   adcompare run --refresh-reference    # rewrite the committed reference in reports/quick/
 """
+
+
+#: The command a new user runs first: listed first in ``adcompare --help``.
+START_HERE = True
 
 
 def add_parser(subparsers) -> None:

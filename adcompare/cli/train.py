@@ -7,9 +7,9 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-from adcompare.datasets import DATASETS
 from adcompare.outfolder import OutputPathError, check_output_folder
-from adcompare.training import ACTIVATIONS, TrainingConfig, TrainingRun, train
+from adcompare.train.datasets import DATASETS
+from adcompare.train.loop import ACTIVATIONS, TrainingConfig, TrainingRun, train
 
 DEFAULT_OUT = Path("reports") / "train"
 
@@ -56,7 +56,7 @@ def run_command(args) -> int:
     Bad options and an output folder that cannot be written are refused
     before training, with one line and exit status 2.
     """
-    from adcompare.training_plots import plot_decision_boundary, plot_loss_curve
+    from adcompare.train.plots import plot_decision_boundary, plot_loss_curve
 
     names = [f.name for f in fields(TrainingConfig) if hasattr(args, f.name)]
     options = {name: getattr(args, name) for name in names}
@@ -78,7 +78,7 @@ def run_command(args) -> int:
         summary,
     ]
     if args.step_cost:
-        from adcompare.training_step import sweep_training_step, write_training_step
+        from adcompare.train.step import sweep_training_step, write_training_step
 
         rows = sweep_training_step()
         written += write_training_step(rows, out)
