@@ -15,8 +15,8 @@ from adcompare.bench.compare import compare_conclusions
 from adcompare.bench.results import ResultsError, load_results
 from adcompare.bench.sweep import preset
 from adcompare.cli.bench import add_sweep_options, open_results, sweep_into, with_peers
+from adcompare.cli.outfolder import OutputPathError, check_output_folder
 from adcompare.cli.report import make_report
-from adcompare.outfolder import OutputPathError, check_output_folder
 
 #: Where ``run`` writes by default: git-ignored, rewritten by every run.
 LATEST = Path("reports") / "latest"

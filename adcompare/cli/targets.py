@@ -9,7 +9,7 @@ from pathlib import Path
 from adcompare.bench.peers import available_peer_modes
 from adcompare.bench.targets import SMALL, Settings, TargetSizes, measure_targets
 from adcompare.bench.targets_report import render_markdown, write_targets
-from adcompare.outfolder import OutputPathError, check_output_folder
+from adcompare.cli.outfolder import OutputPathError, check_output_folder
 
 #: Where ``targets`` writes by default: git-ignored, rewritten by each run.
 LATEST = Path("reports") / "latest" / "targets"

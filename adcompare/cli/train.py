@@ -7,7 +7,7 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-from adcompare.outfolder import OutputPathError, check_output_folder
+from adcompare.cli.outfolder import OutputPathError, check_output_folder
 from adcompare.train.datasets import DATASETS
 from adcompare.train.loop import ACTIVATIONS, TrainingConfig, TrainingRun, train
 
