@@ -8,7 +8,16 @@ exact and numeric references.
 >>> f = lambda x, y: 3 * x**2 + x * y + 5 * y**2
 >>> print(ad.grad(f, argnums=(0, 1))(2.0, 3.0))
 (array(15.), array(32.))
+
+The submodules ``testing``, ``graph``, ``nn``, ``optim``, ``adbench`` and
+``bench`` load on first use (PEP 562), as ``np.testing`` is reachable from
+``import numpy``, without slowing ``import adcompare`` down:
+
+>>> ad.testing.assert_grad_close.__module__
+'adcompare.testing'
 """
+
+import importlib
 
 from adcompare import symbolic  # registers mode="symbolic"
 from adcompare.check import check_grad, compare
@@ -39,6 +48,22 @@ from adcompare.transforms import (
 )
 
 __version__ = "0.1.0"
+
+#: Submodules imported on first attribute access.
+_LAZY_SUBMODULES = ("adbench", "bench", "graph", "nn", "optim", "testing")
+
+
+def __getattr__(name: str):
+    if name in _LAZY_SUBMODULES:
+        module = importlib.import_module(f"adcompare.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'adcompare' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY_SUBMODULES})
+
 
 __all__ = [
     *_ops_all,

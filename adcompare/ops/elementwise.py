@@ -127,6 +127,38 @@ negative = defop(
 )
 
 
+class _StopGradient(sympy.Function):
+    """SymPy's face of ``stop_gradient``: its argument's value, with derivative zero."""
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_Number:
+            return x
+        return None
+
+    def fdiff(self, argindex=1):
+        return sympy.Integer(0)
+
+    def _numpycode(self, printer):
+        return printer._print(self.args[0])
+
+
+stop_gradient = defop(
+    "stop_gradient",
+    np.positive,
+    elementwise=True,
+    saves=(),
+    label="StopGradient",
+    sym=_StopGradient,
+    jvp=lambda out, x, x_dot: multiply(x_dot, 0.0),
+    vjp=lambda out, x, out_bar: multiply(out_bar, 0.0),
+    doc=(
+        "``x`` itself, treated as a constant: its JVP and VJP are zero (JAX's "
+        "``lax.stop_gradient``, PyTorch's ``detach`` inside a computation)."
+    ),
+    example="stop_gradient(2.0) -> 2.0",
+)
+
 def _constant_integer(y) -> int | None:
     """``y`` as an int when it is a plain real number with an integer value.
 
