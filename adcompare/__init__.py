@@ -19,13 +19,15 @@ The submodules ``testing``, ``graph``, ``nn``, ``optim``, ``adbench`` and
 
 import importlib
 
-from adcompare import symbolic  # registers mode="symbolic"
+from adcompare import pytree, symbolic  # symbolic registers mode="symbolic"
+from adcompare.batched import vmap
 from adcompare.check import check_grad, compare
 from adcompare.compiled import CompiledFunction, compile  # noqa: A004 - the API's name
 from adcompare.cost import Cost, count
 from adcompare.forward import Dual
 from adcompare.ops import *  # noqa: F403 - the op set is the public face
 from adcompare.ops import __all__ as _ops_all
+from adcompare.pytree import register_pytree_node, tree_flatten, tree_map, tree_unflatten
 from adcompare.reverse import (
     Tensor,
     autograd_grad,
@@ -88,7 +90,13 @@ __all__ = [
     "jacrev",
     "jvp",
     "no_grad",
+    "pytree",
+    "register_pytree_node",
     "symbolic",
+    "tree_flatten",
+    "tree_map",
+    "tree_unflatten",
     "value_and_grad",
     "vjp",
+    "vmap",
 ]

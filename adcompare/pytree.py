@@ -38,6 +38,7 @@ from adcompare.ops.registry import Box
 
 __all__ = [
     "PyTreeDef",
+    "broadcast_prefix",
     "is_differentiable_leaf",
     "register_pytree_node",
     "tree_flatten",
@@ -213,8 +214,10 @@ def tree_structure(tree) -> PyTreeDef:
 def tree_map(f: Callable, tree, *rest) -> Any:
     """``f`` applied leaf by leaf; ``rest`` are trees of the same structure.
 
-    >>> tree_map(lambda a, b: a + b, {"x": 1.0, "y": (2.0,)}, {"x": 10.0, "y": (20.0,)})
-    {'x': 11.0, 'y': (22.0,)}
+    >>> tree_map(lambda a, b: a + b, {"x": 1.0, "y": np.ones(2)}, {"x": 10.0, "y": np.ones(2)})
+    {'x': 11.0, 'y': array([2., 2.])}
+    >>> tree_map(lambda a: 2 * a, {"x": 1.0, "y": (np.ones(2), 3.0)})
+    {'x': 2.0, 'y': (array([2., 2.]), 6.0)}
     """
     leaves, treedef = tree_flatten(tree)
     others = []
@@ -224,6 +227,38 @@ def tree_map(f: Callable, tree, *rest) -> Any:
             raise ValueError(f"tree_map: the trees differ in structure: {treedef} and {other_def}")
         others.append(other_leaves)
     return tree_unflatten(treedef, [f(*parts) for parts in zip(leaves, *others)])
+
+
+def broadcast_prefix(prefix, tree, what: str = "prefix") -> list:
+    """One entry of ``prefix`` per leaf of ``tree``: ``prefix`` is a tree prefix of it.
+
+    Where ``prefix`` has a leaf (an int or ``None``), that value holds for the
+    whole subtree of ``tree`` below it, as JAX's ``in_axes`` do.
+
+    >>> broadcast_prefix({"a": 0, "b": None}, {"a": [np.ones(2), 2.0], "b": np.ones(3)})
+    [0, 0, None]
+    >>> broadcast_prefix(1, (np.ones(2), np.ones(3)))
+    [1, 1]
+    """
+    if prefix is None or isinstance(prefix, (int, np.integer)):
+        return [prefix] * tree_structure(tree).num_leaves
+    node = _node_of(tree)
+    kind = type(prefix)
+    if node is None or node[2] is not kind:
+        raise ValueError(
+            f"{what} {prefix!r} does not match the structure {tree_structure(tree)} of the "
+            "value it describes; give an int or None, or a tree of that shape"
+        )
+    flatten = node[0]
+    prefix_children, prefix_aux = flatten(prefix)
+    children, aux = flatten(tree)
+    if prefix_aux != aux or len(list(prefix_children)) != len(list(children)):
+        raise ValueError(f"{what} {prefix!r} does not match the structure {tree_structure(tree)}")
+    return [
+        entry
+        for p, child in zip(prefix_children, children)
+        for entry in broadcast_prefix(p, child, what)
+    ]
 
 
 def is_differentiable_leaf(leaf) -> bool:

@@ -159,6 +159,7 @@ stop_gradient = defop(
     example="stop_gradient(2.0) -> 2.0",
 )
 
+
 def _constant_integer(y) -> int | None:
     """``y`` as an int when it is a plain real number with an integer value.
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from adcompare.ops.batching import pad_batched
 from adcompare.ops.elementwise import multiply
 from adcompare.ops.registry import defop, ndim_of, pad_lanes, shape_of, unbroadcast
 from adcompare.ops.shape import expand_dims, reshape, squeeze, transpose
@@ -86,9 +87,31 @@ def _vjp_y(out, x, y, out_bar):
     return unbroadcast(matmul(_swap_last(x), out_bar), shape_of(y))
 
 
+def _batch(args, batched):
+    """A batch of matrix products: 1-D operands become one-row or one-column matrices,
+    and batched operands get size-1 axes after the batch axis so that numpy's
+    broadcasting of the stack axes lines the examples up."""
+    x, y = args
+    x_vector = ndim_of(x) - batched[0] == 1
+    y_vector = ndim_of(y) - batched[1] == 1
+    if x_vector:
+        x = expand_dims(x, -2)
+    if y_vector:
+        y = expand_dims(y, -1)
+    rank = max(ndim_of(x) - batched[0], ndim_of(y) - batched[1])
+    x, y = (pad_batched(a, rank) if b else a for a, b in zip((x, y), batched))
+    out = matmul(x, y)
+    if y_vector:
+        out = squeeze(out, -1)
+    if x_vector:
+        out = squeeze(out, -1 if y_vector else -2)
+    return out
+
+
 matmul = defop(
     "matmul",
     np.matmul,
+    batch=_batch,
     nargs=2,
     saves=("args",),
     vjp_reads=(("y",), ("x",)),  # each rule reads only the other operand's values

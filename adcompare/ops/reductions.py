@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
+from adcompare.ops.batching import leading_axis
 from adcompare.ops.registry import defop, ndim_of, normalize_axes, raw, shape_of
 
 
@@ -66,6 +67,7 @@ def _sympy_over(reducer):
 sum = defop(
     "sum",
     lambda x, axis, keepdims: np.add.reduce(x, axis=axis, keepdims=keepdims),
+    batch=leading_axis,
     saves=(),
     prepare=_prepare_axes,
     method="sum",
@@ -114,6 +116,7 @@ def _max_vjp(out, x, out_bar, axis, keepdims):
 max = defop(
     "max",
     lambda x, axis, keepdims: np.maximum.reduce(x, axis=axis, keepdims=keepdims),
+    batch=leading_axis,
     prepare=_prepare_axes,
     method="max",
     cases=_SELECT_CASES,
@@ -128,6 +131,7 @@ max = defop(
 min = defop(
     "min",
     lambda x, axis, keepdims: np.minimum.reduce(x, axis=axis, keepdims=keepdims),
+    batch=leading_axis,
     prepare=_prepare_axes,
     method="min",
     cases=_SELECT_CASES,
@@ -160,6 +164,7 @@ def _product_of_others(x, axis):
 prod = defop(
     "prod",
     lambda x, axis, keepdims: np.multiply.reduce(x, axis=axis, keepdims=keepdims),
+    batch=leading_axis,
     saves=("args",),
     prepare=_prepare_axes,
     method="prod",

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from adcompare import cost
-from adcompare.ops import buffers
+from adcompare.ops import batching, buffers
 
 __all__ = [
     "OPS",
@@ -121,6 +121,8 @@ class OpDef:
     vjp_reads: tuple[tuple[str, ...], ...] | None = None
     into: Callable | None = None
     fn: Callable | None = None
+    # vmap: how a mapped axis passes through (see adcompare.ops.batching).
+    batch: Callable | None = None
 
     def __post_init__(self):
         #: What the tape keeps when every argument needs a gradient (see :meth:`kept`).
@@ -269,6 +271,7 @@ def defop(
     accumulate_vjp: Callable | None = None,
     vjp_reads: Sequence[Sequence[str]] | None = None,
     into: Callable | None = None,
+    batch: Callable | None = None,
 ) -> Callable:
     """Register a primitive and return its public function.
 
@@ -277,7 +280,9 @@ def defop(
     not saved, and the tape holds only what is. ``prepare(*args, **params)``
     normalises static parameters (axes, shapes, indices) once, before
     dispatch. ``example`` is a doctest expression whose printed value follows
-    after ``->``.
+    after ``->``. ``batch(args, batched, **params)`` is the op's batching
+    rule for ``vmap`` (see :mod:`adcompare.ops.batching`); elementwise ops
+    derive theirs.
     """
     if nargs is not None:
         jvp, vjp = _tuple_rule(jvp), _tuple_rule(vjp)
@@ -310,6 +315,7 @@ def defop(
         vjp_reads=None if vjp_reads is None else tuple(tuple(names) for names in vjp_reads),
         into=into if into is not None or not elementwise else _ufunc_into(value),
     )
+    op.batch = batching.derive(op, batch)
     if name in OPS:
         raise ValueError(f"op {name!r} is registered twice")
     OPS[name] = op

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from adcompare.ops.batching import leading_axis, pad_batched
 from adcompare.ops.registry import (
     Box,
     defop,
@@ -56,6 +57,7 @@ def _prepare_reshape(x, shape):
 reshape = defop(
     "reshape",
     lambda x, shape: np.asarray(x).reshape(shape),
+    batch=lambda args, batched, shape: reshape(args[0], shape_of(args[0])[:1] + shape),
     saves=(),
     prepare=_prepare_reshape,
     cases=[
@@ -95,6 +97,7 @@ def _shift(axes, lanes):
 transpose = defop(
     "transpose",
     lambda x, axes: np.asarray(x).transpose(axes),
+    batch=lambda args, batched, axes: transpose(args[0], _shift(axes, 1)),
     saves=(),
     prepare=_prepare_transpose,
     cases=[
@@ -129,6 +132,10 @@ def _prepare_broadcast(x, shape):
     return {"shape": shape}
 
 
+def _broadcast_batch(args, batched, shape):
+    return broadcast_to(pad_batched(args[0], len(shape)), shape_of(args[0])[:1] + shape)
+
+
 def _broadcast_jvp(out, x, x_dot, shape):
     lanes = _lanes(x_dot, x)
     padded = pad_lanes(x_dot, ndim_of(x), len(shape)) if lanes else x_dot
@@ -138,6 +145,7 @@ def _broadcast_jvp(out, x, x_dot, shape):
 broadcast_to = defop(
     "broadcast_to",
     lambda x, shape: np.broadcast_to(x, shape),
+    batch=_broadcast_batch,
     saves=(),
     prepare=_prepare_broadcast,
     cases=[
@@ -165,6 +173,7 @@ def _prepare_expand(x, axis):
 expand_dims = defop(
     "expand_dims",
     lambda x, axis: np.expand_dims(x, axis),
+    batch=leading_axis,
     saves=(),
     prepare=_prepare_expand,
     cases=[(((3, 4),), {"axis": 1}), (((3,),), {"axis": (0, 2)}), (((),), {"axis": 0})],
@@ -193,6 +202,7 @@ def _prepare_squeeze(x, axis=None):
 squeeze = defop(
     "squeeze",
     lambda x, axis: np.squeeze(x, axis),
+    batch=leading_axis,
     saves=(),
     prepare=_prepare_squeeze,
     cases=[(((3, 1, 4),), {}), (((1, 3),), {"axis": 0}), (((1, 1),), {"axis": -1})],
@@ -284,6 +294,9 @@ def _getitem_accumulate(total, out, x, out_bar, index):
 getitem = defop(
     "getitem",
     lambda x, index: np.asarray(x)[index],
+    batch=lambda args, batched, index: _lanes_first(
+        getitem(_lanes_last(args[0], 1), _lane_index(index, 1)), 1
+    ),
     saves=(),
     prepare=_prepare_index,
     cases=[
@@ -380,6 +393,13 @@ def _scatter_jvp(out, v, v_dot, index, shape):
     return _lanes_first(spread, lanes)
 
 
+def _scatter_batch(args, batched, index, shape):
+    (v,) = args
+    batch_shape = shape_of(v)[:1]
+    spread = scatter_add(_lanes_last(v, 1), index=_lane_index(index, 1), shape=shape + batch_shape)
+    return _lanes_first(spread, 1)
+
+
 def _sym_scatter(v, index, shape):
     out = np.full(shape, 0, dtype=object)
     np.add.at(out, index, np.asarray(v, dtype=object))
@@ -389,6 +409,7 @@ def _sym_scatter(v, index, shape):
 scatter_add = defop(
     "scatter_add",
     _scatter_value,
+    batch=_scatter_batch,
     saves=(),
     prepare=_prepare_scatter,
     cases=[
@@ -456,6 +477,7 @@ def _concatenate_vjp(i, out, *rest, axis, sizes):
 _concatenate = defop(
     "concatenate",
     lambda *arrays, axis, sizes: np.concatenate(arrays, axis=axis),
+    batch=leading_axis,
     nargs=None,
     saves=(),
     prepare=_prepare_concatenate,
