@@ -24,6 +24,7 @@ import numpy as np
 
 from adcompare.arraybox import ArrayBox
 from adcompare.ops import broadcast_to, transpose
+from adcompare.ops.batching import BatchArray, mark, unmark
 from adcompare.ops.registry import Box, OpDef, mixed_levels_error, new_level, raw, shape_of
 from adcompare.pytree import broadcast_prefix, tree_flatten, tree_unflatten
 
@@ -52,7 +53,10 @@ class Batched(ArrayBox):
         return shape_of(self.value)[1:]
 
     def _raw_value(self):
-        return self.value
+        # What a rule reads (``np.sign(raw(x))``) keeps its batch axis marked.
+        inner = raw(self.value)
+        levels = inner.levels if isinstance(inner, BatchArray) else ()
+        return mark(inner, (self._level, *levels))
 
     def _carries_derivative(self) -> bool:
         return isinstance(self.value, ArrayBox) and self.value._carries_derivative()
@@ -79,6 +83,22 @@ class Batched(ArrayBox):
     def __repr__(self) -> str:
         return f"Batched({self.value!r})"
 
+    # Masks read from a batched value (``x > 0``) are batched values too.
+    def astype(self, dtype, copy: bool = True) -> Batched:
+        """The batch converted to ``dtype`` (for masks and shares that rules build)."""
+        return Batched(self.value.astype(dtype, copy=copy), self._level)
+
+    def __and__(self, other):
+        return np.logical_and(raw(self), raw(other))
+
+    def __or__(self, other):
+        return np.logical_or(raw(self), raw(other))
+
+    def __invert__(self):
+        return np.logical_not(raw(self))
+
+    __rand__, __ror__ = __and__, __or__
+
     def _apply(self, op: OpDef, level: int, args: tuple, params: dict):
         values, batched = [], []
         for a in args:
@@ -88,8 +108,9 @@ class Batched(ArrayBox):
             elif isinstance(a, Box) and a._level == level:
                 raise mixed_levels_error(op, "Batched", a)
             else:
-                values.append(a)
-                batched.append(False)
+                value, read_from_batch = unmark(a, level)
+                values.append(value)
+                batched.append(read_from_batch)
         if op.batch is None:
             raise TypeError(
                 f"vmap: the op {op.name} has no batching rule; give its record one "
@@ -188,6 +209,9 @@ def vmap(f: Callable, in_axes=0, out_axes=0) -> Callable:
         results = []
         for leaf, axis in zip(out_leaves, broadcast_prefix(out_axes, out, "vmap: out_axes")):
             batched = isinstance(leaf, Batched) and leaf._level == level
+            if isinstance(leaf, BatchArray):
+                leaf = Batched(unmark(leaf, level)[0], level)
+                batched = True
             if axis is None or leaf is None or isinstance(leaf, str):
                 if batched:
                     raise ValueError(

@@ -457,7 +457,7 @@ minimum = defop(
 
 
 def _prepare_where(x, y, *, cond):
-    return {"cond": np.asarray(raw(cond), dtype=bool)}
+    return {"cond": np.asanyarray(raw(cond), dtype=bool)}  # a vmap's BatchArray stays one
 
 
 _select = defop(
@@ -500,11 +500,11 @@ def _prepare_clip(x, lo=None, hi=None):
 
 def _inside(x, lo, hi):
     x = raw(x)
-    mask = np.ones(np.shape(x), dtype=bool)
+    mask = np.ones_like(x, dtype=bool)
     if lo is not None:
-        mask &= x >= lo
+        mask = mask & (x >= lo)
     if hi is not None:
-        mask &= x <= hi
+        mask = mask & (x <= hi)
     return mask
 
 

@@ -229,6 +229,8 @@ def apply_plain(op: OpDef, args: tuple, params: dict):
         raise ValueError(f"{op.name}: {error} (argument shapes {shapes})") from None
     if cost._ACTIVE:
         cost.record_numpy(op, args, out)
+    if type(out) is not np.ndarray and isinstance(out, batching.BatchArray):
+        return batching.rebox(out)  # computed from a value read inside vmap
     return out
 
 

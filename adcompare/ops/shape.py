@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from adcompare.ops.batching import leading_axis, pad_batched
+from adcompare.ops.batching import BatchArray, leading_axis, pad_batched
 from adcompare.ops.registry import (
     Box,
     defop,
@@ -228,6 +228,11 @@ def _prepare_index(x, index):
     for item in index:
         if isinstance(item, Box):
             item = raw(item)
+        if isinstance(item, BatchArray):
+            raise TypeError(
+                "vmap: an index or mask that differs from example to example is not "
+                "supported; select with adcompare.where, or index outside vmap"
+            )
         if isinstance(item, (list, np.ndarray)):
             item = np.asarray(item)
             if item.dtype == bool:
