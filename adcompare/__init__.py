@@ -24,6 +24,7 @@ from adcompare.batched import vmap
 from adcompare.check import check_grad, compare
 from adcompare.compiled import CompiledFunction, compile  # noqa: A004 - the API's name
 from adcompare.cost import Cost, count
+from adcompare.custom import custom_jvp, custom_vjp
 from adcompare.forward import Dual
 from adcompare.ops import *  # noqa: F403 - the op set is the public face
 from adcompare.ops import __all__ as _ops_all
@@ -80,6 +81,8 @@ __all__ = [
     "compare",
     "compile",
     "count",
+    "custom_jvp",
+    "custom_vjp",
     "enable_grad",
     "grad",
     "hessian",

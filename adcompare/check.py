@@ -40,6 +40,7 @@ from adcompare import symbolic, transforms
 from adcompare.cost import count
 from adcompare.forward import as_float
 from adcompare.ops.registry import Box
+from adcompare.pytree import flat_call
 
 __all__ = [
     "CheckReport",
@@ -716,6 +717,7 @@ def check_grad(
     >>> [r.mode for r in report.results], report.passed
     (['forward', 'reverse'], True)
     """
+    f, args, argnums = flat_call(f, args, argnums)  # pytrees: one entry per leaf
     args, positions, value, dtype, names = _setup(f, args, argnums, order, "check_grad")
     if isinstance(modes, str):
         modes = (modes,)
@@ -916,6 +918,7 @@ def compare(
     >>> [(r.mode, r.derivative[0].item(), r.passed) for r in result.rows][:2]
     [('symbolic', 15.0, True), ('forward', 15.0, True)]
     """
+    f, args, argnums = flat_call(f, args, argnums)  # pytrees: one entry per leaf
     args, positions, value, dtype, names = _setup(f, args, argnums, order, "compare")
     if isinstance(modes, str):
         modes = (modes,)

@@ -27,8 +27,9 @@ keys have the same structure whatever their insertion order.
 
 from __future__ import annotations
 
+import inspect
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +40,7 @@ from adcompare.ops.registry import Box
 __all__ = [
     "PyTreeDef",
     "broadcast_prefix",
+    "flat_call",
     "is_differentiable_leaf",
     "register_pytree_node",
     "tree_flatten",
@@ -259,6 +261,76 @@ def broadcast_prefix(prefix, tree, what: str = "prefix") -> list:
         for p, child in zip(prefix_children, children)
         for entry in broadcast_prefix(p, child, what)
     ]
+
+
+def _leaf_names(tree, base: str) -> list[str]:
+    """A name per leaf, from the path to it: ``params_W``, ``layers_0_bias``."""
+    node = _node_of(tree)
+    if node is None:
+        return [base]
+    children, aux = node[0](tree)
+    children = list(children)
+    if node[2] is dict:
+        labels = [str(k) for k in aux]
+    elif hasattr(node[2], "_fields"):
+        labels = list(node[2]._fields)
+    else:
+        labels = [str(i) for i in range(len(children))]
+    names = []
+    for label, child in zip(labels, children):
+        clean = "".join(c if c.isalnum() else "_" for c in label)
+        names += _leaf_names(child, f"{base}_{clean}")
+    return names
+
+
+def flat_call(f: Callable, args: tuple, argnums=None, names: Sequence[str] = ()):
+    """``f`` as a function of the leaves of its arguments, for tools that take arrays.
+
+    Returns ``(flat_f, leaves, flat_argnums)``: ``flat_f(*leaves)`` is
+    ``f(*args)``, its parameters are named after the paths to the leaves
+    (``params_W``), and ``flat_argnums`` names the floating leaves of the
+    positions ``argnums`` named (``None`` stays ``None``). Arguments that are
+    all single arrays come back unchanged.
+
+    >>> flat_f, leaves, argnums = flat_call(lambda p: p["a"] * p["b"], ({"a": 2.0, "b": 3.0},), 0)
+    >>> flat_f(*leaves), argnums, list(inspect.signature(flat_f).parameters)
+    (6.0, (0, 1), ['p_a', 'p_b'])
+    """
+    if all(tree_structure(a).kind is None for a in args):
+        return f, args, argnums
+    if not names:
+        try:
+            names = list(inspect.signature(f).parameters)[: len(args)]
+        except (TypeError, ValueError):
+            names = []
+    names = list(names) + [f"arg{i}" for i in range(len(names), len(args))]
+    flats = [tree_flatten(a) for a in args]
+    starts = np.cumsum([0] + [len(leaves) for leaves, _ in flats]).tolist()
+    leaves = [leaf for flat_leaves, _ in flats for leaf in flat_leaves]
+    if argnums is None:
+        flat_argnums = None
+    else:
+        positions = argnums if isinstance(argnums, (tuple, list)) else (argnums,)
+        flat_argnums = tuple(
+            i
+            for p in dict.fromkeys(int(p) % len(args) for p in positions)
+            for i in range(starts[p], starts[p + 1])
+            if starts[p + 1] - starts[p] == 1 or is_differentiable_leaf(leaves[i])
+        )
+
+    def flat_f(*flat_leaves):
+        rebuilt = [
+            tree_unflatten(treedef, flat_leaves[starts[p] : starts[p + 1]])
+            for p, (_, treedef) in enumerate(flats)
+        ]
+        return f(*rebuilt)
+
+    leaf_names = [n for a, name in zip(args, names) for n in _leaf_names(a, name)]
+    flat_f.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in leaf_names]
+    )
+    flat_f.__name__ = getattr(f, "__name__", "f")
+    return flat_f, tuple(leaves), flat_argnums
 
 
 def is_differentiable_leaf(leaf) -> bool:
