@@ -16,7 +16,8 @@ Two choices differ from JAX, and both keep numpy's habits:
   derivative.
 
 Dict keys are sorted when flattened, as in JAX, so two dicts with the same
-keys have the same structure whatever their insertion order.
+keys have the same structure whatever their insertion order; an
+``OrderedDict`` (a ``state_dict``) keeps its order.
 
 >>> leaves, tree = tree_flatten({"w": [1.0, 2.0], "b": (3.0, None)})
 >>> leaves
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -91,6 +93,12 @@ register_pytree_node(
     dict,
     lambda d: ([d[k] for k in _sorted_keys(d)], tuple(_sorted_keys(d))),
     lambda keys, children: dict(zip(keys, children)),
+)
+
+register_pytree_node(
+    OrderedDict,  # keeps its order, as in JAX: a state_dict's order means something
+    lambda d: (list(d.values()), tuple(d)),
+    lambda keys, children: OrderedDict(zip(keys, children)),
 )
 
 

@@ -128,7 +128,10 @@ class _Flat:
             leaves, treedef = tree_flatten(arg)
             whole = treedef.kind is None
             slots = []
-            for leaf in leaves:
+            for k, leaf in enumerate(leaves):
+                if isinstance(leaf, Tensor) and not leaf.requires_grad:
+                    # A state_dict's tensors carry no derivative: take their values.
+                    leaf = leaves[k] = np.asarray(leaf.data)
                 if whole or is_differentiable_leaf(leaf):
                     slots.append(len(self.leaves))
                     self.leaves.append(as_float(leaf))
