@@ -125,7 +125,8 @@ def test_hvp_and_jvp_and_vjp_take_pytrees(mode):
     np.testing.assert_allclose(hv["b"], np.dot(2 * p["a"] * 12.0, v["a"]) + 0.34 * 12.0 * 0.5)
     out, tangent = ad.jvp(f, (p,), (v,))
     np.testing.assert_allclose(tangent, np.dot(2 * p["a"] * 8.0, v["a"]) + 0.34 * 12.0 * 0.5)
-    out, pullback = ad.vjp(lambda p: {"y": p["a"] * p["b"]}, p)
+    value, pullback = ad.vjp(lambda p: {"y": p["a"] * p["b"]}, p)
+    np.testing.assert_allclose(value["y"], [0.6, 1.0])
     (cotangent,) = pullback({"y": np.array([1.0, 2.0])})
     np.testing.assert_allclose(cotangent["a"], [2.0, 4.0])
     np.testing.assert_allclose(cotangent["b"], 0.3 + 1.0)
@@ -203,7 +204,9 @@ def test_has_aux_on_jacobians_and_vjp(jacobian):
     jac, aux = jacobian(lambda x: (x**2, x + 1), has_aux=True)(np.array([1.0, 3.0]))
     np.testing.assert_array_equal(jac, np.diag([2.0, 6.0]))
     assert type(aux) is np.ndarray and aux.tolist() == [2.0, 4.0]
-    out, pullback, aux = ad.vjp(lambda x: (x**2, x + 1), np.array([1.0, 3.0]), has_aux=True)
+    value, pullback, aux = ad.vjp(lambda x: (x**2, x + 1), np.array([1.0, 3.0]), has_aux=True)
+    np.testing.assert_array_equal(value, [1.0, 9.0])
+    np.testing.assert_array_equal(aux, [2.0, 4.0])
     np.testing.assert_array_equal(pullback(np.ones(2))[0], [2.0, 6.0])
 
 
@@ -280,7 +283,7 @@ def test_none_as_a_differentiated_argument_is_refused(mode):
 
 @pytest.mark.parametrize("mode", ["reverse", "forward"])
 def test_grad_of_a_tuple_output_points_to_jacobian_and_has_aux(mode):
-    with pytest.raises(TypeError, match="jacobian.*has_aux=True"):
+    with pytest.raises(TypeError, match=r"jacobian.*has_aux=True"):
         ad.grad(lambda x: (x * x, x), mode=mode)(2.0)
 
 
