@@ -28,6 +28,7 @@ from adcompare.custom import custom_jvp, custom_vjp
 from adcompare.forward import Dual
 from adcompare.ops import *  # noqa: F403 - the op set is the public face
 from adcompare.ops import __all__ as _ops_all
+from adcompare.ops.registry import ComplexNotSupportedError
 from adcompare.pytree import register_pytree_node, tree_flatten, tree_map, tree_unflatten
 from adcompare.reverse import (
     Tensor,
@@ -71,6 +72,7 @@ def __dir__() -> list[str]:
 __all__ = [
     *_ops_all,
     "CompiledFunction",
+    "ComplexNotSupportedError",
     "Cost",
     "Dual",
     "ModeChoice",

@@ -176,9 +176,9 @@ def unary_composites():
     from adcompare.ops import COMPOSITES
 
     names = []
-    for name, (fn, _) in COMPOSITES.items():
+    for name, entry in COMPOSITES.items():
         try:
-            fn(np.array([0.5, -1.0, 2.0]))
+            entry.fn(np.array([0.5, -1.0, 2.0]))
         except TypeError:
             continue  # needs more than one array
         names.append(name)
@@ -191,7 +191,7 @@ def test_vmap_through_composites_and_subgradients_matches_a_loop(name, transform
     """Rules that read values (relu's mask, logsumexp's shift, abs's sign) stay batched."""
     from adcompare.ops import COMPOSITES
 
-    fn = COMPOSITES[name][0]
+    fn = COMPOSITES[name].fn
     x = np.array([[0.5, -1.0, 2.0], [-0.3, 0.25, 1.5], [2.0, 2.0, -0.7], [1.0, -2.0, 0.1]])
     if transform == "grad":
         derivative = ad.grad(lambda v: ad.sum(ad.abs(fn(v)) * ad.maximum(v, 0.2)))

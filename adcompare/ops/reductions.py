@@ -12,7 +12,16 @@ import numpy as np
 import sympy
 
 from adcompare.ops.batching import leading_axis
-from adcompare.ops.registry import defop, ndim_of, normalize_axes, raw, shape_of
+from adcompare.ops.registry import (
+    ARRAY_ONLY,
+    HOLOMORPHIC,
+    defop,
+    keep_number,
+    ndim_of,
+    normalize_axes,
+    raw,
+    shape_of,
+)
 
 
 def _prepare_axes(x, axis=None, keepdims=False):
@@ -68,6 +77,8 @@ sum = defop(
     "sum",
     lambda x, axis, keepdims: np.add.reduce(x, axis=axis, keepdims=keepdims),
     batch=leading_axis,
+    replay=keep_number,
+    complex=HOLOMORPHIC,
     saves=(),
     prepare=_prepare_axes,
     method="sum",
@@ -117,6 +128,9 @@ max = defop(
     "max",
     lambda x, axis, keepdims: np.maximum.reduce(x, axis=axis, keepdims=keepdims),
     batch=leading_axis,
+    numpy=("max", "amax"),
+    replay=ARRAY_ONLY,
+    complex="compares complex numbers",
     prepare=_prepare_axes,
     method="max",
     cases=_SELECT_CASES,
@@ -132,6 +146,9 @@ min = defop(
     "min",
     lambda x, axis, keepdims: np.minimum.reduce(x, axis=axis, keepdims=keepdims),
     batch=leading_axis,
+    numpy=("min", "amin"),
+    replay=ARRAY_ONLY,
+    complex="compares complex numbers",
     prepare=_prepare_axes,
     method="min",
     cases=_SELECT_CASES,
@@ -165,6 +182,8 @@ prod = defop(
     "prod",
     lambda x, axis, keepdims: np.multiply.reduce(x, axis=axis, keepdims=keepdims),
     batch=leading_axis,
+    replay=ARRAY_ONLY,
+    complex=HOLOMORPHIC,
     saves=("args",),
     prepare=_prepare_axes,
     method="prod",

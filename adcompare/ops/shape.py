@@ -13,12 +13,17 @@ import numpy as np
 
 from adcompare.ops.batching import BatchArray, leading_axis, pad_batched
 from adcompare.ops.registry import (
+    ARRAY_ONLY,
+    HOLOMORPHIC,
     Box,
+    Hints,
     defop,
+    keep_number,
     lane_count,
     ndim_of,
     normalize_axes,
     pad_lanes,
+    public_face,
     raw,
     shape_of,
     unbroadcast,
@@ -58,6 +63,8 @@ reshape = defop(
     "reshape",
     lambda x, shape: np.asarray(x).reshape(shape),
     batch=lambda args, batched, shape: reshape(args[0], shape_of(args[0])[:1] + shape),
+    replay=keep_number,
+    complex=HOLOMORPHIC,
     saves=(),
     prepare=_prepare_reshape,
     cases=[
@@ -98,6 +105,8 @@ transpose = defop(
     "transpose",
     lambda x, axes: np.asarray(x).transpose(axes),
     batch=lambda args, batched, axes: transpose(args[0], _shift(axes, 1)),
+    replay=keep_number,
+    complex=HOLOMORPHIC,
     saves=(),
     prepare=_prepare_transpose,
     cases=[
@@ -146,6 +155,8 @@ broadcast_to = defop(
     "broadcast_to",
     lambda x, shape: np.broadcast_to(x, shape),
     batch=_broadcast_batch,
+    replay=keep_number,
+    complex=HOLOMORPHIC,
     saves=(),
     prepare=_prepare_broadcast,
     cases=[
@@ -174,6 +185,8 @@ expand_dims = defop(
     "expand_dims",
     lambda x, axis: np.expand_dims(x, axis),
     batch=leading_axis,
+    replay=keep_number,
+    complex=HOLOMORPHIC,
     saves=(),
     prepare=_prepare_expand,
     cases=[(((3, 4),), {"axis": 1}), (((3,),), {"axis": (0, 2)}), (((),), {"axis": 0})],
@@ -203,6 +216,8 @@ squeeze = defop(
     "squeeze",
     lambda x, axis: np.squeeze(x, axis),
     batch=leading_axis,
+    replay=keep_number,
+    complex=HOLOMORPHIC,
     saves=(),
     prepare=_prepare_squeeze,
     cases=[(((3, 1, 4),), {}), (((1, 3),), {"axis": 0}), (((1, 1),), {"axis": -1})],
@@ -302,6 +317,8 @@ getitem = defop(
     batch=lambda args, batched, index: _lanes_first(
         getitem(_lanes_last(args[0], 1), _lane_index(index, 1)), 1
     ),
+    replay=keep_number,
+    complex=HOLOMORPHIC,
     saves=(),
     prepare=_prepare_index,
     cases=[
@@ -324,7 +341,7 @@ getitem = defop(
         "arrays and boolean masks. Repeated indices accumulate in the derivative."
     ),
     example="getitem([1.0, 2.0, 3.0], slice(None, None, -1)) -> [3. 2. 1.]",
-    accumulate_vjp=_getitem_accumulate,
+    hints=Hints(accumulate_vjp=_getitem_accumulate),
 )
 
 
@@ -415,6 +432,8 @@ scatter_add = defop(
     "scatter_add",
     _scatter_value,
     batch=_scatter_batch,
+    replay=ARRAY_ONLY,
+    complex=HOLOMORPHIC,
     saves=(),
     prepare=_prepare_scatter,
     cases=[
@@ -483,6 +502,8 @@ _concatenate = defop(
     "concatenate",
     lambda *arrays, axis, sizes: np.concatenate(arrays, axis=axis),
     batch=leading_axis,
+    replay=ARRAY_ONLY,
+    complex=HOLOMORPHIC,
     nargs=None,
     saves=(),
     prepare=_prepare_concatenate,
@@ -501,6 +522,7 @@ _concatenate = defop(
 )
 
 
+@public_face(_concatenate)
 def concatenate(arrays, axis: int = 0):
     """Join a sequence of arrays along an existing axis, as ``np.concatenate``.
 
