@@ -307,3 +307,18 @@ def test_submodules_load_lazily_on_first_use():
     assert out.stdout.split() == ["False", "True"]
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         _ = ad.nope
+
+
+def test_compile_takes_pytrees_and_refuses_another_structure():
+    compiled = ad.compile(model_loss, params(), X)
+    other = params()
+    other["layers"][0] = Layer(other["layers"][0].weight * 0.5, other["layers"][0].bias + 1.0)
+    value, g = compiled.value_and_grad(other, X)
+    np.testing.assert_allclose(value, model_loss(other, X), rtol=1e-14)
+    want = ad.grad(model_loss)(other, X)
+    np.testing.assert_allclose(flatten_gradient(g), flatten_gradient(want), rtol=1e-13)
+    assert g["name"] is None and isinstance(g["layers"][0], Layer)
+    with pytest.raises(TypeError, match="static leaf 'other'"):
+        compiled({**params(), "name": "other"}, X)
+    with pytest.raises(TypeError, match="compile again for the new structure"):
+        compiled({**params(), "extra": 1.0}, X)

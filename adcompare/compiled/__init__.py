@@ -33,7 +33,9 @@ import numpy as np
 
 from adcompare.compiled.codegen import GuardFlip, Program, build
 from adcompare.compiled.record import CompileError, record
+from adcompare.compiled.trees import TreeCompiledFunction
 from adcompare.ops.registry import Box, new_level
+from adcompare.pytree import tree_structure
 
 __all__ = ["CompileError", "CompiledFunction", "compile"]
 
@@ -145,6 +147,7 @@ def compile(f: Callable, *example_args, argnums=0) -> CompiledFunction:  # noqa:
     and ``grad(*args)`` for arguments of the example arguments' shapes and
     dtypes; other shapes are recorded anew. ``f`` must be a function of
     its array arguments (constants it closes over are frozen at recording).
+    Arguments may be pytrees (:class:`~adcompare.compiled.trees.TreeCompiledFunction`).
 
     >>> import numpy as np
     >>> import adcompare as ad
@@ -156,4 +159,6 @@ def compile(f: Callable, *example_args, argnums=0) -> CompiledFunction:  # noqa:
     >>> print(compiled.grad(-2.0), compiled.recordings)  # guard flipped: recorded again
     -12.0 2
     """
+    if any(tree_structure(a).kind is not None for a in example_args):
+        return TreeCompiledFunction(f, argnums, example_args, CompiledFunction)
     return CompiledFunction(f, argnums, example_args)
