@@ -40,10 +40,12 @@ import numpy as np
 from adcompare.ops.registry import Box
 
 __all__ = [
+    "LEAF",
     "PyTreeDef",
     "broadcast_prefix",
     "flat_call",
     "is_differentiable_leaf",
+    "is_leaf",
     "register_pytree_node",
     "tree_flatten",
     "tree_leaves",
@@ -159,7 +161,17 @@ class PyTreeDef:
         return f"{self.kind.__name__}(" + ", ".join(inner) + ")"
 
 
-_LEAF = PyTreeDef(None)
+#: The structure of a single leaf.
+LEAF = PyTreeDef(None)
+
+
+def is_leaf(value) -> bool:
+    """Whether ``value`` is a leaf (an array, a number, an array literal, None, ...).
+
+    >>> is_leaf(np.ones(2)), is_leaf([1.0, 2.0]), is_leaf([np.ones(2)]), is_leaf({})
+    (True, True, False, False)
+    """
+    return _node_of(value) is None
 
 
 def tree_flatten(tree, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list, PyTreeDef]:
@@ -177,7 +189,7 @@ def _flatten_into(tree, leaves: list, is_leaf) -> PyTreeDef:
     node = None if is_leaf is not None and is_leaf(tree) else _node_of(tree)
     if node is None:
         leaves.append(tree)
-        return _LEAF
+        return LEAF
     flatten, _, kind = node
     children, aux = flatten(tree)
     return PyTreeDef(kind, aux, tuple(_flatten_into(c, leaves, is_leaf) for c in children))

@@ -21,12 +21,13 @@ from adcompare.forward import Dual, as_float
 from adcompare.ops import concatenate, reshape, stack, transpose
 from adcompare.ops.registry import Box, new_level, raw, shape_of
 from adcompare.pytree import (
+    LEAF,
     PyTreeDef,
     is_differentiable_leaf,
+    is_leaf,
     tree_flatten,
     tree_leaves,
     tree_map,
-    tree_structure,
     tree_unflatten,
 )
 from adcompare.reverse import Tensor, enable_grad, run_backward
@@ -125,11 +126,11 @@ class _Flat:
                     "or a container of arrays (a None inside a container is a static leaf), "
                     f"or leave position {p} out of argnums"
                 )
-            leaves, treedef = tree_flatten(arg)
-            whole = treedef.kind is None
+            leaves, treedef = ([arg], LEAF) if is_leaf(arg) else tree_flatten(arg)
+            whole = treedef is LEAF
             slots = []
             for k, leaf in enumerate(leaves):
-                if isinstance(leaf, Tensor) and not leaf.requires_grad:
+                if not whole and isinstance(leaf, Tensor) and not leaf.requires_grad:
                     # A state_dict's tensors carry no derivative: take their values.
                     leaf = leaves[k] = np.asarray(leaf.data)
                 if whole or is_differentiable_leaf(leaf):
@@ -150,9 +151,12 @@ class _Flat:
         """``f`` at the arguments, with ``active`` in place of the active leaves."""
         args = list(self.args)
         for p, (treedef, leaves, slots) in self.trees.items():
-            args[p] = tree_unflatten(
-                treedef, [leaf if s is None else active[s] for leaf, s in zip(leaves, slots)]
-            )
+            if treedef is LEAF:
+                args[p] = active[slots[0]]
+            else:
+                args[p] = tree_unflatten(
+                    treedef, [leaf if s is None else active[s] for leaf, s in zip(leaves, slots)]
+                )
         return f(*args)
 
     def function(self, f: Callable) -> Callable:
@@ -173,6 +177,10 @@ class _Flat:
         done: set[int] = set()
         for p in self.requested:
             treedef, _, slots = self.trees[p]
+            if treedef is LEAF and p not in done:
+                done.add(p)
+                trees.append(per_leaf(slots[0]))
+                continue
             values = [None if s is None else per_leaf(s) for s in slots]
             if p in done:
                 values = [v.copy() if isinstance(v, np.ndarray) else v for v in values]
@@ -204,7 +212,7 @@ def _split_aux(out, has_aux: bool, name: str):
 
 
 def _check_scalar_output(out, name: str) -> None:
-    if tree_structure(out).kind is not None:
+    if not is_leaf(out):
         raise TypeError(
             f"{name} needs a function with a scalar output, but this one returned a "
             f"{type(out).__name__}; use adcompare.jacobian (or jacrev / jacfwd) for several "
@@ -219,6 +227,8 @@ def _is_static_output(leaf) -> bool:
 
 def _strip(aux, level: int):
     """Auxiliary data with this transform's boxes replaced by their values."""
+    if aux is None:
+        return None
     return tree_map(
         lambda v: _as_output(v._raw_value()) if isinstance(v, Box) and v._level == level else v,
         aux,
