@@ -213,11 +213,11 @@ PER_EXAMPLE_MODES: dict[str, Mode] = {
 
 #: Names that stand for several modes on the command line.
 MODE_GROUPS: dict[str, tuple[str, ...]] = {
-    "per-example": per_example.MODE_NAMES,
     "hvp": second_order.second_order_mode_names("hvp"),
     "hessian": second_order.second_order_mode_names("hessian"),
     "second-order": second_order.second_order_mode_names("hvp")
     + second_order.second_order_mode_names("hessian"),
+    "per-example": per_example.MODE_NAMES,
 }
 
 
