@@ -223,6 +223,7 @@ def _reversed(x, axis):
 _cumsum = defop(
     "cumsum",
     lambda x, axis: np.cumsum(x, axis=axis),
+    batch=leading_axis,
     replay=keep_number,
     complex=HOLOMORPHIC,
     saves=(),
