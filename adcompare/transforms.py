@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from adcompare import cost
-from adcompare.forward import Dual, as_float
+from adcompare.engines.forward import Dual, as_float
+from adcompare.engines.reverse import Tensor, enable_grad, run_backward
 from adcompare.ops import concatenate, reshape, stack, transpose
 from adcompare.ops.registry import Box, new_level, raw, shape_of
 from adcompare.pytree import (
@@ -30,7 +30,7 @@ from adcompare.pytree import (
     tree_map,
     tree_unflatten,
 )
-from adcompare.reverse import Tensor, enable_grad, run_backward
+from adcompare.runtime import cost
 
 __all__ = [
     "HESSIAN_MODES",

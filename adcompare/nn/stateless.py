@@ -86,7 +86,7 @@ def per_example_gradients(
     >>> grads["weight"].shape, grads["bias"].shape
     ((5, 2, 3), (5, 2))
     """
-    from adcompare.batched import vmap
+    from adcompare.engines.batched import vmap
     from adcompare.transforms import grad
 
     targets = np.asarray(raw(targets)) if not isinstance(targets, Box) else targets

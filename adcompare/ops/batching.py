@@ -30,6 +30,7 @@ __all__ = [
     "batch_size",
     "broadcast_batch",
     "derive",
+    "install_box",
     "leading_axis",
     "mark",
     "pad_batched",
@@ -214,11 +215,18 @@ def mark(value, levels: tuple):
     return value
 
 
+#: The vmap engine's box type, installed by the engine (the op set is below it).
+_BOX: list = []
+
+
+def install_box(box_type: type) -> None:
+    """Tell the op set which box holds a batch (``adcompare.engines.batched.Batched``)."""
+    _BOX[:] = [box_type]
+
+
 def rebox(value: BatchArray):
     """An op's result computed from a :class:`BatchArray`: a batched value again."""
-    from adcompare.batched import Batched
-
-    return Batched(value.view(np.ndarray), _one_level([value])[0])
+    return _BOX[0](value.view(np.ndarray), _one_level([value])[0])
 
 
 def unmark(value, level: int):

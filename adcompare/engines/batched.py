@@ -22,9 +22,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from adcompare.arraybox import ArrayBox
+from adcompare.engines.box import ArrayBox
 from adcompare.ops import broadcast_to, transpose
-from adcompare.ops.batching import BatchArray, mark, unmark
+from adcompare.ops.batching import BatchArray, install_box, mark, unmark
 from adcompare.ops.registry import Box, OpDef, mixed_levels_error, new_level, raw, shape_of
 from adcompare.pytree import broadcast_prefix, tree_flatten, tree_unflatten
 
@@ -117,6 +117,9 @@ class Batched(ArrayBox):
                 "(OpDef.batch), or loop over the batch in Python"
             )
         return Batched(op.batch(tuple(values), tuple(batched), **params), level)
+
+
+install_box(Batched)
 
 
 def _axes_per_argument(in_axes, nargs: int) -> list:
