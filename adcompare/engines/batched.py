@@ -24,9 +24,10 @@ import numpy as np
 
 from adcompare.engines.box import ArrayBox
 from adcompare.ops import broadcast_to, transpose
-from adcompare.ops.batching import BatchArray, install_box, mark, unmark
+from adcompare.ops.batching import rule_of
 from adcompare.ops.registry import Box, OpDef, mixed_levels_error, new_level, raw, shape_of
 from adcompare.pytree import broadcast_prefix, tree_flatten, tree_unflatten
+from adcompare.runtime.batch_arrays import BatchArray, install_box, mark, unmark
 
 __all__ = ["Batched", "vmap"]
 
@@ -111,12 +112,13 @@ class Batched(ArrayBox):
                 value, read_from_batch = unmark(a, level)
                 values.append(value)
                 batched.append(read_from_batch)
-        if op.batch is None:
+        rule = rule_of(op)
+        if rule is None:
             raise TypeError(
                 f"vmap: the op {op.name} has no batching rule; give its record one "
                 "(OpDef.batch), or loop over the batch in Python"
             )
-        return Batched(op.batch(tuple(values), tuple(batched), **params), level)
+        return Batched(rule(tuple(values), tuple(batched), **params), level)
 
 
 install_box(Batched)

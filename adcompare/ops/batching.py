@@ -10,229 +10,55 @@ transform.
 
 Most ops need no rule of their own:
 
-- elementwise ops derive theirs (:func:`derive`): batched arguments get
+- elementwise ops derive theirs (:func:`rule_of`): batched arguments get
   size-1 axes after the batch axis so numpy broadcasting lines them up;
 - ops whose static axes count from the end (reductions, ``squeeze``,
-  ``expand_dims``, ``concatenate``) take :data:`leading_axis`: the batch
-  axis passes through as the forward engine's lanes do.
+  ``expand_dims``, ``concatenate``, ``cumsum``) say ``batch=LEADING_AXIS``:
+  the batch axis passes through as the forward engine's lanes do.
 
 Shape ops, indexing and ``matmul`` write theirs on their record.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
-import numpy as np
+from adcompare.ops.registry import LEADING_AXIS, OpDef, apply, ndim_of
+from adcompare.ops.shape import broadcast_batch, pad_batched
+from adcompare.runtime.batch_arrays import padded
 
-__all__ = [
-    "BatchArray",
-    "batch_size",
-    "broadcast_batch",
-    "derive",
-    "install_box",
-    "leading_axis",
-    "mark",
-    "pad_batched",
-    "rebox",
-    "unmark",
-]
+__all__ = ["rule_of"]
 
 
-def leading_axis(args, batched, **params):
-    """Marker rule: the op handles a leading axis itself (its axes count from the end)."""
-    raise NotImplementedError("leading_axis is replaced by derive() with a rule for its op")
-
-
-def batch_size(args, batched) -> int:
-    """The size of the batch axis of the batched arguments."""
-    from adcompare.ops.registry import shape_of
-
-    return next(shape_of(a)[0] for a, b in zip(args, batched) if b)
-
-
-def broadcast_batch(args, batched) -> tuple:
-    """Every argument with the batch axis: the unbatched ones broadcast along it."""
-    from adcompare.ops.registry import shape_of
-    from adcompare.ops.shape import broadcast_to
-
-    size = batch_size(args, batched)
-    return tuple(a if b else broadcast_to(a, (size,) + shape_of(a)) for a, b in zip(args, batched))
-
-
-def pad_batched(value, rank: int):
-    """A batched value with size-1 axes after the batch axis, up to ``rank`` per example."""
-    from adcompare.ops.registry import shape_of
-    from adcompare.ops.shape import reshape
-
-    shape = shape_of(value)
-    missing = rank - (len(shape) - 1)
-    if missing <= 0:
-        return value
-    return reshape(value, shape[:1] + (1,) * missing + shape[1:])
-
-
-def _elementwise(op) -> Callable:
-    from adcompare.ops.registry import apply, ndim_of
-
+def _elementwise(op: OpDef) -> Callable:
     def batch_elementwise(args, batched, **params):
         rank = max(ndim_of(a) - b for a, b in zip(args, batched))
-        padded = tuple(pad_batched(a, rank) if b else a for a, b in zip(args, batched))
+        lined_up = tuple(pad_batched(a, rank) if b else a for a, b in zip(args, batched))
         # A parameter read from a batched value (where's condition) is batched too.
-        params = {k: _padded(v, rank) for k, v in params.items()}
-        return apply(op, padded, params)
+        params = {k: padded(v, rank) for k, v in params.items()}
+        return apply(op, lined_up, params)
 
     return batch_elementwise
 
 
-def _leading(op) -> Callable:
-    from adcompare.ops.registry import apply
-
+def _leading(op: OpDef) -> Callable:
     def batch_leading(args, batched, **params):
         return apply(op, broadcast_batch(args, batched), params)
 
     return batch_leading
 
 
-def derive(op, batch: Callable | None) -> Callable | None:
-    """The batching rule of ``op``: the one given, or one derived for its family."""
-    if batch is leading_axis:
-        return _leading(op)
-    if batch is None and op.elementwise:
-        return _elementwise(op)
-    return batch
+@functools.cache
+def rule_of(op: OpDef) -> Callable | None:
+    """The batching rule of ``op``: its record's, or one derived for its family.
 
-
-# --- values read from a batched value -------------------------------------------------
-#
-# Some rules read a value to make a constant (``np.sign(raw(x))`` for abs, the
-# winners of a max, the mask of relu). Read from a batched value, that constant
-# has the batch axis too: it is a ``BatchArray``, a numpy array that remembers
-# which vmap its axis 0 belongs to, so numpy's ufuncs line it up with values of
-# one example, and the vmap engine treats it as batched.
-
-_SHAPE_ONLY = {
-    np.shape,
-    np.ndim,
-    np.size,
-    np.result_type,
-    np.reshape,
-    np.ones_like,
-    np.zeros_like,
-    np.empty_like,
-    np.copyto,
-}
-_REDUCTIONS = {np.sum, np.max, np.min, np.amax, np.amin, np.prod, np.any, np.all}
-
-
-class BatchArray(np.ndarray):
-    """A plain array read from a batched value: axis 0 is the batch of vmap ``levels[0]``.
-
-    numpy's ufuncs and ``np.where`` on it line it up with values of one
-    example and give a batched value back, so a rule's constant stays batched.
+    >>> from adcompare.ops import OPS
+    >>> rule_of(OPS["sin"]).__name__, rule_of(OPS["sum"]).__name__
+    ('batch_elementwise', 'batch_leading')
     """
-
-    levels: tuple = ()
-
-    def __array_finalize__(self, obj):
-        self.levels = getattr(obj, "levels", ())
-
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from adcompare.ops.registry import raw
-
-        inputs = [raw(a) for a in inputs]  # a batched value among them reads as a BatchArray
-        level = _one_level(inputs)
-        out = kwargs.pop("out", None)
-        if method == "__call__":
-            rank = max(_example_ndim(a) for a in inputs)
-            result = ufunc(*[_padded(a, rank) for a in inputs], **kwargs)
-        elif method == "reduce":
-            (value,) = inputs
-            axis = kwargs.pop("axis", 0)
-            if axis is None:
-                axis = tuple(range(1, np.ndim(value)))
-            else:
-                axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-                axis = tuple(int(a) + 1 if a >= 0 else int(a) for a in axes)
-            result = ufunc.reduce(value.view(np.ndarray), axis=axis, **kwargs)
-        else:
-            raise TypeError(
-                f"vmap: np.{ufunc.__name__}.{method} on a value read from a batched value is "
-                "not supported; write the rule with the op set's functions"
-            )
-        if out is not None:
-            raise TypeError(
-                f"vmap: np.{ufunc.__name__}(..., out=...) on a value read from a batched value "
-                "is not supported; write the rule without out="
-            )
-        return rebox(mark(result, level))
-
-    def __array_function__(self, func, types, args, kwargs):
-        if func is np.where:
-            from adcompare.ops.registry import raw
-
-            args = [raw(a) for a in args]
-            level = _one_level(args)
-            rank = max(_example_ndim(a) for a in args)
-            return rebox(mark(np.where(*[_padded(a, rank) for a in args], **kwargs), level))
-        if func in _SHAPE_ONLY or func in _REDUCTIONS:
-            return super().__array_function__(func, types, args, kwargs)
-        raise TypeError(
-            f"vmap: np.{func.__name__} on a value read from a batched value is not "
-            "supported; write the rule with the op set's functions"
-        )
-
-
-def _one_level(values) -> tuple:
-    found = {a.levels for a in values if isinstance(a, BatchArray)}
-    if len(found) != 1 or len(next(iter(found))) != 1:
-        raise TypeError(
-            "vmap: nested vmap through a rule that reads values (abs, maximum, where, ...) "
-            "is not supported; vmap once over a flattened batch"
-        )
-    return found.pop()
-
-
-def _example_ndim(value) -> int:
-    return np.ndim(value) - (1 if isinstance(value, BatchArray) else 0)
-
-
-def _padded(value, rank: int):
-    """A batched array with size-1 axes after the batch axis; plain values as they are."""
-    if not isinstance(value, BatchArray):
-        return value
-    plain = value.view(np.ndarray)
-    missing = rank - (plain.ndim - 1)
-    if missing <= 0:
-        return plain
-    return plain.reshape(plain.shape[:1] + (1,) * missing + plain.shape[1:])
-
-
-def mark(value, levels: tuple):
-    """``value`` as a :class:`BatchArray` of vmap ``levels`` (plain numbers become arrays)."""
-    value = np.asarray(value).view(BatchArray)
-    value.levels = levels
-    return value
-
-
-#: The vmap engine's box type, installed by the engine (the op set is below it).
-_BOX: list = []
-
-
-def install_box(box_type: type) -> None:
-    """Tell the op set which box holds a batch (``adcompare.engines.batched.Batched``)."""
-    _BOX[:] = [box_type]
-
-
-def rebox(value: BatchArray):
-    """An op's result computed from a :class:`BatchArray`: a batched value again."""
-    return _BOX[0](value.view(np.ndarray), _one_level([value])[0])
-
-
-def unmark(value, level: int):
-    """``(plain value, batched?)``: a BatchArray of this vmap level as a plain array."""
-    if isinstance(value, BatchArray):
-        if value.levels != (level,):
-            _one_level([value, mark(0, (level,))])
-        return value.view(np.ndarray), True
-    return value, False
+    if op.batch == LEADING_AXIS:
+        return _leading(op)
+    if op.batch is None and op.elementwise:
+        return _elementwise(op)
+    return op.batch

@@ -10,7 +10,6 @@ import operator
 
 import numpy as np
 
-from adcompare.ops.batching import pad_batched
 from adcompare.ops.elementwise import multiply
 from adcompare.ops.registry import (
     HOLOMORPHIC,
@@ -21,7 +20,7 @@ from adcompare.ops.registry import (
     shape_of,
     unbroadcast,
 )
-from adcompare.ops.shape import expand_dims, reshape, squeeze, transpose
+from adcompare.ops.shape import expand_dims, pad_batched, reshape, squeeze, transpose
 
 
 def _prepare_matmul(x, y):

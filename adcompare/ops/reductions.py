@@ -11,10 +11,11 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from adcompare.ops.batching import leading_axis
+from adcompare.ops.elementwise import where
 from adcompare.ops.registry import (
     ARRAY_ONLY,
     HOLOMORPHIC,
+    LEADING_AXIS,
     defop,
     keep_number,
     ndim_of,
@@ -23,6 +24,7 @@ from adcompare.ops.registry import (
     raw,
     shape_of,
 )
+from adcompare.ops.shape import broadcast_to, getitem, reshape
 
 
 def _prepare_axes(x, axis=None, keepdims=False):
@@ -44,15 +46,11 @@ def _aligned(out_bar, x, axis, keepdims):
     """
     if keepdims or axis == tuple(range(-ndim_of(x), -ndim_of(x) + len(axis))):
         return out_bar
-    from adcompare.ops.shape import reshape
-
     return reshape(out_bar, _kept_shape(shape_of(x), axis))
 
 
 def _spread(out_bar, x, axis, keepdims):
     """Broadcast a reduced cotangent back over the reduced axes of ``x``."""
-    from adcompare.ops.shape import broadcast_to
-
     return broadcast_to(_aligned(out_bar, x, axis, keepdims), shape_of(x))
 
 
@@ -77,7 +75,7 @@ def _sympy_over(reducer):
 sum = defop(
     "sum",
     lambda x, axis, keepdims: np.add.reduce(x, axis=axis, keepdims=keepdims),
-    batch=leading_axis,
+    batch=LEADING_AXIS,
     replay=keep_number,
     complex=HOLOMORPHIC,
     saves=(),
@@ -128,7 +126,7 @@ def _max_vjp(out, x, out_bar, axis, keepdims):
 max = defop(
     "max",
     lambda x, axis, keepdims: np.maximum.reduce(x, axis=axis, keepdims=keepdims),
-    batch=leading_axis,
+    batch=LEADING_AXIS,
     numpy=("max", "amax"),
     replay=ARRAY_ONLY,
     complex="compares complex numbers",
@@ -146,7 +144,7 @@ max = defop(
 min = defop(
     "min",
     lambda x, axis, keepdims: np.minimum.reduce(x, axis=axis, keepdims=keepdims),
-    batch=leading_axis,
+    batch=LEADING_AXIS,
     numpy=("min", "amin"),
     replay=ARRAY_ONLY,
     complex="compares complex numbers",
@@ -169,8 +167,6 @@ def _product_of_others(x, axis):
     slice it is ``prod / x``; with exactly one zero it is the product of the
     non-zeros at the zero and 0 elsewhere; with more zeros it is 0.
     """
-    from adcompare.ops.elementwise import where
-
     zero = raw(x) == 0
     zeros_in_slice = np.sum(zero, axis=axis, keepdims=True)
     nonzero = where(zero, 1.0, x)
@@ -182,7 +178,7 @@ def _product_of_others(x, axis):
 prod = defop(
     "prod",
     lambda x, axis, keepdims: np.multiply.reduce(x, axis=axis, keepdims=keepdims),
-    batch=leading_axis,
+    batch=LEADING_AXIS,
     replay=ARRAY_ONLY,
     complex=HOLOMORPHIC,
     saves=("args",),
@@ -215,15 +211,13 @@ def _prepare_scan(x, axis):
 
 
 def _reversed(x, axis):
-    from adcompare.ops.shape import getitem
-
     return getitem(x, (Ellipsis, slice(None, None, -1)) + (slice(None),) * (-1 - axis))
 
 
 _cumsum = defop(
     "cumsum",
     lambda x, axis: np.cumsum(x, axis=axis),
-    batch=leading_axis,
+    batch=LEADING_AXIS,
     replay=keep_number,
     complex=HOLOMORPHIC,
     saves=(),
@@ -246,7 +240,5 @@ def cumsum(x, axis=None):
     [1. 3. 6.]
     """
     if axis is None:
-        from adcompare.ops.shape import reshape
-
         x, axis = reshape(x, (-1,)), 0
     return _cumsum(x, axis)

@@ -11,10 +11,10 @@ import math
 
 import numpy as np
 
-from adcompare.ops.batching import BatchArray, leading_axis, pad_batched
 from adcompare.ops.registry import (
     ARRAY_ONLY,
     HOLOMORPHIC,
+    LEADING_AXIS,
     Box,
     Hints,
     defop,
@@ -28,6 +28,7 @@ from adcompare.ops.registry import (
     shape_of,
     unbroadcast,
 )
+from adcompare.runtime.batch_arrays import BatchArray
 
 
 def _lanes(tangent, primal) -> tuple[int, ...]:
@@ -141,6 +142,28 @@ def _prepare_broadcast(x, shape):
     return {"shape": shape}
 
 
+# --- batching helpers (see adcompare.ops.batching) ------------------------------------
+
+
+def pad_batched(value, rank: int):
+    """A batched value with size-1 axes after the batch axis, up to ``rank`` per example.
+
+    >>> pad_batched(np.ones((5, 3)), 3).shape
+    (5, 1, 1, 3)
+    """
+    shape = shape_of(value)
+    missing = rank - (len(shape) - 1)
+    if missing <= 0:
+        return value
+    return reshape(value, shape[:1] + (1,) * missing + shape[1:])
+
+
+def broadcast_batch(args, batched) -> tuple:
+    """Every argument with the batch axis: the unbatched ones broadcast along it."""
+    size = next(shape_of(a)[0] for a, b in zip(args, batched) if b)
+    return tuple(a if b else broadcast_to(a, (size,) + shape_of(a)) for a, b in zip(args, batched))
+
+
 def _broadcast_batch(args, batched, shape):
     return broadcast_to(pad_batched(args[0], len(shape)), shape_of(args[0])[:1] + shape)
 
@@ -184,7 +207,7 @@ def _prepare_expand(x, axis):
 expand_dims = defop(
     "expand_dims",
     lambda x, axis: np.expand_dims(x, axis),
-    batch=leading_axis,
+    batch=LEADING_AXIS,
     replay=keep_number,
     complex=HOLOMORPHIC,
     saves=(),
@@ -215,7 +238,7 @@ def _prepare_squeeze(x, axis=None):
 squeeze = defop(
     "squeeze",
     lambda x, axis: np.squeeze(x, axis),
-    batch=leading_axis,
+    batch=LEADING_AXIS,
     replay=keep_number,
     complex=HOLOMORPHIC,
     saves=(),
@@ -503,7 +526,7 @@ def _concatenate_vjp(i, out, *rest, axis, sizes):
 _concatenate = defop(
     "concatenate",
     lambda *arrays, axis, sizes: np.concatenate(arrays, axis=axis),
-    batch=leading_axis,
+    batch=LEADING_AXIS,
     replay=ARRAY_ONLY,
     complex=HOLOMORPHIC,
     nargs=None,

@@ -28,7 +28,7 @@ class TreeCompiledFunction:
     [6. 8.] 25.0 None
     """
 
-    def __init__(self, f: Callable, argnums, example_args: tuple, compiled_type: type):
+    def __init__(self, f: Callable, argnums, example_args: tuple, make_compiled: Callable):
         self._many = isinstance(argnums, (tuple, list))
         positions = tuple(argnums) if self._many else (argnums,)
         self._positions = tuple(int(p) % len(example_args) for p in positions)
@@ -55,7 +55,7 @@ class TreeCompiledFunction:
             return f(*self._rebuild(values))
 
         of_arrays.__name__ = getattr(f, "__name__", "f")
-        self.compiled = compiled_type(of_arrays, self._flat_argnums, tuple(arrays))
+        self.compiled = make_compiled(of_arrays, self._flat_argnums, tuple(arrays))
 
     @property
     def recordings(self) -> int:
