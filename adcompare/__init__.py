@@ -21,6 +21,7 @@ import importlib
 
 from adcompare import pytree, symbolic  # symbolic registers mode="symbolic"
 from adcompare.check import check_grad, compare
+from adcompare.checkpointing import checkpoint
 from adcompare.custom import custom_jvp, custom_vjp
 from adcompare.engines.batched import vmap
 from adcompare.engines.forward import Dual
@@ -79,6 +80,7 @@ __all__ = [
     "Tensor",
     "autograd_grad",
     "check_grad",
+    "checkpoint",
     "choose_mode",
     "compare",
     "compile",

@@ -20,7 +20,7 @@ LAYERS = [
     {"runtime"},
     {"ops"},
     {"engines", "pytree"},
-    {"transforms"},
+    {"transforms", "checkpointing", "revolve"},
     {"symbolic", "graph", "optim", "custom"},
     {"check", "testing", "nn"},
     {"adcompare"},
