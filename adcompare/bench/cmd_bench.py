@@ -14,7 +14,7 @@ from adcompare.bench.modes import MODE_GROUPS, MODES
 from adcompare.bench.peers import available_peer_modes
 from adcompare.bench.problems import PROBLEMS, default_problems
 from adcompare.bench.progress import Progress, format_seconds
-from adcompare.bench.results import LOCK_WAIT, Results, ResultsError, load_results
+from adcompare.bench.results import Results, ResultsError, open_for_writing
 from adcompare.bench.sweep import PRESETS, plan, preset, run_sweep
 
 EXAMPLES = """\
@@ -160,23 +160,15 @@ def with_peers(modes: list[str] | None, peers: bool) -> list[str] | None:
     return [*(modes or MODES), *names]
 
 
-def open_results(path: Path, *, resume: bool, overwrite: bool, wait: float = LOCK_WAIT) -> Results:
+def open_results(
+    path: Path, *, resume: bool, overwrite: bool, wait: float | None = None
+) -> Results:
     """The results to measure into, holding the file's writer lock, or a
-    :class:`ResultsError` saying what to do.
-
-    The lock is taken before the file is read, so a second run into the same
-    file waits up to ``wait`` seconds for the first, then refuses.
+    :class:`ResultsError` saying what to do (see
+    :func:`~adcompare.bench.results.open_for_writing`); prints a warning for
+    each cell left out because it does not fit the schema.
     """
-    if path.exists() and not resume and not overwrite:
-        raise ResultsError(
-            f"{path} already exists; pass --resume to continue it, --overwrite to start "
-            "afresh, or --out to measure into another file"
-        )
-    if path.exists() and resume:
-        results = load_results(path, lock=wait)
-    else:
-        results = Results(path=path)
-        results.lock(wait)
+    results = open_for_writing(path, resume=resume, overwrite=overwrite, wait=wait)
     for sentence in results.rejected:
         print(f"warning: {sentence}", file=sys.stderr)
     return results

@@ -69,6 +69,7 @@ __all__ = [
     "load_any",
     "load_results",
     "merge",
+    "open_for_writing",
 ]
 
 SCHEMA = "adcompare-bench-results"
@@ -482,6 +483,9 @@ class WriterLock:
             raise ResultsError(_cannot_write(self.path, IsADirectoryError(21, "is a folder")))
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            raise ResultsError(_cannot_write(self.path, error)) from None
+        try:
             return os.open(self.lock_path, flags, 0o644)
         except FileExistsError:
             raise
@@ -614,28 +618,47 @@ def _fitting_results(data, path: Path, *, write: bool) -> Results:
     return results
 
 
-def load_results(path: str | os.PathLike, *, lock: float | None = None) -> Results:
+def load_results(path: str | os.PathLike) -> Results:
     """Read a results file written by ``adcompare bench``, checking its schema.
 
     Raises :class:`ResultsError`, saying what is wrong, for a corrupt or
     foreign file; cells that do not fit the schema are left out and named in
-    :attr:`Results.rejected`. With ``lock`` (seconds to wait), the writer's
-    lock is taken before reading and held until :meth:`Results.close`.
+    :attr:`Results.rejected`.
     """
     path = Path(path)
-    held = None
-    if lock is not None:
-        held = WriterLock(path)
-        held.acquire(lock)
-    try:
-        stamp = _stamp(path)
-        results = _fitting_results(_read_json(path), path, write=True)
-    except BaseException:
-        if held is not None:
-            held.release()
-        raise
+    stamp = _stamp(path)
+    results = _fitting_results(_read_json(path), path, write=True)
     results._stamp = stamp
-    results._lock = held
+    return results
+
+
+def open_for_writing(
+    path: str | os.PathLike, *, resume: bool, overwrite: bool, wait: float | None = None
+) -> Results:
+    """The results to measure into, holding ``path``'s writer lock until :meth:`Results.close`.
+
+    The lock comes first (a second writer waits up to ``wait`` seconds,
+    default :data:`LOCK_WAIT`, then refuses), and only then is the file read
+    (``resume``) or started afresh (``overwrite``, or no file yet), so what
+    another writer saved is never overwritten by a stale copy.
+    """
+    path = Path(path)
+    lock = WriterLock(path)
+    lock.acquire(LOCK_WAIT if wait is None else wait)
+    try:
+        if path.exists() and resume:
+            results = load_results(path)
+        elif path.exists() and not overwrite:
+            raise ResultsError(
+                f"{path} already exists; pass --resume to continue it, --overwrite to start "
+                "afresh, or --out to measure into another file"
+            )
+        else:
+            results = Results(path=path)
+    except BaseException:
+        lock.release()
+        raise
+    results._lock = lock
     return results
 
 
