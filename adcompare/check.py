@@ -580,6 +580,7 @@ class CheckReport:
     dtype: str
     results: list[ModeCheck]
     reference: list = field(default_factory=list, repr=False)
+    note: str = ""
 
     @property
     def passed(self) -> bool:
@@ -607,6 +608,7 @@ class CheckReport:
             f"check_grad {self.function}({', '.join(self.arguments)}): {verdict}\n"
             f"{what} against {self.against}; an entry passes if |a-b| <= atol + rtol * "
             f"max(1, |a|+|b|), atol={self.atol:g}; rel err = |a-b| / max(1, |a|+|b|)"
+            + (f"\nnote: {self.note}" if self.note else "")
         )
         rows = []
         for r in self.results:
@@ -651,6 +653,7 @@ class CheckReport:
             "dtype": self.dtype,
             "passed": self.passed,
             "results": [r.as_dict() for r in self.results],
+            "note": self.note,
         }
 
     def to_json(self) -> str:
@@ -690,7 +693,7 @@ def check_grad(
     f: Callable,
     *args,
     modes: Sequence[str] = ("forward", "reverse"),
-    against: str = "symbolic",
+    against: str | None = None,
     order: int = 1,
     argnums=None,
     rtol: float | None = None,
@@ -699,7 +702,10 @@ def check_grad(
     """Check derivatives of ``f`` at ``args`` by each of ``modes`` against a reference.
 
     ``against`` is ``"symbolic"`` (SymPy's exact derivative), ``"fd"``,
-    ``"complex_step"`` or another mode. ``order=1`` checks the gradient
+    ``"complex_step"`` or another mode. By default it is ``"symbolic"``, and
+    where the expression is too large for exact differentiation
+    (:class:`~adcompare.symbolic.ExpressionTooLargeError`) ``"fd"``, with a
+    note in the report saying so. ``order=1`` checks the gradient
     (the Jacobian for array outputs); ``order=2`` checks the Hessian, where
     ``"forward"`` means forward-over-forward and ``"reverse"``
     reverse-over-reverse, and ``"fwd-over-rev"`` and ``"rev-over-fwd"`` name
@@ -719,6 +725,16 @@ def check_grad(
     args, positions, value, dtype, names = _setup(f, args, argnums, order, "check_grad")
     if isinstance(modes, str):
         modes = (modes,)
+    note = ""
+    try:
+        reference = _reference(f, args, positions, against or "symbolic", order, value.shape)
+    except symbolic.ExpressionTooLargeError as error:
+        if against is not None:
+            raise
+        note = f"checked against fd instead of SymPy: {error}"
+        reference = _reference(f, args, positions, "fd", order, value.shape)
+        against = "fd"
+    against = against or "symbolic"
     base_rtol = default_tolerance(dtype, against, order) if rtol is None else rtol
     atol = 0.0 if atol is None else float(atol)
 
@@ -728,7 +744,6 @@ def check_grad(
             return rtol
         return max(base_rtol, default_tolerance(dtype, mode, order))
 
-    reference = _reference(f, args, positions, against, order, value.shape)
     labels = _labeller(names, positions, args, value.shape, order)
     results = []
     for mode in modes:
@@ -752,6 +767,7 @@ def check_grad(
         dtype=str(dtype),
         results=results,
         reference=reference,
+        note=note,
     )
 
 
