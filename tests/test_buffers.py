@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import adcompare as ad
-from adcompare.ops import OPS, buffers
+from adcompare.ops import OPS
+from adcompare.runtime import buffers
 
 LARGE = buffers.POOLED_FROM_BYTES // 8  # float64 elements from which results are pooled
 
@@ -24,7 +25,7 @@ def pooled(array) -> bool:
     return isinstance(array, np.ndarray) and array.base is not None and not array.flags.owndata
 
 
-POOLED_OPS = [op for op in OPS.values() if op.into is not None]
+POOLED_OPS = [op for op in OPS.values() if op.hints.into is not None]
 
 
 def test_every_elementwise_ufunc_op_and_power_compute_into_buffers():

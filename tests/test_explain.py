@@ -7,7 +7,7 @@ import re
 import pytest
 
 from adcompare.cli import main
-from adcompare.explain_cli import explain
+from adcompare.cli.explain import explain
 
 
 def test_explain_worked_example(capsys):

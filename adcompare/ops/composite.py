@@ -1,14 +1,14 @@
 """Composite ops: built from primitives, so they need no derivative rules.
 
 Each is differentiable in every mode, to every order, because its parts are.
-``COMPOSITES`` lists them (with the method name a box gets, if any) so the
-engines and the tests can iterate over them as they do over ``OPS``.
+``COMPOSITES`` lists them, each with where users reach it (the method a box
+gets, numpy's names for it, whether command-line formulas accept it), so the
+engines and the tests iterate over them as they do over ``OPS``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
 import numpy as np
 
@@ -29,23 +29,17 @@ from adcompare.ops.elementwise import (
 )
 from adcompare.ops.linalg import matmul
 from adcompare.ops.reductions import max, sum
-from adcompare.ops.registry import ndim_of, normalize_axes, raw, shape_of
+from adcompare.ops.registry import (
+    composite,
+    ndim_of,
+    normalize_axes,
+    raw,
+    shape_of,
+)
 from adcompare.ops.shape import concatenate, expand_dims, reshape, squeeze
 
-COMPOSITES: dict[str, tuple[Callable, str | None]] = {}
 
-
-def composite(method: str | None = None):
-    """Register a composite op, optionally as a method of boxes."""
-
-    def register(fn: Callable) -> Callable:
-        COMPOSITES[fn.__name__] = (fn, method)
-        return fn
-
-    return register
-
-
-@composite(method="square")
+@composite(method="square", cli=True)
 def square(x):
     """``x * x``, elementwise.
 
@@ -55,7 +49,7 @@ def square(x):
     return multiply(x, x)
 
 
-@composite(method="reciprocal")
+@composite(method="reciprocal", cli=True)
 def reciprocal(x):
     """``1 / x``, elementwise.
 
@@ -78,7 +72,7 @@ def mean(x, axis=None, keepdims: bool = False):
     return divide(sum(x, axis=axes, keepdims=keepdims), float(count))
 
 
-@composite(method="sigmoid")
+@composite(method="sigmoid", cli=True)
 def sigmoid(x):
     """The logistic function ``1 / (1 + exp(-x))``, elementwise.
 
@@ -90,7 +84,7 @@ def sigmoid(x):
     return multiply(0.5, add(1.0, tanh(multiply(0.5, x))))
 
 
-@composite(method="relu")
+@composite(method="relu", cli=True)
 def relu(x):
     """``max(x, 0)``, elementwise, with derivative 0 at ``x = 0`` (as PyTorch).
 
@@ -100,7 +94,7 @@ def relu(x):
     return where(np.greater(raw(x), 0), x, 0.0)
 
 
-@composite()
+@composite(cli=True)
 def softplus(x):
     """``log(1 + exp(x))``, elementwise, without overflow for large ``x``.
 
@@ -125,16 +119,33 @@ def _stop_max(x, axis):
 
 
 @composite()
-def logsumexp(x, axis=None, keepdims: bool = False):
-    """``log(sum(exp(x)))`` over ``axis``, stable for large values.
+def logsumexp(x, axis=None, keepdims: bool = False, b=None, return_sign: bool = False):
+    """``log(sum(b * exp(x)))`` over ``axis``, stable for large values, as SciPy's.
+
+    ``b`` scales each term (it may carry a derivative). With
+    ``return_sign=True`` the result is ``(log|s|, sign(s))`` for the sum ``s``,
+    which may then be negative; without it a negative sum gives NaN, as in
+    SciPy.
 
     >>> print(round(float(logsumexp([1000.0, 1000.0])), 6))
     1000.693147
+    >>> value, sign = logsumexp([0.0, 0.0], b=[1.0, -3.0], return_sign=True)
+    >>> print(round(float(value), 6), sign)
+    0.693147 -1.0
     """
     axes = normalize_axes(axis, ndim_of(x))
     shift = _stop_max(x, axes)
-    total = add(log(sum(exp(subtract(x, shift)), axis=axes, keepdims=True)), shift)
-    return total if keepdims else squeeze(total, axes)
+    terms = exp(subtract(x, shift))
+    if b is not None:
+        terms = multiply(b, terms)
+    total = sum(terms, axis=axes, keepdims=True)
+    sign = np.sign(raw(total))
+    if return_sign:
+        total = abs(total)
+    out = add(log(total), shift)
+    if not keepdims:
+        out, sign = squeeze(out, axes), np.squeeze(sign, axes)
+    return (out, sign) if return_sign else out
 
 
 @composite()
@@ -162,7 +173,7 @@ def log_softmax(x, axis: int = -1):
     return subtract(shifted, log(sum(exp(shifted), axis=axes, keepdims=True)))
 
 
-@composite()
+@composite(numpy=("linalg.norm",))
 def norm(x, ord=2, axis=None, keepdims: bool = False):
     """Vector norm over ``axis``: ``ord`` 2 (Euclidean), 1, or ``inf``.
 

@@ -11,7 +11,19 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from adcompare.ops.registry import defop, ndim_of, normalize_axes, raw, shape_of
+from adcompare.ops.elementwise import where
+from adcompare.ops.registry import (
+    ARRAY_ONLY,
+    HOLOMORPHIC,
+    defop,
+    keep_number,
+    ndim_of,
+    normalize_axes,
+    public_face,
+    raw,
+    shape_of,
+)
+from adcompare.ops.shape import broadcast_to, getitem, reshape
 
 
 def _prepare_axes(x, axis=None, keepdims=False):
@@ -33,15 +45,11 @@ def _aligned(out_bar, x, axis, keepdims):
     """
     if keepdims or axis == tuple(range(-ndim_of(x), -ndim_of(x) + len(axis))):
         return out_bar
-    from adcompare.ops.shape import reshape
-
     return reshape(out_bar, _kept_shape(shape_of(x), axis))
 
 
 def _spread(out_bar, x, axis, keepdims):
     """Broadcast a reduced cotangent back over the reduced axes of ``x``."""
-    from adcompare.ops.shape import broadcast_to
-
     return broadcast_to(_aligned(out_bar, x, axis, keepdims), shape_of(x))
 
 
@@ -66,6 +74,8 @@ def _sympy_over(reducer):
 sum = defop(
     "sum",
     lambda x, axis, keepdims: np.add.reduce(x, axis=axis, keepdims=keepdims),
+    replay=keep_number,
+    complex=HOLOMORPHIC,
     saves=(),
     prepare=_prepare_axes,
     method="sum",
@@ -114,6 +124,9 @@ def _max_vjp(out, x, out_bar, axis, keepdims):
 max = defop(
     "max",
     lambda x, axis, keepdims: np.maximum.reduce(x, axis=axis, keepdims=keepdims),
+    numpy=("max", "amax"),
+    replay=ARRAY_ONLY,
+    complex="compares complex numbers",
     prepare=_prepare_axes,
     method="max",
     cases=_SELECT_CASES,
@@ -128,6 +141,9 @@ max = defop(
 min = defop(
     "min",
     lambda x, axis, keepdims: np.minimum.reduce(x, axis=axis, keepdims=keepdims),
+    numpy=("min", "amin"),
+    replay=ARRAY_ONLY,
+    complex="compares complex numbers",
     prepare=_prepare_axes,
     method="min",
     cases=_SELECT_CASES,
@@ -147,8 +163,6 @@ def _product_of_others(x, axis):
     slice it is ``prod / x``; with exactly one zero it is the product of the
     non-zeros at the zero and 0 elsewhere; with more zeros it is 0.
     """
-    from adcompare.ops.elementwise import where
-
     zero = raw(x) == 0
     zeros_in_slice = np.sum(zero, axis=axis, keepdims=True)
     nonzero = where(zero, 1.0, x)
@@ -160,6 +174,8 @@ def _product_of_others(x, axis):
 prod = defop(
     "prod",
     lambda x, axis, keepdims: np.multiply.reduce(x, axis=axis, keepdims=keepdims),
+    replay=ARRAY_ONLY,
+    complex=HOLOMORPHIC,
     saves=("args",),
     prepare=_prepare_axes,
     method="prod",
@@ -179,3 +195,44 @@ prod = defop(
     doc="Product over ``axis``; exact where elements are zero (no division by x).",
     example="prod([2.0, 3.0, 4.0]) -> 24.0",
 )
+
+
+# --- scans -------------------------------------------------------------------------------
+
+
+def _prepare_scan(x, axis):
+    (axis,) = normalize_axes(axis, ndim_of(x))
+    return {"axis": axis}
+
+
+def _reversed(x, axis):
+    return getitem(x, (Ellipsis, slice(None, None, -1)) + (slice(None),) * (-1 - axis))
+
+
+_cumsum = defop(
+    "cumsum",
+    lambda x, axis: np.cumsum(x, axis=axis),
+    replay=keep_number,
+    complex=HOLOMORPHIC,
+    saves=(),
+    prepare=_prepare_scan,
+    cases=[(((5,),), {"axis": 0}), (((3, 4),), {"axis": 1}), (((2, 3, 2),), {"axis": 0})],
+    label="Cumsum",
+    sym=lambda x, axis: np.cumsum(np.asarray(x, dtype=object), axis=axis),
+    jvp=lambda out, x, x_dot, axis: _cumsum(x_dot, axis),
+    # The adjoint of a running sum is a running sum from the other end.
+    vjp=lambda out, x, out_bar, axis: _reversed(_cumsum(_reversed(out_bar, axis), axis), axis),
+    doc="Running sum along one axis (see ``cumsum``).",
+)
+
+
+@public_face(_cumsum)
+def cumsum(x, axis=None):
+    """Running sum along ``axis`` (of the flattened array by default), as ``np.cumsum``.
+
+    >>> print(cumsum([1.0, 2.0, 3.0]))
+    [1. 3. 6.]
+    """
+    if axis is None:
+        x, axis = reshape(x, (-1,)), 0
+    return _cumsum(x, axis)

@@ -1,0 +1,106 @@
+"""``adcompare train``: train an MLP on synthetic data and write the pictures."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from pathlib import Path
+
+from adcompare.train.datasets import DATASETS
+from adcompare.train.loop import ACTIVATIONS, TrainingConfig, TrainingRun, train
+
+DEFAULT_OUT = Path("reports") / "train"
+
+
+def report_lines(run: TrainingRun, written: list[Path]) -> list[str]:
+    """The command's report: the set-up, the figures, the files written.
+
+    >>> run = train(TrainingConfig(dataset="moons", epochs=2))
+    >>> print(report_lines(run, [])[0])
+    moons: 200 points, MLP 2 → 32 → 32 → 2 (ReLU), 1218 parameters
+    """
+    config = run.config
+    widths = " → ".join(["2"] + [str(config.hidden)] * config.depth + ["2"])
+    n_parameters = sum(p.size for p in run.model.parameters())
+    steps = len(run.step_losses)
+    reached = run.epoch_target_reached
+    lines = [
+        f"{config.dataset}: {len(run.y)} points, MLP {widths} "
+        f"({type(run.model[1]).__name__}), {n_parameters} parameters",
+        f"Adam lr={config.lr:g}, mini-batches of {config.batch_size}, {config.epochs} epochs "
+        f"({steps} steps), seed {config.seed}",
+        f"loss {run.epoch_losses[0]:.4f} (epoch 1) -> {run.epoch_losses[-1]:.4f} "
+        f"(epoch {config.epochs})",
+        f"training accuracy {run.final_accuracy:.1%} after {run.seconds:.2f} s; "
+        + (
+            f"{config.target_accuracy:.0%} first reached at epoch {reached}"
+            if reached is not None
+            else f"the target {config.target_accuracy:.0%} was not reached"
+        ),
+    ]
+    lines += [f"wrote {path}" for path in written]
+    return lines
+
+
+def run_command(args) -> int:
+    """Train with the options given, write the PNGs and the summary; print the report."""
+    from adcompare.train.plots import plot_decision_boundary, plot_loss_curve
+
+    names = [f.name for f in fields(TrainingConfig) if hasattr(args, f.name)]
+    options = {name: getattr(args, name) for name in names}
+    run = train(TrainingConfig(**options))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    summary = out / "train.json"
+    summary.write_text(json.dumps(run.summary(), indent=2) + "\n")
+    written = [
+        plot_loss_curve(run, out / "loss_curve.png"),
+        plot_decision_boundary(run, out / "decision_boundary.png"),
+        summary,
+    ]
+    if args.step_cost:
+        from adcompare.train.step import sweep_training_step, write_training_step
+
+        rows = sweep_training_step()
+        written += write_training_step(rows, out)
+        for row in rows:
+            ratio = row["forward"]["elements"] / row["reverse"]["elements"]
+            print(
+                f"training step, P = {row['n_params']:>5}: "
+                f"reverse {row['reverse']['seconds']:.4f} s, "
+                f"forward {row['forward']['seconds']:.4f} s, forward/reverse work {ratio:.0f}×"
+            )
+    print("\n".join(report_lines(run, written)))
+    return 0
+
+
+def add_parser(subparsers) -> None:
+    """Register ``adcompare train``."""
+    defaults = TrainingConfig()
+    parser = subparsers.add_parser(
+        "train",
+        help="train an MLP on two spirals (or moons) and plot the loss and decision boundary",
+        description="Train an MLP classifier with adcompare.nn and adcompare.optim on a "
+        "synthetic data set made with numpy, with a fixed seed, and write the loss curve, "
+        "the decision boundary and a JSON summary.",
+    )
+    parser.add_argument("--dataset", choices=sorted(DATASETS), default=defaults.dataset)
+    parser.add_argument("--n-per-class", dest="n_per_class", type=int, default=defaults.n_per_class)
+    parser.add_argument("--noise", type=float, default=defaults.noise, help="jitter of the points")
+    parser.add_argument("--hidden", type=int, default=defaults.hidden, help="hidden layer width")
+    parser.add_argument("--depth", type=int, default=defaults.depth, help="number of hidden layers")
+    parser.add_argument("--activation", choices=sorted(ACTIVATIONS), default=defaults.activation)
+    parser.add_argument("--epochs", type=int, default=defaults.epochs)
+    parser.add_argument("--batch-size", dest="batch_size", type=int, default=defaults.batch_size)
+    parser.add_argument("--lr", type=float, default=defaults.lr, help="Adam's learning rate")
+    parser.add_argument("--seed", type=int, default=defaults.seed)
+    parser.add_argument(
+        "--out", default=str(DEFAULT_OUT), help=f"output folder (default {DEFAULT_OUT})"
+    )
+    parser.add_argument(
+        "--step-cost",
+        action="store_true",
+        help="also measure the gradient of the MLP loss by reverse mode against forward mode "
+        "as the number of parameters grows, and plot it",
+    )
+    parser.set_defaults(run=run_command)

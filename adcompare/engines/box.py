@@ -1,0 +1,225 @@
+"""What ``Dual`` and ``Tensor`` share: operators, methods and numpy interop.
+
+Operators and methods are installed by iterating the op registry, so a new
+op becomes a method the moment it exists. numpy functions called on a box
+dispatch to the op set (``__array_ufunc__`` / ``__array_function__``);
+those without a derivative rule raise a TypeError rather than silently
+dropping the derivative.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from adcompare.ops import COMPOSITES, OPS, getitem
+from adcompare.ops.registry import NUMPY_NAMES, Box, apply, raw, shape_of
+
+_COMPARISONS = {
+    "__lt__": np.less,
+    "__le__": np.less_equal,
+    "__gt__": np.greater,
+    "__ge__": np.greater_equal,
+    "__eq__": np.equal,
+    "__ne__": np.not_equal,
+}
+# ufunc.reduce of these is an op-set reduction.
+_REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min"}
+_COMPARISON_UFUNCS = {f.__name__ for f in _COMPARISONS.values()} | {
+    "logical_and",
+    "logical_or",
+    "logical_not",
+    "isfinite",
+    "isnan",
+    "isinf",
+    "sign",
+}
+
+
+def _numpy_name(func) -> str:
+    """numpy's name for ``func``: ``"sin"``, or ``"linalg.norm"`` outside the main namespace."""
+    module = getattr(func, "__module__", None) or "numpy"
+    if module.startswith("numpy.") and not module.startswith("numpy._"):
+        return f"{module[len('numpy.') :]}.{func.__name__}"
+    return func.__name__
+
+
+class ArrayBox(Box):
+    """Common face of the boxed values: shapes, operators, numpy methods."""
+
+    __slots__ = ()
+    __array_priority__ = 100.0
+
+    # --- subclasses provide ---------------------------------------------------
+    def _raw_value(self):
+        """The value one level down (a plain array or a lower-level box)."""
+        raise NotImplementedError
+
+    def _carries_derivative(self) -> bool:
+        raise NotImplementedError
+
+    # --- shape ------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape of the value."""
+        return shape_of(self._raw_value())
+
+    @property
+    def ndim(self) -> int:
+        """The number of axes."""
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        """The number of elements."""
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The numpy dtype of the value."""
+        return np.result_type(raw(self))
+
+    @property
+    def T(self):  # noqa: N802 - numpy's name
+        """The transpose (axes reversed)."""
+        return OPS["transpose"].fn(self)
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of a 0-d array; use .item() to get its value")
+        return self.shape[0]
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __getitem__(self, index):
+        return getitem(self, index)
+
+    def item(self) -> float:
+        """The value of a one-element array as a Python number."""
+        value = np.asarray(raw(self))
+        if value.size != 1:
+            raise ValueError(
+                f"item(): only one-element arrays convert to a Python number; "
+                f"this one has shape {value.shape}"
+            )
+        return value.item()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        return bool(raw(self))
+
+    def reshape(self, *shape):
+        """Reshape, as ``ndarray.reshape`` (a tuple or separate integers)."""
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = shape[0]
+        return OPS["reshape"].fn(self, shape)
+
+    def transpose(self, *axes):
+        """Permute the axes, as ``ndarray.transpose``."""
+        if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)):
+            axes = axes[0]
+        return OPS["transpose"].fn(self, axes or None)
+
+    __hash__ = object.__hash__
+
+    # --- numpy interop -----------------------------------------------------------
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        name = ufunc.__name__
+        if method == "__call__" and name in _COMPARISON_UFUNCS:
+            return ufunc(*[raw(i) for i in inputs], **kwargs)
+        fn = NUMPY_NAMES.get(name)
+        if method == "__call__" and fn is not None and not kwargs:
+            return fn(*inputs)
+        suggestion = _REDUCTIONS.get(name, name) if method == "reduce" else name
+        return _fallback(
+            f"np.{name}" if method == "__call__" else f"np.{name}.{method}",
+            suggestion,
+            lambda: getattr(ufunc, method)(*_raws(inputs), **kwargs),
+            inputs,
+        )
+
+    def __array_function__(self, func, types, args, kwargs):
+        name = _numpy_name(func)
+        fn = NUMPY_NAMES.get(name)
+        if fn is not None:
+            return fn(*args, **kwargs)
+        return _fallback(f"np.{name}", name, lambda: func(*_raws(args), **_raws(kwargs)), args)
+
+
+def _raws(values):
+    if isinstance(values, dict):
+        return {k: _raws(v) for k, v in values.items()}
+    if isinstance(values, (list, tuple)):
+        return type(values)(_raws(v) for v in values)
+    return raw(values)
+
+
+def _carries(values) -> bool:
+    if isinstance(values, (list, tuple)):
+        return any(_carries(v) for v in values)
+    return isinstance(values, ArrayBox) and values._carries_derivative()
+
+
+def _fallback(call: str, name: str, compute, inputs):
+    """Run a numpy function on plain values if no derivative would be lost."""
+    if not _carries(inputs):
+        return compute()
+    if name in NUMPY_NAMES:
+        hint = f"use adcompare.{NUMPY_NAMES[name].__name__} (called this way it is not supported)"
+    else:
+        hint = (
+            "adcompare has no derivative rule for it; build it from adcompare ops, "
+            "or call .detach() first if you mean to drop the derivative"
+        )
+    raise TypeError(f"{call} on a value that carries a derivative would drop it: {hint}")
+
+
+def _install() -> None:
+    for op in OPS.values():
+        _install_operators(op)
+        if op.method and not hasattr(ArrayBox, op.method):
+            setattr(ArrayBox, op.method, op.fn)
+    ArrayBox.__pos__ = lambda self: self
+    for name, compare in _COMPARISONS.items():
+        setattr(ArrayBox, name, lambda self, other, f=compare: f(raw(self), raw(other)))
+    for composite in COMPOSITES.values():
+        if composite.method and not hasattr(ArrayBox, composite.method):
+            setattr(ArrayBox, composite.method, composite.fn)
+
+
+def _install_operators(op) -> None:
+    """Give boxes the Python operators the record names (``__add__``, ``__radd__``, ``__neg__``)."""
+    if len(op.operators) == 1:
+        setattr(ArrayBox, op.operators[0], lambda self, fn=op.fn: fn(self))
+        return
+    if not op.operators:
+        return
+    name, rname = op.operators
+    if op.prepare is None:  # no static parameters to normalise: dispatch directly
+
+        def forward(self, other, op=op):
+            return apply(op, (self, other), {})
+
+        def reflected(self, other, op=op):
+            return apply(op, (other, self), {})
+
+    else:
+
+        def forward(self, other, fn=op.fn):
+            return fn(self, other)
+
+        def reflected(self, other, fn=op.fn):
+            return fn(other, self)
+
+    forward.__name__, reflected.__name__ = name, rname
+    setattr(ArrayBox, name, forward)
+    setattr(ArrayBox, rname, reflected)
+
+
+_install()

@@ -1,0 +1,162 @@
+"""The forward engine: dual numbers with tangent lanes.
+
+A ``Dual`` carries a primal value and its tangent. The tangent may have a
+leading *lane* axis of size ``k``: one pass through the function then
+computes ``k`` directional derivatives (ForwardDiff.jl's chunks), which is
+how ``jacfwd`` builds a Jacobian column block by column block.
+
+The engine knows nothing about individual ops: it asks the op record for
+its JVP rule per argument and adds up the contributions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from adcompare.engines.box import ArrayBox
+from adcompare.ops import OpDef, add, broadcast_to, reshape
+from adcompare.ops.registry import (
+    Box,
+    apply,
+    mixed_levels_error,
+    new_level,
+    pad_lanes,
+    raw,
+    shape_of,
+)
+from adcompare.runtime import cost
+
+__all__ = ["Dual"]
+
+
+def as_float(value):
+    """A plain value as a floating numpy array (integers and bools become float64)."""
+    if isinstance(value, Box):
+        return value
+    value = np.asarray(value)
+    if not np.issubdtype(value.dtype, np.inexact):
+        value = value.astype(np.float64)
+    return value
+
+
+def _level_of(*values) -> int:
+    inner = [v._level for v in values if isinstance(v, Box)]
+    return new_level() if inner else 0
+
+
+class Dual(ArrayBox):
+    """A primal value with a tangent: ``f(Dual(x, v))`` gives ``f(x)`` and ``J·v``.
+
+    ``tangent`` has the primal's shape (one direction) or ``(k, *shape)``
+    (``k`` lanes, ``k`` directions in one pass). Omitted, it is zero.
+
+    >>> import adcompare as ad
+    >>> x = ad.Dual(2.0, 1.0)
+    >>> y = 3 * x**2 + x * 3.0 + 5 * 3.0**2
+    >>> print(y.primal, y.tangent)
+    63.0 15.0
+    >>> lanes = ad.Dual([2.0, 3.0], [[1.0, 0.0], [0.0, 1.0]])
+    >>> print(ad.sum(lanes * lanes).tangent)
+    [4. 6.]
+    """
+
+    __slots__ = ("_lanes", "_tangent", "primal")
+
+    def __init__(self, primal, tangent=None, *, level: int | None = None):
+        primal = as_float(primal)
+        shape = shape_of(primal)
+        if tangent is None:
+            tangent = np.zeros(shape, dtype=np.result_type(raw(primal)))
+        tangent = as_float(tangent)
+        tangent_shape = shape_of(tangent)
+        if tangent_shape == shape:
+            lanes = None
+            tangent = reshape(tangent, (1,) + shape)
+        elif tangent_shape[1:] == shape and len(tangent_shape) == len(shape) + 1:
+            lanes = tangent_shape[0]
+        else:
+            raise ValueError(
+                f"Dual: a tangent of shape {tangent_shape} does not fit a primal of shape "
+                f"{shape}; give shape {shape} for one direction, or (k, *{shape}) for k lanes"
+            )
+        self.primal = primal
+        self._tangent = tangent
+        self._lanes = lanes
+        self._level = _level_of(primal, tangent) if level is None else level
+
+    @classmethod
+    def _make(cls, primal, tangent, lanes, level):
+        self = object.__new__(cls)
+        self.primal = primal
+        self._tangent = tangent
+        self._lanes = lanes
+        self._level = level
+        return self
+
+    @property
+    def tangent(self):
+        """The tangent: shaped like the primal, or ``(k, *shape)`` with lanes."""
+        if self._lanes is None:
+            return reshape(self._tangent, shape_of(self.primal))
+        return self._tangent
+
+    @property
+    def lanes(self) -> int:
+        """How many directions this value carries (1 without lanes)."""
+        return shape_of(self._tangent)[0]
+
+    def _raw_value(self):
+        return self.primal
+
+    def _carries_derivative(self) -> bool:
+        return True
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError(
+            "converting a Dual to a numpy array would drop its tangent; "
+            "use .primal for the value and .tangent for the derivative"
+        )
+
+    def __repr__(self) -> str:
+        return f"Dual(primal={self.primal!r}, tangent={self.tangent!r})"
+
+    def _apply(self, op: OpDef, level: int, args: tuple, params: dict):
+        primals = []
+        tangents = []
+        lanes = None
+        for a in args:
+            if isinstance(a, Dual) and a._level == level:
+                primals.append(a.primal)
+                tangents.append(a._tangent)
+                if a._lanes is not None:
+                    lanes = a._lanes
+            elif isinstance(a, Box) and a._level == level:
+                raise mixed_levels_error(op, "Dual", a)
+            else:
+                primals.append(a)
+                tangents.append(None)
+        out = apply(op, tuple(primals), params)
+        out_shape = shape_of(out)
+        total = None
+        if op.nargs is None:
+            # A variadic op's rule takes every tangent at once.
+            total = op.jvp(out, tuple(primals), tangents, **params)
+            tangents = ()
+        for i, tangent in enumerate(tangents):
+            if tangent is None:
+                continue
+            rule = op.jvp_at(i)
+            if rule is None:
+                continue
+            if op.elementwise:
+                tangent = pad_lanes(tangent, len(shape_of(primals[i])), len(out_shape))
+            contribution = rule(out, *primals, tangent, **params)
+            total = contribution if total is None else add(total, contribution)
+        k = lanes or 1
+        if total is None:
+            total = np.zeros((k,) + out_shape, dtype=np.result_type(raw(out), np.float32))
+        elif shape_of(total) != (k,) + out_shape:
+            total = broadcast_to(total, (k,) + out_shape)
+        if cost._ACTIVE:
+            cost.record_forward(op.name, k, out)
+        return Dual._make(out, total, lanes, level)

@@ -1,0 +1,241 @@
+"""Tape replay: record ``f`` and its gradient once, replay them for new inputs.
+
+``compile(f, *example_args)`` runs ``f`` once on traced inputs and records
+the forward pass *and* the reverse sweep as one straight-line program of
+numpy calls (ADOL-C's taping, JAX's ``jit`` without a compiler). Calling the
+result replays that program for new inputs of the same shapes and dtypes:
+no tensors, tape records or rule lookups are built per op.
+
+Control flow is where replay can go wrong: a recording holds the branch
+taken at the example inputs. Values computed from the inputs that decide a
+branch (``if x > 0:``, ``float(y)``, ``.item()``) are recorded as guards;
+when a guard flips at new inputs the function is recorded again, so a replay
+never returns the gradient of the wrong branch. Masks that only feed ops
+(``where(x > 0, ...)``, ``relu``, the winners of ``maximum``, ``x[x > 0]``)
+and indices taken from arguments are recomputed at every replay instead; where
+a mask decides a shape (how many entries ``x[x > 0]`` holds), the shape is a
+guard.
+
+>>> import numpy as np
+>>> import adcompare as ad
+>>> def f(x):
+...     return ad.sum(ad.sin(x) * x)
+>>> compiled = ad.compile(f, np.zeros(3))
+>>> value, gradient = compiled.value_and_grad(np.array([0.0, 1.0, 2.0]))
+>>> expected = np.sin([0.0, 1.0, 2.0]) + np.array([0.0, 1.0, 2.0]) * np.cos([0.0, 1.0, 2.0])
+>>> bool(np.allclose(gradient, expected))
+True
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+
+import numpy as np
+
+from adcompare.engines.replay.codegen import GuardFlip, Program, build
+from adcompare.engines.replay.passes import PASSES
+from adcompare.engines.replay.record import CompileError, record
+from adcompare.ops.registry import Box, new_level
+
+__all__ = ["CompileError", "CompiledFunction", "compile"]
+
+
+class CompiledFunction:
+    """``f`` recorded once, replayed per call; see :func:`compile`.
+
+    ``recordings`` counts how often ``f`` was recorded (the first time,
+    new shapes or dtypes, and guards that flipped); ``program`` is the
+    current value-and-gradient :class:`~adcompare.engines.replay.codegen.Program`
+    (``.source`` is its code, ``.instructions`` and ``.guards`` its size).
+    """
+
+    def __init__(self, f: Callable, argnums, example_args: tuple, passes=PASSES):
+        if not callable(f):
+            raise TypeError(f"compile: f must be callable, got {type(f).__name__}")
+        many = isinstance(argnums, (tuple, list))
+        self._f = f
+        self._passes = passes
+        self._many = many
+        self._argnums = tuple(argnums) if many else (argnums,)
+        self._nargs = len(example_args)
+        for p in self._argnums:
+            if not isinstance(p, int) or not -self._nargs <= p < self._nargs:
+                raise ValueError(
+                    f"compile: argnums={argnums!r} does not name one of the "
+                    f"{self._nargs} example arguments"
+                )
+        self._argnums = tuple(p % self._nargs for p in self._argnums)
+        self._programs: dict = {}
+        self._bindings: list = []
+        self.recordings = 0
+        self._record(self._inputs(example_args))
+
+    @property
+    def program(self) -> Program:
+        """The most recently recorded value-and-gradient program."""
+        return self._latest[1]
+
+    def stats(self) -> list[tuple[str, int, int]]:
+        """``(pass, instructions before, after)`` for each pass over the current program.
+
+        >>> import numpy as np
+        >>> import adcompare as ad
+        >>> compiled = ad.compile(lambda x: ad.sum(-(-x) * 1.0), np.ones(3))
+        >>> for name, before, after in compiled.stats():
+        ...     print(f"{name}: {before} -> {after}")
+        simplify: 4 -> 2
+        eliminate_common_subexpressions: 2 -> 2
+        eliminate_dead_code: 2 -> 1
+        """
+        return list(self.program.pass_stats)
+
+    def __call__(self, *args):
+        """``f(*args)``, by replaying the recorded forward pass."""
+        return self._replay(0, args)[0]
+
+    def value_and_grad(self, *args):
+        """``(f(*args), gradient)`` by one replay of the forward and reverse sweeps.
+
+        The gradient is one array, or a tuple of them when ``argnums`` is a
+        tuple, as :func:`adcompare.value_and_grad`.
+        """
+        value, *grads = self._replay(1, args)
+        return value, (tuple(grads) if self._many else grads[0])
+
+    def grad(self, *args):
+        """The gradient alone (see :meth:`value_and_grad`)."""
+        return self.value_and_grad(*args)[1]
+
+    # --- internals --------------------------------------------------------------
+    def _inputs(self, args: tuple) -> tuple:
+        if len(args) != self._nargs:
+            raise TypeError(
+                f"compiled function takes {self._nargs} argument(s) (as recorded), got {len(args)}"
+            )
+        arrays = []
+        for i, a in enumerate(args):
+            if isinstance(a, Box):
+                raise TypeError(
+                    f"compiled function: argument {i} is a {type(a).__name__}; a compiled "
+                    "function takes plain arrays. Apply grad or jacfwd to the original f"
+                )
+            a = np.asarray(a)
+            if i in self._argnums and a.dtype.kind not in "fc":
+                a = a.astype(np.float64)
+            arrays.append(a)
+        return tuple(arrays)
+
+    def _record(self, arrays: tuple) -> tuple[Program, Program]:
+        self._bindings = _array_bindings(self._f)
+        recording = record(self._f, arrays, self._argnums, new_level(), gradient=True)
+        self.recordings += 1
+        programs = build(recording, self._passes)
+        self._programs[_signature(arrays)] = programs
+        self._latest = programs
+        return programs
+
+    def _replay(self, which: int, args: tuple):
+        arrays = self._inputs(args)
+        if self._bindings and _rebound(self._bindings):
+            self._programs.clear()  # every recording holds the arrays the names had
+        programs = self._programs.get(_signature(arrays))
+        if programs is None:
+            programs = self._record(arrays)
+        try:
+            return programs[which].run(*arrays)
+        except GuardFlip:
+            programs = self._record(arrays)
+        try:
+            return programs[which].run(*arrays)
+        except GuardFlip as flip:
+            raise CompileError(
+                f"f took a different branch ({flip.guard.what}) when replayed at the very "
+                "inputs it was just recorded at: f is not a deterministic function of its "
+                "arguments, so it cannot be compiled"
+            ) from None
+
+
+def _signature(arrays: tuple) -> tuple:
+    return tuple((a.shape, a.dtype.str) for a in arrays)
+
+
+_EMPTY = object()
+
+
+def _array_bindings(f) -> list[tuple]:
+    """The names ``f``'s code reads arrays through: ``(holder, name, array)``.
+
+    A holder is ``f``'s globals (with the name) or a closure cell (name
+    ``None``). A recording holds the arrays themselves; when a name is bound
+    to another array, the recordings are out of date.
+    """
+    f = getattr(f, "__func__", f)
+    if not isinstance(f, types.FunctionType):
+        return []
+    bindings = []
+    for cell in f.__closure__ or ():
+        value = _cell_value(cell)
+        if isinstance(value, np.ndarray):
+            bindings.append((cell, None, value))
+    codes = [f.__code__]
+    while codes:  # f's own code and the lambdas and comprehensions inside it
+        code = codes.pop()
+        codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+        for name in code.co_names:
+            value = f.__globals__.get(name)
+            if isinstance(value, np.ndarray):
+                bindings.append((f.__globals__, name, value))
+    return bindings
+
+
+def _cell_value(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # a cell not filled yet
+        return _EMPTY
+
+
+def _rebound(bindings: list[tuple]) -> bool:
+    for holder, name, array in bindings:
+        current = _cell_value(holder) if name is None else holder.get(name, _EMPTY)
+        if current is not array:
+            return True
+    return False
+
+
+def compile(f: Callable, *example_args, argnums=0, optimise: bool = True) -> CompiledFunction:  # noqa: A001
+    """Record ``f`` and its reverse sweep at ``example_args``; replay them per call.
+
+    The result computes ``f(*args)`` (call it), ``value_and_grad(*args)``
+    and ``grad(*args)`` for arguments of the example arguments' shapes and
+    dtypes; other shapes are recorded anew.
+
+    Integer and boolean arguments are inputs too: as indices and masks they
+    are read at every replay; where they decide the program (``range(n)``,
+    a slice ``x[:n]``) they are guards. Arrays ``f`` reads without receiving
+    them (globals, closures) are read at every replay, so changing one in
+    place changes the value and the gradient alike, and binding one of
+    ``f``'s global or closure names to another array records ``f`` again.
+    What ``f`` computes from such arrays with numpy alone, before they meet
+    a traced value (``W > 0`` for a plain ``W``), runs once, at recording:
+    pass those arrays as arguments, or compute with adcompare ops.
+
+    With ``optimise`` (the default) the recorded program goes through the
+    optimising passes of :mod:`adcompare.engines.replay.passes` (exact
+    algebraic simplification, common subexpressions, dead code; constants
+    are folded as ``f`` is recorded), which keep every result bit-identical;
+    :meth:`CompiledFunction.stats` shows what each pass removed.
+
+    >>> import numpy as np
+    >>> import adcompare as ad
+    >>> def f(x):  # the branch depends on x: a guard
+    ...     return x**2 if x > 0 else -(x**3)
+    >>> compiled = ad.compile(f, 1.0)
+    >>> print(compiled.grad(3.0), compiled.recordings)
+    6.0 1
+    >>> print(compiled.grad(-2.0), compiled.recordings)  # guard flipped: recorded again
+    -12.0 2
+    """
+    return CompiledFunction(f, argnums, example_args, PASSES if optimise else ())

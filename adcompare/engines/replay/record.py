@@ -1,0 +1,634 @@
+"""Recording a function once as a straight-line program of raw array calls.
+
+``f`` runs on :class:`Traced` boxes, one per input. Every primitive applied
+to them becomes an :class:`Instruction` (the op's ``value`` function, its
+operands as slots or constants, its output slot). The backward sweep is then
+*recorded too*: the VJP rules run on the traced values, so their own op
+calls become instructions after the forward ones. Replaying the program is
+one call per instruction, with no boxes, records or rule lookups.
+
+Values can leave the tape: ``relu`` computes its mask with
+``np.greater(raw(x), 0)``, ``abs``'s rule takes ``np.sign(raw(x))``, user code
+writes ``if x.sum() > 0:``. ``raw`` of a traced value gives a
+:class:`Watched` array, a numpy subclass that records the numpy calls made
+on it, so the mask is recomputed at every replay instead of being frozen.
+Where such a value reaches Python control flow (``bool``, ``float``,
+``item``), the result is recorded as a **guard**: replay recomputes it and
+stops if it differs, and the caller records ``f`` again.
+
+Indices are operands too: an index built from traced values (a boolean mask,
+``nonzero``, an integer argument) is rebuilt at every replay, and where the
+*shape* of a result depends on values (a mask's count of true entries), that
+shape is a guard. Arrays ``f`` reads that are not its arguments (globals, the
+arrays a closure holds) are inputs read at replay, never values folded in at
+recording, so mutating one in place changes the value and the gradient alike.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import operator
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from adcompare.engines.box import ArrayBox
+from adcompare.ops import add, getitem
+from adcompare.ops.registry import (
+    Box,
+    OpDef,
+    apply,
+    mixed_levels_error,
+    shape_of,
+    unbroadcast,
+)
+from adcompare.runtime.hooks import RECORDING_HOOKS
+
+__all__ = ["CompileError", "Guard", "Instruction", "Recording", "Traced", "Watched", "record"]
+
+
+class CompileError(TypeError):
+    """``f`` did something a recorded program cannot replay faithfully."""
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """``out = fn(*args, **kwargs)``; operands are ``("s", slot)`` or ``("c", value)``.
+
+    ``kind`` is ``"op"`` for a primitive of the op set (``op`` names it),
+    ``"numpy"`` for a numpy call on a value that left the tape (a mask, a
+    shift), which carries no derivative; ``base`` is then ``(function,
+    method)``, with method ``"pack"`` for an index tuple or a list rebuilt
+    from slots.
+    """
+
+    kind: str
+    fn: object
+    args: tuple
+    kwargs: tuple
+    out: int
+    op: OpDef | None = None
+    base: object = None
+
+
+@dataclass(frozen=True)
+class Guard:
+    """Replay is valid only while ``convert(slot's value) == expected``."""
+
+    convert: object
+    slot: int
+    expected: object
+    what: str
+
+
+@dataclass
+class Recording:
+    """A recorded program: inputs, instructions and guards in order, outputs.
+
+    ``externals`` maps the slots of arrays ``f`` read without receiving them
+    as arguments to those arrays: a replay reads them as they are then.
+    """
+
+    inputs: list = field(default_factory=list)
+    steps: list = field(default_factory=list)
+    values: dict = field(default_factory=dict)
+    outputs: list = field(default_factory=list)
+    forward_end: int = 0
+    externals: dict = field(default_factory=dict)
+    boxes: dict = field(default_factory=dict, repr=False)
+    addresses: dict = field(default_factory=dict, repr=False)
+    guarded: set = field(default_factory=set, repr=False)
+    applying: bool = False
+    sweeping: bool = False
+    thread: int = field(default_factory=threading.get_ident, repr=False)
+
+    def new_slot(self, value) -> int:
+        slot = len(self.values)
+        self.values[slot] = value
+        return slot
+
+
+# --- watched numpy values ---------------------------------------------------------
+
+
+class _Guarded:
+    """Conversions to Python values, each recorded as a guard."""
+
+    __slots__ = ()
+
+    def __bool__(self):
+        return _guard(self._recording, bool, self, "bool()")
+
+    def item(self, *args):
+        """The value as a Python number, recorded as a guard."""
+        if args:
+            raise CompileError("item(i) on a traced value; index it first, then call item()")
+        return _guard(self._recording, _item, self, "item()")
+
+    def __float__(self):
+        return _guard(self._recording, float, self, "float()")
+
+    def __int__(self):
+        return _guard(self._recording, int, self, "int()")
+
+    def __index__(self):
+        return _guard(self._recording, operator.index, self, "an index")
+
+
+class Watched(_Guarded, np.ndarray):
+    """A traced value seen as a plain array: numpy calls on it are recorded."""
+
+    _slot: int | None = None
+    _recording: Recording | None = None
+
+    def __array_finalize__(self, obj):
+        # Views, copies and ufunc outputs start unrecorded; record() sets the slot.
+        self._slot = None
+        self._recording = getattr(obj, "_recording", None)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        if any(isinstance(i, Box) for i in inputs):
+            return NotImplemented  # the traced operand's own dispatch records it as an op
+        if out is not None and not any(o is i for o in out for i in inputs):
+            raise CompileError(f"np.{ufunc.__name__}(..., out=...) into another array")
+        call = ufunc if method == "__call__" else getattr(ufunc, method)
+        return _record_numpy(self._recording, call, ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        if any(issubclass(t, Box) for t in types):
+            return NotImplemented
+        plain = func(*_plain(args), **_plain(kwargs))
+        if func in _STATIC_RESULTS or not (
+            isinstance(plain, (np.ndarray, np.generic, bool, int, float, complex))
+            or _all_arrays(plain)
+        ):
+            return plain  # shapes, ranks, dtypes: static, nothing to record
+        return _record_numpy(self._recording, func, func, "function", args, kwargs)
+
+    def astype(self, dtype, *args, **kwargs):
+        return _record_numpy(
+            self._recording, _astype, _astype, "astype", (self,), {"dtype": np.dtype(dtype)}
+        )
+
+    def __getitem__(self, index):
+        return _record_numpy(
+            self._recording, operator.getitem, operator.getitem, "getitem", (self, index), {}
+        )
+
+    def tolist(self):
+        raise CompileError(
+            "tolist() on a traced value: its elements would be frozen into the recording; "
+            "keep the computation in array ops"
+        )
+
+    def __setitem__(self, index, value):
+        raise CompileError(
+            "writing into an array computed from the inputs (m[i] = ...): a replay "
+            "recomputes the array and would lose the write. Build the new array instead, "
+            "e.g. np.where(positions, new_value, m) or m | extra"
+        )
+
+
+def _astype(value, dtype):
+    return np.asarray(value).astype(dtype)
+
+
+def _item(value):
+    return np.asarray(value).item()
+
+
+def _plain(values):
+    if isinstance(values, Watched):
+        return values.view(np.ndarray)
+    if isinstance(values, dict):
+        return {k: _plain(v) for k, v in values.items()}
+    if isinstance(values, (list, tuple)):
+        return type(values)(_plain(v) for v in values)
+    return values
+
+
+def _watch(recording: Recording, value, slot: int) -> Watched:
+    watched = np.asarray(value).view(Watched)
+    watched._slot = slot
+    watched._recording = recording
+    recording.addresses[_memory_key(watched)] = slot
+    return watched
+
+
+def _memory_key(array: np.ndarray) -> tuple:
+    return (array.__array_interface__["data"][0], array.shape, array.strides, array.dtype.str)
+
+
+def _source_slot(value: np.ndarray, recording: Recording | None) -> int | None:
+    """The slot an array stands for (it is a traced value, or a full view of one).
+
+    ``None`` for a true constant. numpy's views point at the array owning the
+    memory, not at the watched view they were taken from, so the lookup goes
+    by memory address, shape, strides and dtype.
+    """
+    if isinstance(value, Watched) and value._slot is not None:
+        return value._slot
+    if recording is not None:
+        slot = recording.addresses.get(_memory_key(value))
+        if slot is not None:
+            return slot
+    if isinstance(value, Watched):
+        raise CompileError(
+            "f uses a value computed from the inputs in a way the recording cannot follow "
+            "(an ndarray method or a partial view of a traced value); use adcompare ops "
+            "(getitem, where, ...) on the traced value instead"
+        )
+    return None
+
+
+def _operand(value, recording: Recording | None = None, *, top: bool = True) -> tuple:
+    """How an instruction reads ``value`` at replay: ``("s", slot)`` or ``("c", value)``.
+
+    A sequence holding slots (an index built from a mask or an integer
+    argument) becomes a slot of its own, rebuilt at every replay. An array
+    that is no slot yet, passed directly to an op or a numpy call while ``f``
+    runs, is an external: an input read at replay (see :class:`Recording`).
+    """
+    if isinstance(value, Traced):
+        return ("s", value._slot)
+    if isinstance(value, Box):
+        raise CompileError(f"a {type(value).__name__} inside a compiled function's recording")
+    if isinstance(value, (list, tuple)):
+        parts = tuple(_operand(v, recording, top=False) for v in value)
+        if any(kind == "s" for kind, _ in parts):
+            return ("s", _pack(recording, type(value), parts))
+        return ("c", value)
+    if isinstance(value, slice) and any(_is_tracked(v) for v in _slice_parts(value)):
+        # A slice bound is a Python integer to numpy: guarded, never rebuilt.
+        return ("c", slice(*(_guarded_index(v) for v in _slice_parts(value))))
+    if isinstance(value, np.ndarray):
+        slot = _source_slot(value, recording)
+        if slot is not None:
+            return ("s", slot)
+        if top and recording is not None and not recording.sweeping:
+            return ("s", _external(recording, value))
+    return ("c", value)
+
+
+def _slice_parts(value: slice) -> tuple:
+    return (value.start, value.stop, value.step)
+
+
+def _guarded_index(value):
+    return operator.index(value) if _is_tracked(value) else value
+
+
+def _external(recording: Recording, value: np.ndarray) -> int:
+    slot = recording.new_slot(value)
+    recording.externals[slot] = value
+    recording.addresses[_memory_key(value)] = slot
+    return slot
+
+
+def _pack(recording: Recording, kind: type, parts: tuple) -> int:
+    """A slot holding ``kind(parts)``, built at replay from the parts' current values."""
+    build = _PACKERS[kind]
+    plain = build(*(recording.values[v] if k == "s" else v for k, v in parts))
+    slot = recording.new_slot(plain)
+    recording.steps.append(Instruction("numpy", build, parts, (), slot, base=(kind, "pack")))
+    return slot
+
+
+def _pack_tuple(*parts) -> tuple:
+    return parts
+
+
+def _pack_list(*parts) -> list:
+    return list(parts)
+
+
+_PACKERS = {tuple: _pack_tuple, list: _pack_list}
+
+
+#: numpy functions whose result says nothing about the values (shapes, ranks, dtypes).
+_STATIC_RESULTS = frozenset(
+    {np.shape, np.ndim, np.size, np.result_type, np.min_scalar_type, np.can_cast}
+    | {np.iscomplexobj, np.isrealobj, np.shares_memory, np.may_share_memory}
+)
+
+
+def _all_arrays(value) -> bool:
+    """Whether ``value`` is several arrays (``nonzero``'s tuple, ``split``'s list)."""
+    return (
+        isinstance(value, (tuple, list))
+        and bool(value)
+        and all(isinstance(v, np.ndarray) for v in value)
+    )
+
+
+def _is_tracked(value) -> bool:
+    return isinstance(value, (Traced, Watched))
+
+
+def _record_numpy(recording, call, base, method, args, kwargs):
+    """Run a numpy call on plain values and record it; the result is watched.
+
+    A call returning several arrays (``nonzero``, ``divmod``) gives a tuple
+    of watched arrays. Where the result's shape may depend on the values
+    (see :func:`_shape_is_static`), the shape is recorded as a guard.
+    """
+    result = call(*_plain(args), **_plain(kwargs))
+    result = result if _all_arrays(result) else np.asarray(result)
+    if recording is None:
+        return result
+    slot = recording.new_slot(result)
+    recording.steps.append(
+        Instruction(
+            "numpy",
+            call,
+            tuple(_operand(a, recording) for a in args),
+            tuple((k, _operand(v, recording)) for k, v in kwargs.items()),
+            slot,
+            base=(base, method),
+        )
+    )
+    if not _shape_is_static(base, method, args):
+        recording.steps.append(Guard(shapes, slot, shapes(result), "the shape"))
+    if isinstance(result, (tuple, list)):
+        return type(result)(_element(recording, slot, i) for i in range(len(result)))
+    return _watch(recording, result, slot)
+
+
+def _element(recording: Recording, slot: int, i: int) -> Watched:
+    """Element ``i`` of the tuple of arrays in ``slot``, as a watched array."""
+    value = recording.values[slot][i]
+    out = recording.new_slot(value)
+    recording.steps.append(
+        Instruction(
+            "numpy",
+            operator.getitem,
+            (("s", slot), ("c", i)),
+            (),
+            out,
+            base=(operator.getitem, "getitem"),
+        )
+    )
+    return _watch(recording, value, out)
+
+
+#: numpy functions whose result's shape follows from their operands' shapes
+#: and static arguments. Any other function called on a traced value (nonzero,
+#: unique, extract, ...) has its result's shape recorded as a guard.
+_STATIC_SHAPE_FUNCTIONS = frozenset(
+    {np.sum, np.prod, np.mean, np.max, np.min, np.amax, np.amin, np.any, np.all}
+    | {np.reshape, np.transpose, np.squeeze, np.expand_dims, np.broadcast_to, np.ravel}
+    | {np.where, np.clip, np.round, np.around, np.copy, np.cumsum, np.sort, np.argsort}
+    | {np.argmax, np.argmin, np.concatenate, np.stack, np.isclose, np.allclose}
+    | {np.count_nonzero}
+)
+
+
+def _shape_is_static(base, method: str, args: tuple) -> bool:
+    if method == "function":
+        return base in _STATIC_SHAPE_FUNCTIONS and not (base is np.where and len(args) == 1)
+    if method == "getitem":  # a boolean mask selects as many elements as it holds true
+        index = args[1] if isinstance(args[1], tuple) else (args[1],)
+        return not any(
+            isinstance(p, (np.ndarray, list)) and np.asarray(p).dtype == bool for p in index
+        )
+    return True  # ufunc calls and reductions, astype, packing
+
+
+def shapes(value):
+    """The shape of an array, or the shapes of several: a shape guard's test."""
+    if isinstance(value, (tuple, list)):
+        return tuple(np.shape(v) for v in value)
+    return np.shape(value)
+
+
+def _guard(recording, convert, value, what: str):
+    if isinstance(value, Traced):
+        plain, slot = value._value, value._slot
+    else:
+        plain, slot = value.view(np.ndarray), _source_slot(value, recording)
+    result = convert(plain)
+    if recording is not None and slot is not None and (convert, slot) not in recording.guarded:
+        recording.guarded.add((convert, slot))
+        recording.steps.append(Guard(convert, slot, result, what))
+    return result
+
+
+# --- traced boxes -----------------------------------------------------------------
+
+
+class Traced(_Guarded, ArrayBox):
+    """A value being recorded: each op on it becomes an instruction."""
+
+    __slots__ = ("_recording", "_slot", "_value", "_watched")
+
+    def __init__(self, value, slot: int, recording: Recording, level: int):
+        self._value = value
+        self._slot = slot
+        self._recording = recording
+        self._level = level
+        self._watched = None
+
+    def _raw_value(self):
+        if self._watched is None:
+            self._watched = _watch(self._recording, self._value, self._slot)
+        return self._watched
+
+    def _carries_derivative(self) -> bool:
+        return True
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return shape_of(self._value)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return np.result_type(self._value)
+
+    def __array__(self, dtype=None, copy=None):
+        raise CompileError(
+            "f converts a traced value to a plain numpy array (np.asarray, np.array, "
+            "float() of an array...), which a recording cannot follow; use adcompare ops, "
+            "or compute that part outside the compiled function"
+        )
+
+    def __repr__(self) -> str:
+        return f"traced(shape={self.shape}, slot={self._slot})"
+
+    def __getitem__(self, index):
+        return getitem(self, _watched_index(self._recording, index))
+
+    def __round__(self, ndigits=None):
+        raise CompileError(
+            "round() of a traced value: its result cannot follow new inputs or carry a "
+            "derivative. For a Python number, write round(float(x)) (float() is recorded "
+            "as a guard: f is recorded again when it changes); to stay differentiable, "
+            "keep x in adcompare ops"
+        )
+
+    def tolist(self):
+        """Refused: the elements would be frozen into the recording."""
+        raise CompileError(
+            "tolist() of a traced value: its elements would be frozen into the recording. "
+            "Keep the computation in adcompare ops (index with x[i], iterate with "
+            "for row in x), or read one element as a Python number with float(x[i]) "
+            "(recorded as a guard: f is recorded again when it changes)"
+        )
+
+    def _apply(self, op: OpDef, level: int, args: tuple, params: dict):
+        values = []
+        for a in args:
+            if isinstance(a, Traced) and a._level == level:
+                values.append(a._value)
+            elif isinstance(a, Box) and a._level == level:
+                raise mixed_levels_error(op, "Traced", a)
+            else:
+                values.append(a)
+        recording = self._recording
+        recording.applying = True  # the op is recorded here, not by the plain-op hook
+        try:
+            out = apply(op, tuple(values), _plain(params))
+        finally:
+            recording.applying = False
+        slot = recording.new_slot(out)
+        recording.steps.append(
+            Instruction(
+                "op",
+                op.value,
+                tuple(_operand(a, recording) for a in args),
+                tuple((k, _operand(v, recording)) for k, v in params.items()),
+                slot,
+                op=op,
+            )
+        )
+        traced = Traced(out, slot, recording, level)
+        recording.boxes[slot] = (traced, args, params)
+        return traced
+
+
+def _watched_index(recording: Recording, index):
+    """``index`` with the plain arrays in it watched, as externals (see :func:`_operand`).
+
+    A mask ``f`` holds (``x[keep]``) is then turned into positions by a
+    recorded ``nonzero``, and an integer array is read at replay.
+    """
+    parts = index if isinstance(index, tuple) else (index,)
+    if recording.sweeping or not any(type(p) is np.ndarray for p in parts):
+        return index
+    watched = tuple(
+        _watch(recording, p, _operand(p, recording)[1]) if type(p) is np.ndarray else p
+        for p in parts
+    )
+    return watched if isinstance(index, tuple) else watched[0]
+
+
+# --- recording f and its backward sweep --------------------------------------------
+
+
+def record(f, args: tuple, positions: tuple[int, ...], level: int, *, gradient: bool) -> Recording:
+    """Record ``f(*args)`` (and, with ``gradient``, its reverse sweep).
+
+    ``positions`` are the arguments differentiated; every argument is an
+    input slot. The outputs are the value and, with ``gradient``, one
+    gradient per position (operands: a slot, or a constant).
+    """
+    recording = Recording()
+    inputs = []
+    for a in args:
+        slot = recording.new_slot(a)
+        recording.inputs.append(slot)
+        inputs.append(Traced(a, slot, recording, level))
+    RECORDING_HOOKS.append(functools.partial(_record_plain_op, recording))
+    try:
+        out = f(*inputs)
+        if isinstance(out, Box) and not isinstance(out, Traced):
+            raise CompileError(
+                f"f returned a {type(out).__name__}; compile differentiates f's own arguments only"
+            )
+        recording.forward_end = len(recording.steps)
+        recording.sweeping = True  # constants the sweep makes are its own, not inputs
+        recording.outputs.append(_output(out, recording))
+        if gradient:
+            grads = _record_backward(recording, out, [inputs[p] for p in positions])
+            recording.outputs.extend(grads)
+    finally:
+        RECORDING_HOOKS.pop()
+        recording.boxes.clear()
+    return recording
+
+
+def _output(value, recording: Recording) -> tuple:
+    return _operand(value, recording) if _is_tracked(value) else ("c", np.asarray(value))
+
+
+def _record_plain_op(recording: Recording, op: OpDef, args: tuple, params: dict):
+    """Record an op on plain arrays computed from traced values (no derivative)."""
+    if recording.applying or threading.get_ident() != recording.thread:
+        return None  # another thread's ops are its own business
+    operands = tuple(_operand(a, recording) for a in args)
+    keywords = tuple((k, _operand(v, recording)) for k, v in params.items())
+    if not any(kind == "s" for kind, _ in operands + tuple(v for _, v in keywords)):
+        return None
+    out = op.value(*_plain(args), **_plain(params))
+    slot = recording.new_slot(out)
+    recording.steps.append(Instruction("op", op.value, operands, keywords, slot, op=op))
+    return _watch(recording, out, slot)
+
+
+def _record_backward(recording: Recording, out, leaves) -> list:
+    if not isinstance(out, Traced):
+        return [("c", np.zeros(shape_of(leaf._value), leaf.dtype)) for leaf in leaves]
+    if math.prod(out.shape) != 1:
+        raise CompileError(
+            f"the gradient needs a scalar output; f returned shape {out.shape}. Reduce it "
+            "(e.g. sum or mean) or compile f without gradients"
+        )
+    wanted = _slots_on_paths(recording, {leaf._slot for leaf in leaves})
+    seed = np.ones(out.shape, dtype=np.result_type(out.dtype, np.float32))
+    cotangents = {out._slot: seed}
+    for step in reversed(recording.steps[: recording.forward_end]):
+        if not isinstance(step, Instruction) or step.out not in recording.boxes:
+            continue
+        cotangent = cotangents.pop(step.out, None)
+        if cotangent is None:
+            continue
+        traced, args, params = recording.boxes[step.out]
+        for i, a in enumerate(args):
+            if not (isinstance(a, Traced) and a._slot in wanted):
+                continue
+            rule = step.op.vjp_at(i)
+            if rule is None:
+                continue
+            contribution = rule(traced, *args, cotangent, **params)
+            if step.op.elementwise and shape_of(contribution) != a.shape:
+                contribution = unbroadcast(contribution, a.shape)
+            previous = cotangents.get(a._slot)
+            cotangents[a._slot] = contribution if previous is None else add(previous, contribution)
+    outputs = []
+    for leaf in leaves:
+        g = cotangents.get(leaf._slot)
+        if g is None:
+            outputs.append(("c", np.zeros(leaf.shape, leaf.dtype)))
+        else:
+            outputs.append(_output(g, recording))
+    return outputs
+
+
+def _slots_on_paths(recording: Recording, sources: set) -> set:
+    """Slots computed by ops from ``sources``: those that need a cotangent."""
+    reached = set(sources)
+    for step in recording.steps[: recording.forward_end]:
+        if (
+            isinstance(step, Instruction)
+            and step.out in recording.boxes
+            and any(kind == "s" and slot in reached for kind, slot in step.args)
+        ):
+            reached.add(step.out)
+    return reached
+
+
+def bind(instruction: Instruction):
+    """The instruction's function with its constant keywords bound."""
+    constant = {k: v for k, (kind, v) in instruction.kwargs if kind == "c"}
+    return functools.partial(instruction.fn, **constant) if constant else instruction.fn
