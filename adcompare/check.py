@@ -700,12 +700,16 @@ def _reference_or_fallback(f, args, positions, against, order, shape):
 
     The default reference (``against=None``) is SymPy's; a function using an
     op with no SymPy counterpart is checked against the complex step instead,
-    or finite differences when the op takes no complex input.
+    or finite differences when the op takes no complex input; one too large
+    for exact differentiation against finite differences.
     """
     if against is not None:
         return _reference(f, args, positions, against, order, shape), against, ""
     try:
         return _reference(f, args, positions, "symbolic", order, shape), "symbolic", ""
+    except symbolic.ExpressionTooLargeError as error:
+        reference = _reference(f, args, positions, "fd", order, shape)
+        return reference, "fd", f"checked against fd instead of SymPy: {error}"
     except symbolic.NoSymbolicCounterpartError as missing:
         reason = str(missing).split(", so ")[0]
     for fallback in NUMERIC_REFERENCES[::-1]:
@@ -732,9 +736,12 @@ def check_grad(
     ``against`` is ``"symbolic"`` (SymPy's exact derivative), ``"fd"``,
     ``"complex_step"`` or another mode; by default SymPy's, or, when ``f``
     uses an op with no SymPy counterpart, the complex step (finite
-    differences if the op takes no complex input), with a note saying so.
-    ``order=1`` checks the gradient (the Jacobian for array outputs);
-    ``order=2`` checks the Hessian, where ``"forward"`` means forward-over-forward and ``"reverse"``
+    differences if the op takes no complex input), and, where the expression
+    is too large for exact differentiation
+    (:class:`~adcompare.symbolic.ExpressionTooLargeError`), finite
+    differences, with a note in the report saying so. ``order=1`` checks the
+    gradient (the Jacobian for array outputs); ``order=2`` checks the
+    Hessian, where ``"forward"`` means forward-over-forward and ``"reverse"``
     reverse-over-reverse, and ``"fwd-over-rev"`` and ``"rev-over-fwd"`` name
     the mixed compositions. ``argnums`` defaults to every real floating
     argument. ``rtol`` defaults by dtype and reference (see
