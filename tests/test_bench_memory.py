@@ -193,6 +193,7 @@ def test_the_report_and_figure_show_peers_beside_adcompare(tiny_results, tmp_pat
     assert "| jax lax.scan | 3 ms, 1.76 KiB | 12 ms, 7.03 KiB |" in report
     assert "| torch, full tape | O(T) | 600 B · T^1 | T ≈ 1.8e+06 |" in report
     assert "✗ not timed" in report
+    assert "| jax lax.scan | 12 | 7.03 KiB | – |" in report  # no resident set recorded
     memory_ax = memory_figure(cells, "heat", 2**30).axes[0]
     dotted = [
         line

@@ -117,6 +117,22 @@ def _budget_lines(cells: list[dict], problem: str, budget: float) -> list[str]:
     return lines
 
 
+def _rss_lines(cells: list[dict], problem: str) -> list[str]:
+    lines = []
+    for mode, definition in PEER_MEMORY_MODES.items():
+        line = [c for c in analysis.ok_cells(cells, problem, mode) if c["memory"]["peak_bytes"]]
+        if line:
+            memory = line[-1]["memory"]
+            lines.append(
+                f"| {definition.label} | {line[-1]['steps']:,} | "
+                f"{format_bytes(memory['peak_bytes'])} | "
+                f"{format_bytes(memory.get('rss_peak_bytes'))} |"
+            )
+    if not lines:
+        return []
+    return ["| peer mode | T | own tool | resident set rise |", "|---|---|---|---|", *lines]
+
+
 def _revolve_lines(cells: list[dict], problem: str) -> list[str]:
     lines = []
     for mode in ("revolve:4", "revolve:16", "revolve:64", "revolve:sqrt"):
@@ -202,6 +218,17 @@ def memory_report(cells: list[dict], budget: float, figures: dict[str, str]) -> 
             "",
         ]
         out += _budget_lines(cells, problem, budget) + [""]
+        rss = _rss_lines(cells, problem)
+        if rss:
+            out += [
+                "The peers at the largest T measured: the peak by their own tool beside the "
+                "rise of the process's resident set (Linux's high-water mark, reset before the "
+                "call): whole pages of everything the process touched, blind to pages it "
+                "reused:",
+                "",
+                *rss,
+                "",
+            ]
         revolve = _revolve_lines(cells, problem)
         if revolve:
             out += [
