@@ -201,4 +201,4 @@ def test_the_report_and_figure_show_peers_beside_adcompare(tiny_results, tmp_pat
         if line.get_linestyle() == ":" and not line.get_label().startswith("_")
     ]
     assert [line.get_label() for line in dotted] == ["torch, full tape", "jax lax.scan"]
-    assert "their own tools" in memory_ax.get_ylabel()
+    assert "by their own tools" in memory_ax.get_title()

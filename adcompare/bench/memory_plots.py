@@ -64,7 +64,7 @@ def _style(mode: str) -> dict:
 def memory_figure(cells: list[dict], problem: str, budget: float) -> Figure:
     """The three panels for ``problem`` (see the module docstring)."""
     with rc():
-        figure = Figure(figsize=(16, 5.2), layout="constrained")
+        figure = Figure(figsize=(16, 6.4), layout="constrained")
         memory_ax, time_ax, plane_ax = figure.subplots(1, 3)
         modes = [m for m in ALL_MEMORY_MODES if analysis.ok_cells(cells, problem, m)]
         for mode in modes:
@@ -101,7 +101,7 @@ def memory_figure(cells: list[dict], problem: str, budget: float) -> Figure:
             color="grey",
         )
         for ax, ylabel, title in (
-            (memory_ax, _memory_label(modes), "memory: theory dashed"),
+            (memory_ax, "peak memory (bytes)", _memory_title(modes)),
             (time_ax, "seconds per gradient", "time"),
         ):
             ax.set_xscale("log")
@@ -111,15 +111,16 @@ def memory_figure(cells: list[dict], problem: str, budget: float) -> Figure:
             ax.set_title(f"{problem}: {title}")
             ax.grid(True, which="major", alpha=0.3)
             ax.minorticks_off()
-        memory_ax.legend(loc="upper left", fontsize=8)
+        handles, labels = memory_ax.get_legend_handles_labels()
+        figure.legend(handles, labels, loc="outside lower center", ncol=4, fontsize=9)
         _plane(plane_ax, cells, problem)
     return figure
 
 
-def _memory_label(modes: list[str]) -> str:
+def _memory_title(modes: list[str]) -> str:
     if any(mode in PEER_MEMORY_MODES for mode in modes):
-        return "peak memory (bytes; adcompare: tracemalloc, peers dotted: their own tools)"
-    return "peak memory (bytes, tracemalloc)"
+        return "memory: tracemalloc, theory dashed;\npeers dotted, by their own tools"
+    return "memory (tracemalloc): theory dashed"
 
 
 def _plane(ax, cells: list[dict], problem: str) -> None:
