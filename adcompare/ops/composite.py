@@ -226,23 +226,6 @@ def stack(arrays, axis: int = 0):
 
 
 @composite()
-def dot(x, y):
-    """Dot product as ``np.dot`` for scalars, vectors and matrices.
-
-    >>> print(dot([1.0, 2.0], [3.0, 4.0]))
-    11.0
-    """
-    if ndim_of(x) == 0 or ndim_of(y) == 0:
-        return multiply(x, y)
-    if ndim_of(x) > 2 or ndim_of(y) > 2:
-        raise ValueError(
-            f"dot: shapes {shape_of(x)} and {shape_of(y)}: arrays above 2-D are not "
-            "supported; use matmul for batched products"
-        )
-    return matmul(x, y)
-
-
-@composite()
 def outer(x, y):
     """Outer product of two vectors (inputs are flattened), as ``np.outer``.
 
