@@ -59,7 +59,9 @@ def _normalize(subscripts: str, shapes: list[tuple[int, ...]]) -> str:
         )
     for term in [*terms, output]:
         if any(c not in _LETTERS and c != "." for c in term):
-            raise ValueError(f"einsum: subscripts {subscripts!r} may hold letters, ',', '->', '...'")
+            raise ValueError(
+                f"einsum: subscripts {subscripts!r} may hold letters, ',', '->', '...'"
+            )
     ellipsis_ranks = [
         len(shape) - len(term.replace("...", "")) for term, shape in zip(terms, shapes)
     ]
