@@ -29,7 +29,6 @@ from adcompare.ops.elementwise import (
     tanh,
     where,
 )
-from adcompare.ops.linalg import matmul
 from adcompare.ops.reductions import max, sum
 from adcompare.ops.registry import (
     default_numpy_names,

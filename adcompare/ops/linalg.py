@@ -18,10 +18,9 @@ from __future__ import annotations
 import operator
 
 import numpy as np
-
 import sympy
 
-from adcompare.ops.elementwise import add, divide, multiply, negative, sqrt, subtract
+from adcompare.ops.elementwise import add, divide, multiply, negative, subtract
 from adcompare.ops.reductions import sum
 from adcompare.ops.registry import (
     ARRAY_ONLY,
@@ -182,11 +181,6 @@ def full_rank(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
 # --- helpers shared by the matrix rules ----------------------------------------------------
 
 
-def _mT(a):
-    """Swap the last two axes (the matrix transpose, batched, lanes included)."""
-    return _swap_last(a)
-
-
 def _trace_product(a, b):
     """``sum(a * b)`` over the last two axes: trace(aᵀ b), batched."""
     return sum(multiply(a, b), axis=(-2, -1))
@@ -218,7 +212,7 @@ def _symmetric_part(a, lower: bool):
     n = shape_of(a)[-1]
     keep = np.tril(np.ones((n, n))) if lower else np.triu(np.ones((n, n)))
     strict = np.tril(np.ones((n, n)), -1) if lower else np.triu(np.ones((n, n)), 1)
-    return add(multiply(a, keep), _mT(multiply(a, strict)))
+    return add(multiply(a, keep), _swap_last(multiply(a, strict)))
 
 
 def _symmetric_part_adjoint(a_bar, lower: bool):
@@ -226,7 +220,7 @@ def _symmetric_part_adjoint(a_bar, lower: bool):
     n = shape_of(a_bar)[-1]
     keep = np.tril(np.ones((n, n))) if lower else np.triu(np.ones((n, n)))
     strict = np.tril(np.ones((n, n)), -1) if lower else np.triu(np.ones((n, n)), 1)
-    return add(multiply(a_bar, keep), multiply(_mT(a_bar), strict))
+    return add(multiply(a_bar, keep), multiply(_swap_last(a_bar), strict))
 
 
 def _sym_symmetric(a, lower: bool) -> sympy.Matrix:
@@ -261,7 +255,7 @@ inv = defop(
     cases=[(((2, 2),), {}), (((2, 2, 2),), {})],
     sym=lambda x: _as_sympy_batches(lambda a: _as_array(_matrix(a).inv()), x),
     jvp=lambda out, x, x_dot: negative(matmul(matmul(out, x_dot), out)),
-    vjp=lambda out, x, out_bar: negative(matmul(matmul(_mT(out), out_bar), _mT(out))),
+    vjp=lambda out, x, out_bar: negative(matmul(matmul(_swap_last(out), out_bar), _swap_last(out))),
     doc="The inverse of square matrices, batched over leading axes, as ``np.linalg.inv``.",
     example="inv([[2.0, 0.0], [0.0, 4.0]]) -> [[0.5  0.  ]\n [0.   0.25]]",
 )
@@ -303,12 +297,12 @@ def _solve_jvp_b(out, a, b, b_dot):
 
 
 def _solve_vjp_a(out, a, b, out_bar):
-    b_bar = solve(_mT(a), _column(out_bar, b))
-    return unbroadcast(negative(matmul(b_bar, _mT(_column(out, b)))), shape_of(a))
+    b_bar = solve(_swap_last(a), _column(out_bar, b))
+    return unbroadcast(negative(matmul(b_bar, _swap_last(_column(out, b)))), shape_of(a))
 
 
 def _solve_vjp_b(out, a, b, out_bar):
-    return unbroadcast(_uncolumn(solve(_mT(a), _column(out_bar, b)), b), shape_of(b))
+    return unbroadcast(_uncolumn(solve(_swap_last(a), _column(out_bar, b)), b), shape_of(b))
 
 
 def _sym_solve(a, b):
@@ -351,9 +345,9 @@ det = defop(
     cases=[(((3, 3),), {}), (((2, 2, 2),), {})],
     sym=lambda x: _as_sympy_batches(lambda a: _matrix(a).det(), x),
     # d det = det · trace(inv(x) dx); the inverse is an op, so this differentiates again.
-    jvp=lambda out, x, x_dot: multiply(out, _trace_product(_mT(inv(x)), x_dot)),
+    jvp=lambda out, x, x_dot: multiply(out, _trace_product(_swap_last(inv(x)), x_dot)),
     vjp=lambda out, x, out_bar: multiply(
-        expand_dims(multiply(out_bar, out), (-2, -1)), _mT(inv(x))
+        expand_dims(multiply(out_bar, out), (-2, -1)), _swap_last(inv(x))
     ),
     doc="The determinant of square matrices, batched, as ``np.linalg.det``.",
     example="det([[2.0, 1.0], [1.0, 3.0]]) -> 5.0",
@@ -376,8 +370,8 @@ logabsdet = defop(
     cases=[(((3, 3),), {}), (((2, 2, 2),), {})],
     # log|det| = log(det²) / 2: smooth wherever det is not 0.
     sym=lambda x: _as_sympy_batches(lambda a: sympy.log(_matrix(a).det() ** 2) / 2, x),
-    jvp=lambda out, x, x_dot: _trace_product(_mT(inv(x)), x_dot),
-    vjp=lambda out, x, out_bar: multiply(expand_dims(out_bar, (-2, -1)), _mT(inv(x))),
+    jvp=lambda out, x, x_dot: _trace_product(_swap_last(inv(x)), x_dot),
+    vjp=lambda out, x, out_bar: multiply(expand_dims(out_bar, (-2, -1)), _swap_last(inv(x))),
     doc="``log|det x|``, batched: the second result of ``np.linalg.slogdet``.",
     example="logabsdet([[-2.0, 0.0], [0.0, 0.5]]) -> 0.0",
 )
@@ -404,15 +398,15 @@ def _lower_half_diagonal(n: int) -> np.ndarray:
 def _cholesky_jvp(out, x, x_dot):
     # L̇ = L Φ(L⁻¹ Ṡ L⁻ᵀ), Ṡ the symmetric matrix read from x_dot's lower triangle.
     inverse = inv(out)
-    inner = matmul(matmul(inverse, _symmetric_part(x_dot, lower=True)), _mT(inverse))
+    inner = matmul(matmul(inverse, _symmetric_part(x_dot, lower=True)), _swap_last(inverse))
     return matmul(out, multiply(inner, _lower_half_diagonal(shape_of(out)[-1])))
 
 
 def _cholesky_vjp(out, x, out_bar):
     # The adjoint of each step of the JVP, in reverse order.
     inverse = inv(out)
-    inner = multiply(matmul(_mT(out), out_bar), _lower_half_diagonal(shape_of(out)[-1]))
-    return _symmetric_part_adjoint(matmul(matmul(_mT(inverse), inner), inverse), lower=True)
+    inner = multiply(matmul(_swap_last(out), out_bar), _lower_half_diagonal(shape_of(out)[-1]))
+    return _symmetric_part_adjoint(matmul(matmul(_swap_last(inverse), inner), inverse), lower=True)
 
 
 cholesky = defop(
@@ -439,24 +433,28 @@ cholesky = defop(
 # --- eigvalsh and eigh's vectors ----------------------------------------------------------
 
 
-def _prepare_uplo(x, UPLO="L"):
+def _prepare_uplo(x, UPLO="L"):  # noqa: N803 (numpy's name)
     _prepare_square(x)
     if UPLO not in ("L", "U"):
         raise ValueError(f"UPLO must be 'L' or 'U', got {UPLO!r}")
-    return {"UPLO": UPLO}
+    return {"lower": UPLO == "L"}
 
 
-def _eigvalsh_jvp(out, x, x_dot, UPLO):
+def _uplo(lower: bool) -> str:
+    return "L" if lower else "U"
+
+
+def _eigvalsh_jvp(out, x, x_dot, lower):
     # ẇᵢ = vᵢᵀ Ṡ vᵢ.
-    vectors = eigh_vectors(x, UPLO=UPLO)
-    spread = matmul(_symmetric_part(x_dot, lower=UPLO == "L"), vectors)
+    vectors = eigh_vectors(x, _uplo(lower))
+    spread = matmul(_symmetric_part(x_dot, lower=lower), vectors)
     return sum(multiply(vectors, spread), axis=-2)
 
 
-def _eigvalsh_vjp(out, x, out_bar, UPLO):
-    vectors = eigh_vectors(x, UPLO=UPLO)
+def _eigvalsh_vjp(out, x, out_bar, lower):
+    vectors = eigh_vectors(x, _uplo(lower))
     weighted = multiply(vectors, expand_dims(out_bar, -2))
-    return _symmetric_part_adjoint(matmul(weighted, _mT(vectors)), lower=UPLO == "L")
+    return _symmetric_part_adjoint(matmul(weighted, _swap_last(vectors)), lower=lower)
 
 
 def _sym_eigenvalues_2x2(s: sympy.Matrix) -> list:
@@ -466,7 +464,7 @@ def _sym_eigenvalues_2x2(s: sympy.Matrix) -> list:
     return [mean - radius, mean + radius]
 
 
-def _sym_eigvalsh(x, UPLO):
+def _sym_eigvalsh(x, lower):
     def values(a):
         if a.shape[-1] == 1:
             return [a[0, 0]]
@@ -474,14 +472,14 @@ def _sym_eigvalsh(x, UPLO):
             raise NotImplementedError(
                 "the SymPy counterpart of eigvalsh covers 1x1 and 2x2 matrices"
             )
-        return _sym_eigenvalues_2x2(_sym_symmetric(a, UPLO == "L"))
+        return _sym_eigenvalues_2x2(_sym_symmetric(a, lower))
 
     return _as_sympy_batches(values, x)
 
 
 eigvalsh = defop(
     "eigvalsh",
-    np.linalg.eigvalsh,
+    lambda x, lower: np.linalg.eigvalsh(x, _uplo(lower)),
     numpy=("linalg.eigvalsh",),
     replay=ARRAY_ONLY,
     complex="reads a symmetric matrix's real triangle; Hermitian input is not supported",
@@ -498,39 +496,39 @@ eigvalsh = defop(
 )
 
 
-def _eigh_vectors_value(x, UPLO):
-    vectors = np.linalg.eigh(x, UPLO=UPLO).eigenvectors
+def _eigh_vectors_value(x, lower):
+    vectors = np.linalg.eigh(x, _uplo(lower)).eigenvectors
     # The gauge: each eigenvector's sign makes its last component non-negative.
     return vectors * np.where(vectors[..., -1:, :] < 0, -1.0, 1.0)
 
 
-def _gap_factors(x, UPLO):
+def _gap_factors(x, lower):
     """F with Fᵢⱼ = 1 / (wⱼ - wᵢ) off the diagonal and 0 on it, from the eigenvalues."""
-    values = eigvalsh(x, UPLO=UPLO)
+    values = eigvalsh(x, _uplo(lower))
     n = shape_of(values)[-1]
     gaps = add(subtract(expand_dims(values, -2), expand_dims(values, -1)), np.eye(n))
     return divide(1.0 - np.eye(n), gaps)
 
 
-def _eigh_vectors_jvp(out, x, x_dot, UPLO):
+def _eigh_vectors_jvp(out, x, x_dot, lower):
     # V̇ = V (F ∘ Vᵀ Ṡ V): the vectors turn into each other, at rates set by the gaps.
-    rotated = matmul(matmul(_mT(out), _symmetric_part(x_dot, lower=UPLO == "L")), out)
-    return matmul(out, multiply(_gap_factors(x, UPLO), rotated))
+    rotated = matmul(matmul(_swap_last(out), _symmetric_part(x_dot, lower=lower)), out)
+    return matmul(out, multiply(_gap_factors(x, lower), rotated))
 
 
-def _eigh_vectors_vjp(out, x, out_bar, UPLO):
-    inner = multiply(_gap_factors(x, UPLO), matmul(_mT(out), out_bar))
-    return _symmetric_part_adjoint(matmul(matmul(out, inner), _mT(out)), lower=UPLO == "L")
+def _eigh_vectors_vjp(out, x, out_bar, lower):
+    inner = multiply(_gap_factors(x, lower), matmul(_swap_last(out), out_bar))
+    return _symmetric_part_adjoint(matmul(matmul(out, inner), _swap_last(out)), lower=lower)
 
 
-def _sym_eigh_vectors(x, UPLO):
+def _sym_eigh_vectors(x, lower):
     def vectors(a):
         if a.shape[-1] != 2:
             raise NotImplementedError("the SymPy counterpart of eigh_vectors covers 2x2 matrices")
-        s = _sym_symmetric(a, UPLO == "L")
+        s = _sym_symmetric(a, lower)
         columns = []
         for value in _sym_eigenvalues_2x2(s):
-            # (λ - d, b) solves (S - λ) v = 0; scaled by b / |b| so the last component is b·|b|/…≥ 0.
+            # (λ - d, b) solves (S - λ) v = 0; scaled by b / |b| so the last component is >= 0.
             first, last = value - s[1, 1], s[1, 0]
             scale = last / sympy.sqrt(last**2 * (first**2 + last**2))
             columns.append([first * scale, last * scale])
@@ -565,7 +563,7 @@ eigh_vectors = defop(
 def _gram_vectors(x):
     """For ``x`` with at least as many rows as columns: V (right singular vectors,
     descending order) and ``x @ V`` (the left ones scaled by the singular values)."""
-    ascending = eigh_vectors(matmul(_mT(x), x), UPLO="L")
+    ascending = eigh_vectors(matmul(_swap_last(x), x))
     vectors = getitem(ascending, (Ellipsis, slice(None, None, -1)))
     return vectors, matmul(x, vectors)
 
@@ -577,16 +575,16 @@ def _tall(x):
 def _svdvals_jvp(out, x, x_dot):
     # ṡᵢ = uᵢᵀ ẋ vᵢ, with uᵢ = x vᵢ / sᵢ.
     if not _tall(x):
-        x, x_dot = _mT(x), _mT(x_dot)
+        x, x_dot = _swap_last(x), _swap_last(x_dot)
     vectors, scaled = _gram_vectors(x)
     return divide(sum(multiply(scaled, matmul(x_dot, vectors)), axis=-2), out)
 
 
 def _svdvals_vjp(out, x, out_bar):
     tall = _tall(x)
-    vectors, scaled = _gram_vectors(x if tall else _mT(x))
-    x_bar = matmul(multiply(scaled, expand_dims(divide(out_bar, out), -2)), _mT(vectors))
-    return x_bar if tall else _mT(x_bar)
+    vectors, scaled = _gram_vectors(x if tall else _swap_last(x))
+    x_bar = matmul(multiply(scaled, expand_dims(divide(out_bar, out), -2)), _swap_last(vectors))
+    return x_bar if tall else _swap_last(x_bar)
 
 
 def _sym_svdvals(x):
