@@ -625,3 +625,62 @@ svdvals = defop(
     "non-zero singular values are differentiable.",
     example="svdvals([[3.0, 0.0], [0.0, -4.0]]) -> [4. 3.]",
 )
+
+
+# --- sqrtm ---------------------------------------------------------------------------------
+
+
+def _sqrtm_value(x):
+    try:
+        import scipy.linalg
+    except ImportError:  # pragma: no cover - scipy ships with the test extras
+        raise ImportError("sqrtm computes its value with scipy: pip install scipy") from None
+    x = np.asarray(x)
+    roots = [scipy.linalg.sqrtm(x[index]) for index in np.ndindex(x.shape[:-2])]
+    return np.stack(roots).reshape(x.shape) if roots else np.empty(x.shape)
+
+
+def _sylvester_operator(root):
+    """K with K vec(D) = vec(root D + D root) (row-major vec), batched:
+    K[(i, j), (k, l)] = root[i, k] δ[j, l] + δ[i, k] root[l, j]."""
+    n = shape_of(root)[-1]
+    batch = shape_of(root)[:-2]
+    eye = np.eye(n)
+    left = multiply(reshape(root, batch + (n, 1, n, 1)), eye.reshape(1, n, 1, n))
+    right = multiply(eye.reshape(n, 1, n, 1), reshape(_swap_last(root), batch + (1, n, 1, n)))
+    return reshape(add(left, right), batch + (n * n, n * n))
+
+
+def _vec_solve(operator_matrix, value):
+    """Solve ``operator_matrix @ vec(D) = vec(value)`` for the matrices D, batched."""
+    shape = shape_of(value)
+    n = shape[-1]
+    columns = reshape(value, shape[:-2] + (n * n, 1))
+    return reshape(solve(operator_matrix, columns), shape)
+
+
+sqrtm = defop(
+    "sqrtm",
+    _sqrtm_value,
+    numpy=(),
+    replay=ARRAY_ONLY,
+    complex="is computed for real matrices without negative real eigenvalues",
+    domain=diagonally_dominant,
+    saves=("out",),
+    prepare=_prepare_square,
+    cases=[(((2, 2),), {}), (((2, 2, 2),), {})],
+    # The principal root of a 2x2 matrix: (x + s I) / t, s = sqrt(det x), t = sqrt(tr x + 2 s).
+    sym=lambda x: _as_sympy_batches(
+        lambda a: _as_array(
+            (_matrix(a) + sympy.sqrt(_matrix(a).det()) * sympy.eye(2))
+            / sympy.sqrt(_matrix(a).trace() + 2 * sympy.sqrt(_matrix(a).det()))
+        ),
+        x,
+    ),
+    # The root X satisfies X Ẋ + Ẋ X = ẋ: a Sylvester equation, solved as one linear system.
+    jvp=lambda out, x, x_dot: _vec_solve(_sylvester_operator(out), x_dot),
+    vjp=lambda out, x, out_bar: _vec_solve(_swap_last(_sylvester_operator(out)), out_bar),
+    doc="The principal square root of square matrices, batched, as ``scipy.linalg.sqrtm`` "
+    "(scipy's function does not dispatch to boxes: call ``adcompare.sqrtm``).",
+    example="sqrtm([[4.0, 0.0], [0.0, 9.0]]) -> [[2. 0.]\n [0. 3.]]",
+)
