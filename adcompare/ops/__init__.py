@@ -15,6 +15,7 @@ from adcompare.ops import (  # noqa: F401
     contraction,
     elementwise,
     linalg,
+    linalg_composite,
     reductions,
     shape,
 )
