@@ -56,17 +56,6 @@ CASES = {
         [(3, 4), (3, 4)],
         (-2, 2),
     ),
-    "dot": (ad.dot, np.dot, [(2, 3), (4, 3, 2)], (-2, 2)),
-    "tensordot": (
-        lambda x, y: ad.tensordot(x, y, axes=([1, 0], [0, 2])),
-        lambda x, y: np.tensordot(x, y, axes=([1, 0], [0, 2])),
-        [(3, 2, 4), (2, 5, 3)],
-        (-2, 2),
-    ),
-    "inner": (ad.inner, np.inner, [(2, 3), (4, 3)], (-2, 2)),
-    "vdot": (ad.vdot, np.vdot, [(2, 3), (3, 2)], (-2, 2)),
-    "kron": (ad.kron, np.kron, [(2,), (2, 3)], (-2, 2)),
-    "cross": (ad.cross, np.cross, [(2, 3), (3,)], (-2, 2)),
     "slogdet": (
         lambda x: ad.slogdet(x).logabsdet,
         lambda x: np.linalg.slogdet(x).logabsdet,

@@ -202,7 +202,7 @@ def einsum(*operands, subscripts: str | None = None):
     return _einsum(*operands, subscripts=subscripts)
 
 
-@composite()
+@composite(cases=[(((3, 2, 4), (2, 5, 3)), {"axes": ([1, 0], [0, 2])}), (((2, 3), (2, 3)), {})])
 def tensordot(x, y, axes=2):
     """Sum products over ``axes`` of ``x`` and ``y``, as ``np.tensordot``.
 
@@ -229,7 +229,7 @@ def tensordot(x, y, axes=2):
     return einsum(subscripts, x, y)
 
 
-@composite()
+@composite(cases=[(((2, 3), (4, 3)), {}), (((), (3,)), {})])
 def inner(x, y):
     """Sum products over the last axes, as ``np.inner`` (a product for scalars).
 
@@ -241,7 +241,7 @@ def inner(x, y):
     return tensordot(x, y, axes=([-1], [-1]))
 
 
-@composite()
+@composite(cases=[(((2, 3), (4, 3, 2)), {}), (((3,), (3,)), {}), (((2, 3), (3,)), {})])
 def dot(x, y):
     """Dot product as ``np.dot``: a product for scalars, the sum over the last
     axis of ``x`` and the second-to-last of ``y`` (the last if ``y`` is 1-D).
@@ -258,7 +258,7 @@ def dot(x, y):
     return tensordot(x, y, axes=([-1], [-1 if ndim_of(y) == 1 else -2]))
 
 
-@composite()
+@composite(cases=[(((2, 3), (3, 2)), {})])
 def vdot(x, y):
     """The sum of products of the flattened real arrays, as ``np.vdot``.
 
@@ -273,7 +273,7 @@ def vdot(x, y):
     return sum(multiply(reshape(x, (-1,)), reshape(y, (-1,))))
 
 
-@composite()
+@composite(cases=[(((2,), (2, 3)), {}), (((2, 2), (1, 2)), {})])
 def kron(x, y):
     """The Kronecker product, as ``np.kron``.
 
@@ -289,7 +289,7 @@ def kron(x, y):
     return reshape(product, tuple(a * b for a, b in zip(xs, ys)))
 
 
-@composite()
+@composite(cases=[(((2, 3), (3,)), {}), (((3, 2), (3, 2)), {"axis": 0})])
 def cross(x, y, axis: int = -1):
     """The cross product of 3-vectors along ``axis``, as ``np.cross``.
 
