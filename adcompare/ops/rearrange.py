@@ -20,10 +20,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from adcompare.ops.composite import composite
 from adcompare.ops.elementwise import where
 from adcompare.ops.reductions import sum
-from adcompare.ops.registry import Box, raw, shape_of
+from adcompare.ops.registry import Box, composite, raw, shape_of
 from adcompare.ops.shape import broadcast_to, concatenate, getitem, reshape, transpose
 
 _ONE = [(((3, 4),), {})]
