@@ -155,6 +155,15 @@ def _einsum_vjp(i, out, *rest, subscripts):
     return _einsum(*operands, subscripts=",".join(spelled) + "->" + result)
 
 
+def _einsum_batch(args, batched, subscripts):
+    """A batch of einsums: a fresh letter for the batch axis, in front of the batched
+    operands' terms and of the output."""
+    terms, output = _split(subscripts)
+    letter = _fresh(subscripts)
+    spelled = [letter + t if flag else t for t, flag in zip(terms, batched)]
+    return _einsum(*args, subscripts=",".join(spelled) + "->" + letter + output)
+
+
 def _sym_einsum(*operands, subscripts):
     return np.einsum(subscripts, *[np.asarray(a, dtype=object) for a in operands])
 
@@ -167,6 +176,7 @@ _einsum = defop(
     nargs=None,
     saves=("args",),
     prepare=_prepare_einsum,
+    batch=_einsum_batch,
     cases=[
         (((2, 3), (3, 4)), {"subscripts": "ij,jk->ik"}),
         (((3, 3),), {"subscripts": "ii->i"}),

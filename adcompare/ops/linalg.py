@@ -26,6 +26,7 @@ from adcompare.ops.reductions import sum
 from adcompare.ops.registry import (
     ARRAY_ONLY,
     HOLOMORPHIC,
+    LEADING_AXIS,
     Hints,
     defop,
     ndim_of,
@@ -269,6 +270,7 @@ def _prepare_square(x, **params):
 inv = defop(
     "inv",
     np.linalg.inv,
+    batch=LEADING_AXIS,
     numpy=("linalg.inv",),
     replay=ARRAY_ONLY,
     complex=HOLOMORPHIC,
@@ -328,6 +330,19 @@ def _solve_vjp_b(out, a, b, out_bar):
     return unbroadcast(_uncolumn(solve(_swap_last(a), _column(out_bar, b)), b), shape_of(b))
 
 
+def _solve_batch(args, batched):
+    """A batch of solves: a 1-D right-hand side becomes a column, and batched operands get
+    size-1 axes after the batch axis so numpy's broadcasting lines the examples up."""
+    a, b = args
+    vector = ndim_of(b) - batched[1] == 1
+    if vector:
+        b = expand_dims(b, -1)
+    rank = max(ndim_of(a) - batched[0], ndim_of(b) - batched[1])
+    a, b = (pad_batched(v, rank) if flag else v for v, flag in zip((a, b), batched))
+    out = solve(a, b)
+    return squeeze(out, -1) if vector else out
+
+
 def _sym_solve(a, b):
     b = np.asarray(b, dtype=object)
     if b.ndim == 1:
@@ -338,6 +353,7 @@ def _sym_solve(a, b):
 solve = defop(
     "solve",
     np.linalg.solve,
+    batch=_solve_batch,
     numpy=("linalg.solve",),
     replay=ARRAY_ONLY,
     complex=HOLOMORPHIC,
@@ -360,6 +376,7 @@ solve = defop(
 det = defop(
     "det",
     np.linalg.det,
+    batch=LEADING_AXIS,
     numpy=("linalg.det",),
     replay=ARRAY_ONLY,
     complex=HOLOMORPHIC,
@@ -384,6 +401,7 @@ def _logabsdet_value(x):
 logabsdet = defop(
     "logabsdet",
     _logabsdet_value,
+    batch=LEADING_AXIS,
     numpy=(),
     replay=ARRAY_ONLY,
     complex="is log|det x|, not analytic in x",
@@ -435,6 +453,7 @@ def _cholesky_vjp(out, x, out_bar):
 cholesky = defop(
     "cholesky",
     np.linalg.cholesky,
+    batch=LEADING_AXIS,
     numpy=("linalg.cholesky",),
     replay=ARRAY_ONLY,
     complex="reads a symmetric matrix's real triangle; Hermitian input is not supported",
@@ -503,6 +522,7 @@ def _sym_eigvalsh(x, lower):
 eigvalsh = defop(
     "eigvalsh",
     lambda x, lower: np.linalg.eigvalsh(x, _uplo(lower)),
+    batch=LEADING_AXIS,
     numpy=("linalg.eigvalsh",),
     replay=ARRAY_ONLY,
     complex="reads a symmetric matrix's real triangle; Hermitian input is not supported",
@@ -563,6 +583,7 @@ def _sym_eigh_vectors(x, lower):
 eigh_vectors = defop(
     "eigh_vectors",
     _eigh_vectors_value,
+    batch=LEADING_AXIS,
     numpy=(),
     replay=ARRAY_ONLY,
     complex="reads a symmetric matrix's real triangle; Hermitian input is not supported",
@@ -634,6 +655,7 @@ def _prepare_matrices(x):
 svdvals = defop(
     "svdvals",
     np.linalg.svdvals,
+    batch=LEADING_AXIS,
     numpy=("linalg.svdvals",),
     replay=ARRAY_ONLY,
     complex="singular values are not analytic in the matrix",
@@ -681,6 +703,7 @@ def _vec_solve(operator_matrix, value):
 sqrtm = defop(
     "sqrtm",
     _sqrtm_value,
+    batch=LEADING_AXIS,
     numpy=(),
     replay=ARRAY_ONLY,
     complex="is computed for real matrices without negative real eigenvalues",
