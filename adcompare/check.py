@@ -936,6 +936,10 @@ def _replace_at(args, positions, values) -> list:
     return out
 
 
+#: Seconds a mode's calls may take in :func:`compare` before its repeats stop.
+TIMING_BUDGET = 1.0
+
+
 def compare(
     f: Callable,
     *args,
@@ -953,7 +957,9 @@ def compare(
     and whether it is within the tolerance :func:`check_grad` would use),
     the time of one call (best of ``repeat`` after a first call, whose time
     is ``first_seconds``: for ``"symbolic"`` that one traces and
-    differentiates) and the op applications counted during the first call.
+    differentiates; the repeats stop once a mode has taken
+    :data:`TIMING_BUDGET` seconds, so a slow mode costs one call) and the op
+    applications counted during the first call.
 
     >>> import adcompare as ad
     >>> result = compare(lambda x, y: 3 * x**2 + x * y + 5 * y**2, 2.0, 3.0)
@@ -974,11 +980,14 @@ def compare(
                 row.derivative = derivative_blocks(f, args, positions, mode, order, value.shape)
                 row.first_seconds = time.perf_counter() - start
             row.ops = sum(cost.ops.values())
-            best = math.inf
+            best, spent = math.inf, row.first_seconds
             for _ in range(max(0, repeat)):
+                if spent > TIMING_BUDGET:  # a slow mode is timed by its first call alone
+                    break
                 start = time.perf_counter()
                 derivative_blocks(f, args, positions, mode, order, value.shape)
-                best = min(best, time.perf_counter() - start)
+                elapsed = time.perf_counter() - start
+                best, spent = min(best, elapsed), spent + elapsed
             row.seconds = best if math.isfinite(best) else row.first_seconds
             row.value = _mode_value(f, args, positions, mode, value)
         except Exception as error:
