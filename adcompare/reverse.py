@@ -501,12 +501,18 @@ class Tensor(ArrayBox):
             values.append(data)
         values = tuple(values)
         out = apply(op, values, params) if nested else apply_plain(op, values, params)
+        # A view (a basic slice, a reshape, a transpose) shares its input's memory,
+        # so it shares its version counter too. Only views have a base.
+        version = None
+        if type(out) is np.ndarray and out.base is not None:
+            version = _counter_of_memory(out.base, args, level)
         if not (record and _state.enabled):
-            return Tensor._wrap(out, level)
+            return Tensor._wrap(out, level, version=version)
         node = Node(op, params, tuple(next_nodes), values, out, versions, level)
-        version = [0]
+        if version is None:
+            version = [0]
         if node.saved_out is not None:
-            node.versions.append((version, 0, -1))
+            node.versions.append((version, version[0], -1))
         if cost._ACTIVE:
             cost.record_reverse(op.name, out, node.saved_bytes)
         return Tensor._wrap(out, level, node, True, version)
@@ -538,9 +544,12 @@ class Tensor(ArrayBox):
             )
         if isinstance(self._data, np.ndarray) and self._data.flags.writeable:
             np.copyto(self._data, new, casting="same_kind")
+            self._version[0] += 1  # seen by every tensor sharing this memory
         else:
+            # New memory: what was saved from the old memory is still intact, and
+            # tensors that shared the old memory keep their counter.
             self._data = np.array(new)
-        self._version[0] += 1
+            self._version = [self._version[0] + 1]
         if recording:
             self.grad_fn = result.grad_fn
             self._requires_grad = True
@@ -560,6 +569,20 @@ class Tensor(ArrayBox):
 
     def __setitem__(self, index, value):
         self._inplace(lambda a, v: _assign_at(a, index, v), value)
+
+
+def _counter_of_memory(base, args: tuple, level: int) -> list | None:
+    """The version counter of the argument whose memory is ``base``, if any.
+
+    numpy gives a view of a view the first array that owns the memory as its
+    ``base``, so an argument's memory is its own array or that array's base.
+    """
+    for a in args:
+        if isinstance(a, Tensor) and a._level == level:
+            data = a._data
+            if data is base or (type(data) is np.ndarray and data.base is base):
+                return a._version
+    return None
 
 
 def _assign_at(x, index, value):
@@ -625,12 +648,15 @@ def _reachable(roots) -> list:
     return order
 
 
-def _raise_modified(node: Node, version: int, saved: int) -> None:
+def _raise_modified(node: Node, version: int, saved: int, position: int) -> None:
+    value = "its output" if position < 0 else f"its input {position}"
     raise RuntimeError(
-        f"a value needed by {node.name} was modified by an in-place operation "
-        f"after it was saved (version {version}, saved at version {saved}); "
-        "use an out-of-place operation (x = x + 1 instead of x += 1), or "
-        "modify a .clone() instead"
+        f"one of the values needed for gradient computation ({value} of {node.name}) "
+        "has been modified by an in-place operation, directly or through a tensor "
+        f"sharing its memory (a slice, reshape, transpose or detach): it is at version "
+        f"{version}, saved at version {saved}. Use an out-of-place operation "
+        "(x = x + 1 instead of x += 1), modify a .clone() instead, or run the forward "
+        "computation again after the write"
     )
 
 
@@ -729,9 +755,9 @@ def run_backward(roots, cotangents, *, retain_graph: bool, create_graph: bool, t
                 continue
             if node.freed:
                 raise RuntimeError(FREED_GRAPH)
-            for counter, saved, _ in node.versions:
+            for counter, saved, position in node.versions:
                 if counter[0] != saved:
-                    _raise_modified(node, counter[0], saved)
+                    _raise_modified(node, counter[0], saved, position)
             if targets is None and node.retained is not None:
                 kept = node.retained()
                 if kept is not None:
