@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from adcompare import cost
-from adcompare.forward import Dual, as_float
+from adcompare.forward import Dual, as_float, float_dtype, in_dtype
 from adcompare.ops import concatenate, reshape, stack, transpose
-from adcompare.ops.registry import Box, new_level, raw, shape_of
+from adcompare.ops.registry import Box, new_level, shape_of
 from adcompare.reverse import Tensor, enable_grad, run_backward
 
 __all__ = [
@@ -130,7 +130,9 @@ def _sweep(node, cotangent, leaves, *, retain_graph: bool):
         targets={t._node() for t in leaves},
     )
     return [
-        _writeable(captured[t._node()]) if t._node() in captured else np.zeros(t.shape, t.dtype)
+        _writeable(in_dtype(captured[t._node()], t.dtype))
+        if t._node() in captured
+        else np.zeros(t.shape, t.dtype)
         for t in leaves
     ]
 
@@ -208,7 +210,7 @@ def value_and_grad(f: Callable, argnums=0, mode: str = "reverse") -> Callable:
             out, leaves = _record(f, args, positions, level)
             value, node = _unwrap_tensor(out, level)
             _check_scalar(value)
-            seed = np.ones(shape_of(value), dtype=np.result_type(raw(value), np.float32))
+            seed = np.ones(shape_of(value), dtype=float_dtype(value))
             grads = _sweep(node, seed, leaves, retain_graph=False)
         many = isinstance(argnums, (tuple, list))
         return value, (tuple(grads) if many else grads[0])
@@ -262,7 +264,7 @@ def jacrev(f: Callable, argnums=0) -> Callable:
         value, node = _unwrap_tensor(out, level)
         out_shape = shape_of(value)
         m = math.prod(out_shape)
-        dtype = np.result_type(raw(value), np.float32)
+        dtype = float_dtype(value)
         rows = [[] for _ in leaves]
         for i in range(m):
             seed = np.zeros(m, dtype=dtype)
@@ -274,7 +276,7 @@ def jacrev(f: Callable, argnums=0) -> Callable:
         jacobians = [
             reshape(row[0] if m == 1 else stack(row), out_shape + t.shape)
             if row
-            else np.zeros(out_shape + t.shape)
+            else np.zeros(out_shape + t.shape, t.dtype)
             for row, t in zip(rows, leaves)
         ]
         return tuple(jacobians) if isinstance(argnums, (tuple, list)) else jacobians[0]
@@ -316,7 +318,7 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence):
     if isinstance(out, Dual) and out._level == level:
         return _as_output(out.primal), _as_output(out.tangent)
     out = as_float(out)
-    return out, np.zeros(shape_of(out), dtype=np.result_type(raw(out), np.float32))
+    return out, np.zeros(shape_of(out), dtype=float_dtype(out))
 
 
 def default_chunk(n: int) -> int:
@@ -336,7 +338,7 @@ def _jacfwd_at(f, args, position, chunk_size, scalar=False):
     k = chunk_size or default_chunk(n)
     if k < 1:
         raise ValueError(f"jacfwd: chunk_size must be a positive integer, not {chunk_size!r}")
-    dtype = np.result_type(raw(x), np.float32)
+    dtype = float_dtype(x)
     level = new_level()
     value = None
     blocks = []
@@ -361,7 +363,8 @@ def _jacfwd_at(f, args, position, chunk_size, scalar=False):
         return value, np.zeros(shape_of(value) + (0,), dtype=dtype)
     lanes = blocks[0] if len(blocks) == 1 else concatenate(blocks, axis=0)
     rank = len(shape_of(lanes))
-    return _as_output(value), _as_output(transpose(lanes, tuple(range(1, rank)) + (0,)))
+    jacobian = _as_output(transpose(lanes, tuple(range(1, rank)) + (0,)))
+    return _as_output(value), in_dtype(jacobian, dtype)
 
 
 def jacfwd(f: Callable, argnums=0, chunk_size: int | None = None) -> Callable:
