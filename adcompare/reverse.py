@@ -13,6 +13,12 @@ The tape is not a global list: each record is owned by the tensors that
 depend on it, so a graph nobody refers to any more is freed by reference
 counting. Nodes refer to their inputs, never back to their outputs (a
 retained tensor is held by a weak reference), so there are no cycles.
+
+In-place writes are counted per memory, as in PyTorch: a tensor and its views
+(a basic slice, a reshape, a transpose, ``detach``) share one version counter,
+and a record notes the version of each value it keeps. A write through any of
+them after a kept value was saved makes ``backward`` raise; a write to a value
+no record kept is allowed.
 """
 
 from __future__ import annotations

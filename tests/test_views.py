@@ -132,3 +132,15 @@ def test_a_write_on_the_input_of_a_rule_that_reads_only_its_output_is_allowed():
         w.T[0] += 1.0
     loss.backward()
     np.testing.assert_allclose(w.grad.numpy(), expected, rtol=1e-15)
+
+
+def test_a_reshape_that_copies_does_not_share_the_counter():
+    # Reshaping a transpose to one axis needs a copy (numpy makes one): writing the
+    # copy leaves the memory sin saved alone, so backward is allowed and right.
+    w = ad.Tensor(np.arange(1.0, 7.0).reshape(2, 3) / 4, requires_grad=True)
+    loss = ad.sum(ad.sin(w))
+    flat = ad.reshape(w.T, (6,))
+    with ad.no_grad():
+        flat *= 2.0
+    loss.backward()
+    np.testing.assert_allclose(w.grad.numpy(), np.cos(np.arange(1.0, 7.0).reshape(2, 3) / 4))
