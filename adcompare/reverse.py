@@ -34,6 +34,7 @@ import numpy as np
 
 from adcompare import cost
 from adcompare.arraybox import ArrayBox
+from adcompare.forward import in_dtype
 from adcompare.ops import OpDef, add, scatter_add, where
 from adcompare.ops.registry import (
     Box,
@@ -857,6 +858,7 @@ def autograd_grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_
         g = captured.get(t._node())
         if g is None:
             g = np.zeros(t.shape, dtype=t.dtype)
+        g = in_dtype(g, t.dtype)  # as .grad gets it: the input's dtype
         if not isinstance(g, Tensor):
             g = Tensor._wrap(g, t._level)
         result.append(g)

@@ -91,8 +91,11 @@ def test_a_wider_constant_does_not_widen_the_gradient():
         assert gradient.dtype == np.float32
         np.testing.assert_allclose(gradient, expected, rtol=1e-6)
     leaf = ad.Tensor(x, requires_grad=True)
+    (by_autograd_grad,) = ad.autograd_grad(f(leaf), [leaf])
     f(leaf).backward()
-    assert leaf.grad.dtype == np.float32
+    for gradient in [leaf.grad, by_autograd_grad]:
+        assert gradient.dtype == np.float32
+        np.testing.assert_allclose(gradient.numpy(), expected, rtol=1e-6)
 
 
 def test_a_gradient_that_does_not_reach_the_input_has_its_dtype():
