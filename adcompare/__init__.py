@@ -17,6 +17,7 @@ from adcompare.cost import Cost, count
 from adcompare.forward import Dual
 from adcompare.ops import *  # noqa: F403 - the op set is the public face
 from adcompare.ops import __all__ as _ops_all
+from adcompare.ops.registry import ComplexNotSupportedError
 from adcompare.reverse import (
     Tensor,
     autograd_grad,
@@ -43,6 +44,7 @@ __version__ = "0.1.0"
 __all__ = [
     *_ops_all,
     "CompiledFunction",
+    "ComplexNotSupportedError",
     "Cost",
     "Dual",
     "ModeChoice",

@@ -12,17 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from adcompare.ops import COMPOSITES, OPS, getitem
-from adcompare.ops.registry import Box, apply, raw, shape_of
+from adcompare.ops.registry import NUMPY_NAMES, Box, apply, raw, shape_of
 
-_BINARY = {
-    "add": ("__add__", "__radd__"),
-    "subtract": ("__sub__", "__rsub__"),
-    "multiply": ("__mul__", "__rmul__"),
-    "divide": ("__truediv__", "__rtruediv__"),
-    "power": ("__pow__", "__rpow__"),
-    "matmul": ("__matmul__", "__rmatmul__"),
-}
-_UNARY = {"negative": "__neg__", "abs": "__abs__"}
 _COMPARISONS = {
     "__lt__": np.less,
     "__le__": np.less_equal,
@@ -31,8 +22,6 @@ _COMPARISONS = {
     "__eq__": np.equal,
     "__ne__": np.not_equal,
 }
-# numpy names that differ from the op set's.
-_NUMPY_ALIASES = {"absolute": "abs", "true_divide": "divide", "amax": "max", "amin": "min"}
 # ufunc.reduce of these is an op-set reduction.
 _REDUCTIONS = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min"}
 _COMPARISON_UFUNCS = {f.__name__ for f in _COMPARISONS.values()} | {
@@ -46,14 +35,12 @@ _COMPARISON_UFUNCS = {f.__name__ for f in _COMPARISONS.values()} | {
 }
 
 
-def _lookup(name: str):
-    """The op-set function numpy's ``name`` stands for, or ``None``."""
-    import adcompare.ops as ops
-
-    name = _NUMPY_ALIASES.get(name, name)
-    if name in OPS or name in COMPOSITES:
-        return getattr(ops, name)
-    return None
+def _numpy_name(func) -> str:
+    """numpy's name for ``func``: ``"sin"``, or ``"linalg.norm"`` outside the main namespace."""
+    module = getattr(func, "__module__", None) or "numpy"
+    if module.startswith("numpy.") and not module.startswith("numpy._"):
+        return f"{module[len('numpy.') :]}.{func.__name__}"
+    return func.__name__
 
 
 class ArrayBox(Box):
@@ -146,7 +133,7 @@ class ArrayBox(Box):
         name = ufunc.__name__
         if method == "__call__" and name in _COMPARISON_UFUNCS:
             return ufunc(*[raw(i) for i in inputs], **kwargs)
-        fn = _lookup(name)
+        fn = NUMPY_NAMES.get(name)
         if method == "__call__" and fn is not None and not kwargs:
             return fn(*inputs)
         suggestion = _REDUCTIONS.get(name, name) if method == "reduce" else name
@@ -158,8 +145,8 @@ class ArrayBox(Box):
         )
 
     def __array_function__(self, func, types, args, kwargs):
-        name = func.__name__
-        fn = _lookup(name)
+        name = _numpy_name(func)
+        fn = NUMPY_NAMES.get(name)
         if fn is not None:
             return fn(*args, **kwargs)
         return _fallback(f"np.{name}", name, lambda: func(*_raws(args), **_raws(kwargs)), args)
@@ -183,10 +170,8 @@ def _fallback(call: str, name: str, compute, inputs):
     """Run a numpy function on plain values if no derivative would be lost."""
     if not _carries(inputs):
         return compute()
-    if _lookup(name) is not None:
-        hint = (
-            f"use adcompare.{_NUMPY_ALIASES.get(name, name)} (called this way it is not supported)"
-        )
+    if name in NUMPY_NAMES:
+        hint = f"use adcompare.{NUMPY_NAMES[name].__name__} (called this way it is not supported)"
     else:
         hint = (
             "adcompare has no derivative rule for it; build it from adcompare ops, "
@@ -196,38 +181,45 @@ def _fallback(call: str, name: str, compute, inputs):
 
 
 def _install() -> None:
-    for op_name, (name, rname) in _BINARY.items():
-        op = OPS[op_name]
-        if op.prepare is None:  # no static parameters to normalise: dispatch directly
-
-            def forward(self, other, op=op):
-                return apply(op, (self, other), {})
-
-            def reflected(self, other, op=op):
-                return apply(op, (other, self), {})
-
-        else:
-
-            def forward(self, other, fn=op.fn):
-                return fn(self, other)
-
-            def reflected(self, other, fn=op.fn):
-                return fn(other, self)
-
-        forward.__name__, reflected.__name__ = name, rname
-        setattr(ArrayBox, name, forward)
-        setattr(ArrayBox, rname, reflected)
-    for op_name, name in _UNARY.items():
-        setattr(ArrayBox, name, lambda self, fn=OPS[op_name].fn: fn(self))
+    for op in OPS.values():
+        _install_operators(op)
+        if op.method and not hasattr(ArrayBox, op.method):
+            setattr(ArrayBox, op.method, op.fn)
     ArrayBox.__pos__ = lambda self: self
     for name, compare in _COMPARISONS.items():
         setattr(ArrayBox, name, lambda self, other, f=compare: f(raw(self), raw(other)))
-    for op in OPS.values():
-        if op.method and not hasattr(ArrayBox, op.method):
-            setattr(ArrayBox, op.method, op.fn)
-    for fn, method in COMPOSITES.values():
-        if method and not hasattr(ArrayBox, method):
-            setattr(ArrayBox, method, fn)
+    for composite in COMPOSITES.values():
+        if composite.method and not hasattr(ArrayBox, composite.method):
+            setattr(ArrayBox, composite.method, composite.fn)
+
+
+def _install_operators(op) -> None:
+    """Give boxes the Python operators the record names (``__add__``, ``__radd__``, ``__neg__``)."""
+    if len(op.operators) == 1:
+        setattr(ArrayBox, op.operators[0], lambda self, fn=op.fn: fn(self))
+        return
+    if not op.operators:
+        return
+    name, rname = op.operators
+    if op.prepare is None:  # no static parameters to normalise: dispatch directly
+
+        def forward(self, other, op=op):
+            return apply(op, (self, other), {})
+
+        def reflected(self, other, op=op):
+            return apply(op, (other, self), {})
+
+    else:
+
+        def forward(self, other, fn=op.fn):
+            return fn(self, other)
+
+        def reflected(self, other, fn=op.fn):
+            return fn(other, self)
+
+    forward.__name__, reflected.__name__ = name, rname
+    setattr(ArrayBox, name, forward)
+    setattr(ArrayBox, rname, reflected)
 
 
 _install()

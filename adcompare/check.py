@@ -40,7 +40,7 @@ import numpy as np
 from adcompare import symbolic, transforms
 from adcompare.cost import count
 from adcompare.forward import as_float
-from adcompare.ops.registry import Box
+from adcompare.ops.registry import HOLOMORPHIC, OPS, Box, ComplexNotSupportedError
 
 __all__ = [
     "CheckReport",
@@ -68,17 +68,6 @@ SECOND_ORDER_MODES = {
 _PURE = {"forward": "fwd-over-fwd", "reverse": "rev-over-rev"}
 
 NUMERIC_REFERENCES = ("fd", "complex_step")
-
-# Ops that are not analytic in a complex argument: the complex step through them is wrong.
-_NOT_COMPLEX_SAFE = {
-    "abs": "takes the modulus of a complex number",
-    "maximum": "compares complex numbers",
-    "minimum": "compares complex numbers",
-    "clip": "compares complex numbers",
-    "max": "compares complex numbers",
-    "min": "compares complex numbers",
-    "erf": "is computed for real numbers only",
-}
 
 _EPS = np.finfo(np.float64).eps
 
@@ -264,24 +253,40 @@ class NotComplexSafeError(ValueError):
     """The complex step cannot be used: the function is not complex-safe."""
 
 
+def _complex_reason(op) -> str:
+    if op.complex is None:
+        return (
+            f"{op.name} declares no complex support (defop(..., complex=HOLOMORPHIC) "
+            "if it is analytic)"
+        )
+    return f"{op.name} {op.complex}"
+
+
 def _complex_call(f, args, positions):
     def call(z):
-        with count() as seen:
-            out = f(*_unflatten(z, args, positions))
+        refuse = "check against='symbolic' or against='fd' instead"
+        try:
+            with count() as seen:
+                out = f(*_unflatten(z, args, positions))
+        except ComplexNotSupportedError as error:
+            raise NotComplexSafeError(f"complex step: {error}; {refuse}") from None
         unsafe = sorted(
-            {name for engine, name in seen.by_op if engine == "numpy" and name in _NOT_COMPLEX_SAFE}
+            {
+                name
+                for engine, name in seen.by_op
+                if engine == "numpy" and name in OPS and OPS[name].complex != HOLOMORPHIC
+            }
         )
         if unsafe:
-            reasons = "; ".join(f"{name} {_NOT_COMPLEX_SAFE[name]}" for name in unsafe)
+            reasons = "; ".join(_complex_reason(OPS[name]) for name in unsafe)
             raise NotComplexSafeError(
-                f"complex step: the function is not complex-safe ({reasons}); "
-                "check against='symbolic' or against='fd' instead"
+                f"complex step: the function is not complex-safe ({reasons}); {refuse}"
             )
         out = np.asarray(out)
         if not np.iscomplexobj(out):
             raise NotComplexSafeError(
                 "complex step: the function returned real values for a complex input, so the "
-                "perturbation was dropped; check against='symbolic' or against='fd' instead"
+                f"perturbation was dropped; {refuse}"
             )
         return out
 

@@ -93,8 +93,8 @@ def _size(value) -> int:
 
 def record_numpy(op, args, out) -> None:
     """Report one op applied to plain arrays (called by dispatch)."""
-    if op.work is not None:
-        touched = int(op.work(out, *args))
+    if op.hints.work is not None:
+        touched = int(op.hints.work(out, *args))
     else:
         touched = _size(out)
         for a in args:

@@ -15,29 +15,32 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from adcompare import ops
+from adcompare.ops import COMPOSITES, OPS
 
 __all__ = ["Expression", "ExpressionError", "parse_expression", "parse_point"]
 
-_BINARY = {
-    ast.Add: ops.add,
-    ast.Sub: ops.subtract,
-    ast.Mult: ops.multiply,
-    ast.Div: ops.divide,
-    ast.Pow: ops.power,
+# Python's grammar: the operator each node spells and the method it calls. Which
+# op answers to that method is the op record's (``OpDef.operators``).
+_SYNTAX = {
+    ast.Add: ("+", "__add__"),
+    ast.Sub: ("-", "__sub__"),
+    ast.Mult: ("*", "__mul__"),
+    ast.Div: ("/", "__truediv__"),
+    ast.Pow: ("**", "__pow__"),
+    ast.Mod: ("%", "__mod__"),
 }
+_BY_OPERATOR = {op.operators[0]: op.fn for op in OPS.values() if op.operators}
+_BINARY = {
+    node: _BY_OPERATOR[method] for node, (_, method) in _SYNTAX.items() if method in _BY_OPERATOR
+}
+_NEGATE = _BY_OPERATOR["__neg__"]
 _CONSTANTS = {"pi": math.pi, "e": math.e}
-# Functions of one or two arrays that make sense in a formula.
+#: The functions formulas may call: the op set's functions of one or two arrays with no
+#: static parameters (``OpDef.cli``), and the composites that say so.
 FUNCTIONS: dict[str, Callable] = {
-    name: getattr(ops, name)
-    for name in [
-        "exp", "log", "log1p", "expm1", "sqrt", "sin", "cos", "tan", "tanh", "arcsin",
-        "arctan", "abs", "maximum", "minimum", "erf", "square", "reciprocal", "sigmoid",
-        "relu", "softplus",
-    ]
-}  # fmt: skip
-
-
+    **{name: op.api for name, op in OPS.items() if op.cli},
+    **{name: composite.fn for name, composite in COMPOSITES.items() if composite.cli},
+}
 #: How many arguments each function takes (the op record's count; composites take one).
 ARITY: dict[str, int] = {
     name: (fn.op.nargs if hasattr(fn, "op") else 1) for name, fn in FUNCTIONS.items()
@@ -89,7 +92,8 @@ def _check(node: ast.AST, text: str, names: list[str], depth: int = 0) -> None:
         if isinstance(node.op, ast.BitXor):
             _fail(node, text, "'^' is not a power here; write x**2")
         if type(node.op) not in _BINARY:
-            _fail(node, text, f"operator {type(node.op).__name__} is not supported; use + - * / **")
+            spelled = " ".join(_SYNTAX[node][0] for node in _BINARY)
+            _fail(node, text, f"operator {type(node.op).__name__} is not supported; use {spelled}")
         check(node.left)
         check(node.right)
     elif isinstance(node, ast.UnaryOp):
@@ -130,7 +134,7 @@ def _evaluate(node: ast.AST, env: dict):
         return _BINARY[type(node.op)](_evaluate(node.left, env), _evaluate(node.right, env))
     if isinstance(node, ast.UnaryOp):
         value = _evaluate(node.operand, env)
-        return ops.negative(value) if isinstance(node.op, ast.USub) else value
+        return _NEGATE(value) if isinstance(node.op, ast.USub) else value
     if isinstance(node, ast.Constant):
         return float(node.value)
     if isinstance(node, ast.Name):

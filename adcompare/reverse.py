@@ -2,7 +2,7 @@
 
 Every op on a tensor that requires grad appends a record (a ``Node``) that
 holds the op, references to its inputs' records, and only the values read
-by the VJP rules of the inputs that need a gradient (``OpDef.vjp_reads``:
+by the VJP rules of the inputs that need a gradient (``Hints.vjp_reads``:
 the record of ``100.0 * q`` keeps ``100.0``, not ``q``). Records are
 numbered in execution order, so the tape is a Wengert list: ``backward``
 collects the records reachable from the output, walks them in reverse order
@@ -187,7 +187,7 @@ class Node:
         # others become placeholders that know their shape. ``versions`` lists the
         # Tensor arguments' (version counter, version now, position): only the
         # kept ones are checked. ``in_shapes`` is None when the kept values say.
-        if op.vjp_reads is None:  # what kept() returns then, without building its key
+        if op.hints.vjp_reads is None:  # what kept() returns then, without building its key
             keep_args, keep_out = op.keeps
         else:
             keep_args, keep_out = op.kept(tuple([n is not None for n in next_nodes]))
@@ -775,7 +775,7 @@ def run_backward(roots, cotangents, *, retain_graph: bool, create_graph: bool, t
             rules = op.vjp if op.nargs is not None else None
             in_shapes = node.in_shapes
             elementwise = op.elementwise
-            accumulate = op.accumulate_vjp
+            accumulate = op.hints.accumulate_vjp
             for i, nxt in enumerate(node.next):
                 if nxt is None:
                     continue

@@ -9,6 +9,7 @@ from hypothesis import settings
 
 import adcompare as ad
 from adcompare.ops import OPS, defop
+from adcompare.ops.registry import HOLOMORPHIC
 
 settings.register_profile("ci", derandomize=True, deadline=None, max_examples=50)
 settings.register_profile("dev", deadline=None, max_examples=50)
@@ -33,6 +34,7 @@ def wrong_op():
         saves=("args",),
         domain=(-3.0, 3.0),
         sym=sympy.sin,
+        complex=HOLOMORPHIC,
         jvp=lambda out, x, x_dot: 1.1 * ad.cos(x) * x_dot,
         vjp=lambda out, x, out_bar: out_bar * 1.1 * ad.cos(x),
         doc="Test only: sin with a wrong derivative in both modes.",
@@ -51,6 +53,7 @@ def wrong_vjp_op():
         saves=("args",),
         domain=(-3.0, 3.0),
         sym=sympy.sin,
+        complex=HOLOMORPHIC,
         jvp=lambda out, x, x_dot: ad.cos(x) * x_dot,
         vjp=lambda out, x, out_bar: out_bar * x * ad.cos(x),
         doc="Test only: sin with a wrong reverse-mode rule.",

@@ -24,7 +24,7 @@ def pooled(array) -> bool:
     return isinstance(array, np.ndarray) and array.base is not None and not array.flags.owndata
 
 
-POOLED_OPS = [op for op in OPS.values() if op.into is not None]
+POOLED_OPS = [op for op in OPS.values() if op.hints.into is not None]
 
 
 def test_every_elementwise_ufunc_op_and_power_compute_into_buffers():

@@ -8,7 +8,6 @@ import pytest
 import adcompare as ad
 from adcompare.bench.problems import PROBLEMS, default_problems
 from adcompare.compiled import CompileError
-from adcompare.ops import OPS
 from adcompare.ops.registry import raw
 
 from .opcases import case_id, draw, op_cases
@@ -215,9 +214,3 @@ def test_functions_that_change_their_own_constants_are_refused():
     compiled = ad.compile(f, np.array([0.25, 0.25]))
     with pytest.raises(CompileError, match="not a deterministic function"):
         compiled.grad(np.array([0.25, 0.25]))
-
-
-def test_every_op_name_has_a_known_scalar_status():
-    from adcompare.compiled.codegen import OP_KERNELS
-
-    assert set(OP_KERNELS) <= set(OPS)

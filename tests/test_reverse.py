@@ -348,7 +348,7 @@ def test_changing_a_value_the_tape_did_not_keep_is_allowed():
 
 
 def test_vjp_reads_must_name_inputs_of_the_op_once_per_position():
-    from adcompare.ops.registry import defop
+    from adcompare.ops.registry import Hints, defop
 
     with pytest.raises(ValueError, match="one tuple per argument position"):
         defop(
@@ -357,7 +357,7 @@ def test_vjp_reads_must_name_inputs_of_the_op_once_per_position():
             nargs=2,
             jvp=(None, None),
             vjp=(None, None),
-            vjp_reads=(("y",), ("z",)),
+            hints=Hints(vjp_reads=(("y",), ("z",))),
         )
 
 

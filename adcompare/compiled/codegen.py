@@ -21,6 +21,7 @@ import operator
 import numpy as np
 
 from adcompare.compiled.record import Guard, Instruction, Recording, bind
+from adcompare.ops.registry import keep_number
 
 __all__ = ["GuardFlip", "Program", "build"]
 
@@ -33,47 +34,9 @@ class GuardFlip(Exception):  # noqa: N818 - a signal, not an error the user sees
         self.guard = guard
 
 
-def _identity(x, *args, **kwargs):
-    return x
-
-
-def _select(x, y, cond):
-    return x if cond else y
-
-
 def _sign(x):
     return float((x > 0) - (x < 0))
 
-
-#: Op-set primitives on single float64 numbers. Shape ops and reductions of
-#: one element leave the number as it is.
-OP_KERNELS = {
-    "add": operator.add,
-    "subtract": operator.sub,
-    "multiply": operator.mul,
-    "matmul": operator.mul,
-    "divide": operator.truediv,
-    "negative": operator.neg,
-    "power": math.pow,
-    "exp": math.exp,
-    "log": math.log,
-    "log1p": math.log1p,
-    "expm1": math.expm1,
-    "sqrt": math.sqrt,
-    "sin": math.sin,
-    "cos": math.cos,
-    "tan": math.tan,
-    "tanh": math.tanh,
-    "arcsin": math.asin,
-    "arctan": math.atan,
-    "abs": abs,
-    "erf": math.erf,
-    "where": _select,
-    **dict.fromkeys(
-        ["reshape", "transpose", "broadcast_to", "expand_dims", "squeeze", "getitem", "sum"],
-        _identity,
-    ),
-}
 
 #: numpy calls on values that left the tape (masks, signs), on single numbers.
 UFUNC_KERNELS = {
@@ -95,12 +58,13 @@ _SCALAR_TYPES = {"f": float, "b": bool}
 
 def _scalar_kernel(instruction: Instruction):
     if instruction.kind == "op":
-        return OP_KERNELS.get(instruction.op.name)
+        kernel = instruction.op.replay  # the record's scalar kernel, or ARRAY_ONLY
+        return kernel if callable(kernel) else None
     base, method = instruction.base
     if method == "__call__":
         return UFUNC_KERNELS.get(base)
     if method in ("reduce", "getitem") or base in _ONE_ELEMENT_FUNCTIONS:
-        return _identity
+        return keep_number
     if method == "astype":
         kind = dict(instruction.kwargs)["dtype"][1].kind
         convert = _SCALAR_TYPES.get(kind)
@@ -291,7 +255,7 @@ def _to_scalar(value):
 
 
 def _scalar_convert(convert):
-    return convert if convert in (bool, float, int) else _identity
+    return convert if convert in (bool, float, int) else keep_number
 
 
 def _to_array(value, shape_dtype):

@@ -4,121 +4,20 @@ its SymPy counterpart and its test domain; composites built from them.
 ``OPS`` maps names to :class:`OpDef` records; ``COMPOSITES`` maps names to
 composite functions. Every function here accepts Python numbers, numpy
 arrays, ``Dual`` and ``Tensor`` values, and mixtures of them.
+
+The public functions are read from the registry: a module that defines ops
+is imported here once, and every op it registers is exported, reachable from
+numpy's names for it, and tested.
 """
 
-from adcompare.ops.composite import (
-    COMPOSITES,
-    dot,
-    flatten,
-    log_softmax,
-    logsumexp,
-    mean,
-    norm,
-    outer,
-    reciprocal,
-    relu,
-    sigmoid,
-    softmax,
-    softplus,
-    square,
-    stack,
-)
-from adcompare.ops.elementwise import (
-    abs,
-    add,
-    arcsin,
-    arctan,
-    clip,
-    cos,
-    divide,
-    erf,
-    exp,
-    expm1,
-    log,
-    log1p,
-    maximum,
-    minimum,
-    multiply,
-    negative,
-    power,
-    sin,
-    sqrt,
-    subtract,
-    tan,
-    tanh,
-    where,
-)
-from adcompare.ops.linalg import matmul
-from adcompare.ops.reductions import max, min, prod, sum
-from adcompare.ops.registry import OPS, OpDef, defop, unbroadcast
-from adcompare.ops.shape import (
-    broadcast_to,
-    concatenate,
-    expand_dims,
-    getitem,
-    reshape,
-    scatter_add,
-    squeeze,
-    transpose,
-)
+from adcompare.ops import composite, elementwise, linalg, reductions, shape  # noqa: F401
+from adcompare.ops.composite import COMPOSITES
+from adcompare.ops.registry import OPS, OpDef, defop, public_functions, unbroadcast
 
-__all__ = [
-    "COMPOSITES",
-    "OPS",
-    "OpDef",
-    "abs",
-    "add",
-    "arcsin",
-    "arctan",
-    "broadcast_to",
-    "clip",
-    "concatenate",
-    "cos",
-    "defop",
-    "divide",
-    "dot",
-    "erf",
-    "exp",
-    "expand_dims",
-    "expm1",
-    "flatten",
-    "getitem",
-    "log",
-    "log1p",
-    "log_softmax",
-    "logsumexp",
-    "matmul",
-    "max",
-    "maximum",
-    "mean",
-    "min",
-    "minimum",
-    "multiply",
-    "negative",
-    "norm",
-    "outer",
-    "power",
-    "prod",
-    "reciprocal",
-    "relu",
-    "reshape",
-    "scatter_add",
-    "sigmoid",
-    "sin",
-    "softmax",
-    "softplus",
-    "sqrt",
-    "square",
-    "squeeze",
-    "stack",
-    "subtract",
-    "sum",
-    "tan",
-    "tanh",
-    "transpose",
-    "unbroadcast",
-    "where",
-]
+globals().update(public_functions())
+
+__all__ = ["COMPOSITES", "OPS", "OpDef", "defop", "unbroadcast"]
+__all__ += sorted(public_functions())
 
 # The generated functions' examples, collected for doctest.
 __test__ = {name: op.fn.__doc__ for name, op in OPS.items() if op.example}

@@ -1,14 +1,16 @@
 """Composite ops: built from primitives, so they need no derivative rules.
 
 Each is differentiable in every mode, to every order, because its parts are.
-``COMPOSITES`` lists them (with the method name a box gets, if any) so the
-engines and the tests can iterate over them as they do over ``OPS``.
+``COMPOSITES`` lists them, each with where users reach it (the method a box
+gets, numpy's names for it, whether command-line formulas accept it), so the
+engines and the tests iterate over them as they do over ``OPS``.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -29,23 +31,47 @@ from adcompare.ops.elementwise import (
 )
 from adcompare.ops.linalg import matmul
 from adcompare.ops.reductions import max, sum
-from adcompare.ops.registry import ndim_of, normalize_axes, raw, shape_of
+from adcompare.ops.registry import (
+    default_numpy_names,
+    ndim_of,
+    normalize_axes,
+    raw,
+    register_numpy_names,
+    shape_of,
+)
 from adcompare.ops.shape import concatenate, expand_dims, reshape, squeeze
 
-COMPOSITES: dict[str, tuple[Callable, str | None]] = {}
+
+@dataclass(frozen=True)
+class Composite:
+    """A composite op and where users reach it (the fields of :class:`OpDef` of those names)."""
+
+    fn: Callable
+    method: str | None
+    numpy: tuple[str, ...]
+    cli: bool
 
 
-def composite(method: str | None = None):
-    """Register a composite op, optionally as a method of boxes."""
+COMPOSITES: dict[str, Composite] = {}
+
+
+def composite(method: str | None = None, numpy: tuple[str, ...] | None = None, cli: bool = False):
+    """Register a composite op; ``numpy`` defaults to its own name.
+
+    ``method`` makes it a method of boxes, ``cli`` lets command-line formulas
+    call it (functions of one array only).
+    """
 
     def register(fn: Callable) -> Callable:
-        COMPOSITES[fn.__name__] = (fn, method)
+        names = default_numpy_names(fn.__name__) if numpy is None else numpy
+        COMPOSITES[fn.__name__] = Composite(fn, method, names, cli)
+        register_numpy_names(names, fn)
         return fn
 
     return register
 
 
-@composite(method="square")
+@composite(method="square", cli=True)
 def square(x):
     """``x * x``, elementwise.
 
@@ -55,7 +81,7 @@ def square(x):
     return multiply(x, x)
 
 
-@composite(method="reciprocal")
+@composite(method="reciprocal", cli=True)
 def reciprocal(x):
     """``1 / x``, elementwise.
 
@@ -78,7 +104,7 @@ def mean(x, axis=None, keepdims: bool = False):
     return divide(sum(x, axis=axes, keepdims=keepdims), float(count))
 
 
-@composite(method="sigmoid")
+@composite(method="sigmoid", cli=True)
 def sigmoid(x):
     """The logistic function ``1 / (1 + exp(-x))``, elementwise.
 
@@ -90,7 +116,7 @@ def sigmoid(x):
     return multiply(0.5, add(1.0, tanh(multiply(0.5, x))))
 
 
-@composite(method="relu")
+@composite(method="relu", cli=True)
 def relu(x):
     """``max(x, 0)``, elementwise, with derivative 0 at ``x = 0`` (as PyTorch).
 
@@ -100,7 +126,7 @@ def relu(x):
     return where(np.greater(raw(x), 0), x, 0.0)
 
 
-@composite()
+@composite(cli=True)
 def softplus(x):
     """``log(1 + exp(x))``, elementwise, without overflow for large ``x``.
 
@@ -162,7 +188,7 @@ def log_softmax(x, axis: int = -1):
     return subtract(shifted, log(sum(exp(shifted), axis=axes, keepdims=True)))
 
 
-@composite()
+@composite(numpy=("linalg.norm",))
 def norm(x, ord=2, axis=None, keepdims: bool = False):
     """Vector norm over ``axis``: ``ord`` 2 (Euclidean), 1, or ``inf``.
 

@@ -11,12 +11,22 @@ Subgradient convention at non-smooth points, the same in both modes:
 
 from __future__ import annotations
 
+import builtins
 import math
+import operator
 
 import numpy as np
 import sympy
 
-from adcompare.ops.registry import Box, defop, raw
+from adcompare.ops.registry import (
+    ARRAY_ONLY,
+    HOLOMORPHIC,
+    Box,
+    Hints,
+    defop,
+    public_face,
+    raw,
+)
 from adcompare.ops.shape import broadcast_to, getitem
 
 _erf = np.vectorize(math.erf, otypes=[float])
@@ -49,6 +59,9 @@ def _scaled(cotangent, factor):
 add = defop(
     "add",
     np.add,
+    operators=("__add__", "__radd__"),
+    replay=operator.add,
+    complex=HOLOMORPHIC,
     nargs=2,
     elementwise=True,
     saves=(),
@@ -62,6 +75,9 @@ add = defop(
 subtract = defop(
     "subtract",
     np.subtract,
+    operators=("__sub__", "__rsub__"),
+    replay=operator.sub,
+    complex=HOLOMORPHIC,
     nargs=2,
     elementwise=True,
     saves=(),
@@ -76,10 +92,13 @@ subtract = defop(
 multiply = defop(
     "multiply",
     np.multiply,
+    operators=("__mul__", "__rmul__"),
+    replay=operator.mul,
+    complex=HOLOMORPHIC,
     nargs=2,
     elementwise=True,
     saves=("args",),
-    vjp_reads=(("y",), ("x",)),
+    hints=Hints(vjp_reads=(("y",), ("x",))),
     label="Mul",
     sym=lambda x, y: x * y,
     jvp=(lambda out, x, y, x_dot: x_dot * y, lambda out, x, y, y_dot: x * y_dot),
@@ -94,10 +113,14 @@ multiply = defop(
 divide = defop(
     "divide",
     np.divide,
+    operators=("__truediv__", "__rtruediv__"),
+    numpy=("divide", "true_divide"),
+    replay=operator.truediv,
+    complex=HOLOMORPHIC,
     nargs=2,
     elementwise=True,
     domain=((-2.0, 2.0), (0.5, 2.0)),
-    vjp_reads=(("y",), ("y", "out")),
+    hints=Hints(vjp_reads=(("y",), ("y", "out"))),
     label="Div",
     sym=lambda x, y: x / y,
     # d(x/y)/dy = -out/y is formed on primals before it meets the tangent lanes.
@@ -116,6 +139,9 @@ divide = defop(
 negative = defop(
     "negative",
     np.negative,
+    operators=("__neg__",),
+    replay=operator.neg,
+    complex=HOLOMORPHIC,
     elementwise=True,
     saves=(),
     label="Neg",
@@ -185,13 +211,16 @@ def _power_vjp_x(out, x, y, out_bar):
 power = defop(
     "power",
     _power_value,
+    operators=("__pow__", "__rpow__"),
+    replay=math.pow,
+    complex=HOLOMORPHIC,
     nargs=2,
     elementwise=True,
     domain=((0.5, 2.0), (-2.0, 2.0)),
     # The tape keeps only the inputs: the output is needed by the exponent's rule
     # alone, which recomputes it, so x**2's result is freed as soon as it is used.
     saves=("args",),
-    into=_power_into,
+    hints=Hints(into=_power_into),
     label="Pow",
     sym=lambda x, y: x**y,
     jvp=(_power_jvp_x, lambda out, x, y, y_dot: log(x) * out * y_dot),
@@ -203,6 +232,8 @@ power = defop(
 exp = defop(
     "exp",
     np.exp,
+    replay=math.exp,
+    complex=HOLOMORPHIC,
     elementwise=True,
     saves=("out",),
     method="exp",
@@ -216,6 +247,8 @@ exp = defop(
 log = defop(
     "log",
     np.log,
+    replay=math.log,
+    complex=HOLOMORPHIC,
     elementwise=True,
     saves=("args",),
     domain=(0.1, 3.0),
@@ -230,6 +263,8 @@ log = defop(
 log1p = defop(
     "log1p",
     np.log1p,
+    replay=math.log1p,
+    complex=HOLOMORPHIC,
     elementwise=True,
     saves=("args",),
     domain=(-0.5, 2.0),
@@ -245,6 +280,8 @@ log1p = defop(
 expm1 = defop(
     "expm1",
     np.expm1,
+    replay=math.expm1,
+    complex=HOLOMORPHIC,
     elementwise=True,
     saves=("out",),
     method="expm1",
@@ -259,6 +296,8 @@ expm1 = defop(
 sqrt = defop(
     "sqrt",
     np.sqrt,
+    replay=math.sqrt,
+    complex=HOLOMORPHIC,
     elementwise=True,
     saves=("out",),
     domain=(0.1, 3.0),
@@ -273,6 +312,8 @@ sqrt = defop(
 sin = defop(
     "sin",
     np.sin,
+    replay=math.sin,
+    complex=HOLOMORPHIC,
     elementwise=True,
     saves=("args",),
     domain=(-3.0, 3.0),
@@ -287,6 +328,8 @@ sin = defop(
 cos = defop(
     "cos",
     np.cos,
+    replay=math.cos,
+    complex=HOLOMORPHIC,
     elementwise=True,
     saves=("args",),
     domain=(-3.0, 3.0),
@@ -301,6 +344,8 @@ cos = defop(
 tan = defop(
     "tan",
     np.tan,
+    replay=math.tan,
+    complex=HOLOMORPHIC,
     elementwise=True,
     saves=("out",),
     domain=(-1.2, 1.2),
@@ -315,6 +360,8 @@ tan = defop(
 tanh = defop(
     "tanh",
     np.tanh,
+    replay=math.tanh,
+    complex=HOLOMORPHIC,
     elementwise=True,
     saves=("out",),
     domain=(-3.0, 3.0),
@@ -329,6 +376,8 @@ tanh = defop(
 arcsin = defop(
     "arcsin",
     np.arcsin,
+    replay=math.asin,
+    complex=HOLOMORPHIC,
     elementwise=True,
     saves=("args",),
     domain=(-0.9, 0.9),
@@ -344,6 +393,8 @@ arcsin = defop(
 arctan = defop(
     "arctan",
     np.arctan,
+    replay=math.atan,
+    complex=HOLOMORPHIC,
     elementwise=True,
     saves=("args",),
     method="arctan",
@@ -364,6 +415,10 @@ def _sign(x):
 abs = defop(
     "abs",
     np.abs,
+    operators=("__abs__",),
+    numpy=("abs", "absolute"),
+    replay=builtins.abs,
+    complex="takes the modulus of a complex number, which is not holomorphic",
     elementwise=True,
     saves=("args",),
     method="abs",
@@ -385,6 +440,8 @@ def _share(x, y):
 maximum = defop(
     "maximum",
     np.maximum,
+    replay=ARRAY_ONLY,
+    complex="compares complex numbers",
     nargs=2,
     elementwise=True,
     saves=("args",),
@@ -405,6 +462,8 @@ maximum = defop(
 minimum = defop(
     "minimum",
     np.minimum,
+    replay=ARRAY_ONLY,
+    complex="compares complex numbers",
     nargs=2,
     elementwise=True,
     saves=("args",),
@@ -427,9 +486,16 @@ def _prepare_where(x, y, *, cond):
     return {"cond": np.asarray(raw(cond), dtype=bool)}
 
 
+def _choose(x, y, cond):
+    # where's replay kernel on single numbers.
+    return x if cond else y
+
+
 _select = defop(
     "where",
     lambda x, y, cond: np.where(cond, x, y),
+    replay=_choose,
+    complex=HOLOMORPHIC,
     nargs=2,
     elementwise=True,
     saves=(),
@@ -449,6 +515,7 @@ _select = defop(
 )
 
 
+@public_face(_select)
 def where(cond, x, y):
     """``x`` where ``cond`` is true, else ``y``, elementwise (like ``np.where``).
 
@@ -489,6 +556,8 @@ def _sym_clip(x, lo, hi):
 clip = defop(
     "clip",
     lambda x, lo, hi: np.clip(x, lo, hi),
+    replay=ARRAY_ONLY,
+    complex="compares complex numbers",
     elementwise=True,
     saves=("args",),
     prepare=_prepare_clip,
@@ -508,6 +577,8 @@ clip = defop(
 erf = defop(
     "erf",
     lambda x: _erf(x).astype(np.result_type(x, np.float32), copy=False),
+    replay=math.erf,
+    complex="is computed for real numbers only",
     elementwise=True,
     saves=("args",),
     method="erf",

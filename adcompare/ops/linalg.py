@@ -6,10 +6,20 @@ row, a 1-D right operand a column, and the added axis is removed again.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from adcompare.ops.elementwise import multiply
-from adcompare.ops.registry import defop, ndim_of, pad_lanes, shape_of, unbroadcast
+from adcompare.ops.registry import (
+    HOLOMORPHIC,
+    Hints,
+    defop,
+    ndim_of,
+    pad_lanes,
+    shape_of,
+    unbroadcast,
+)
 from adcompare.ops.shape import expand_dims, reshape, squeeze, transpose
 
 
@@ -89,11 +99,12 @@ def _vjp_y(out, x, y, out_bar):
 matmul = defop(
     "matmul",
     np.matmul,
+    operators=("__matmul__", "__rmatmul__"),
+    replay=operator.mul,
+    complex=HOLOMORPHIC,
     nargs=2,
     saves=("args",),
-    vjp_reads=(("y",), ("x",)),  # each rule reads only the other operand's values
     prepare=_prepare_matmul,
-    work=lambda out, x, y: max(np.size(out), 1) * np.shape(x)[-1],
     cases=[
         (((3, 4), (4, 2)), {}),
         (((4,), (4, 2)), {}),
@@ -105,6 +116,10 @@ matmul = defop(
         (((2, 3, 4), (4,)), {}),
     ],
     label="Mm",
+    hints=Hints(
+        vjp_reads=(("y",), ("x",)),  # each rule reads only the other operand's values
+        work=lambda out, x, y: max(np.size(out), 1) * np.shape(x)[-1],
+    ),
     sym=lambda x, y: np.matmul(np.asarray(x, dtype=object), np.asarray(y, dtype=object)),
     jvp=(_jvp_x, _jvp_y),
     vjp=(_vjp_x, _vjp_y),

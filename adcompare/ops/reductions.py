@@ -11,7 +11,16 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from adcompare.ops.registry import defop, ndim_of, normalize_axes, raw, shape_of
+from adcompare.ops.registry import (
+    ARRAY_ONLY,
+    HOLOMORPHIC,
+    defop,
+    keep_number,
+    ndim_of,
+    normalize_axes,
+    raw,
+    shape_of,
+)
 
 
 def _prepare_axes(x, axis=None, keepdims=False):
@@ -66,6 +75,8 @@ def _sympy_over(reducer):
 sum = defop(
     "sum",
     lambda x, axis, keepdims: np.add.reduce(x, axis=axis, keepdims=keepdims),
+    replay=keep_number,
+    complex=HOLOMORPHIC,
     saves=(),
     prepare=_prepare_axes,
     method="sum",
@@ -114,6 +125,9 @@ def _max_vjp(out, x, out_bar, axis, keepdims):
 max = defop(
     "max",
     lambda x, axis, keepdims: np.maximum.reduce(x, axis=axis, keepdims=keepdims),
+    numpy=("max", "amax"),
+    replay=ARRAY_ONLY,
+    complex="compares complex numbers",
     prepare=_prepare_axes,
     method="max",
     cases=_SELECT_CASES,
@@ -128,6 +142,9 @@ max = defop(
 min = defop(
     "min",
     lambda x, axis, keepdims: np.minimum.reduce(x, axis=axis, keepdims=keepdims),
+    numpy=("min", "amin"),
+    replay=ARRAY_ONLY,
+    complex="compares complex numbers",
     prepare=_prepare_axes,
     method="min",
     cases=_SELECT_CASES,
@@ -160,6 +177,8 @@ def _product_of_others(x, axis):
 prod = defop(
     "prod",
     lambda x, axis, keepdims: np.multiply.reduce(x, axis=axis, keepdims=keepdims),
+    replay=ARRAY_ONLY,
+    complex=HOLOMORPHIC,
     saves=("args",),
     prepare=_prepare_axes,
     method="prod",

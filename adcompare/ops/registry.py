@@ -28,6 +28,7 @@ directly, so that they can themselves be differentiated.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 from collections.abc import Callable, Sequence
@@ -40,17 +41,27 @@ from adcompare import cost
 from adcompare.ops import buffers
 
 __all__ = [
+    "ARRAY_ONLY",
+    "HOLOMORPHIC",
+    "NUMPY_NAMES",
     "OPS",
     "Box",
+    "ComplexNotSupportedError",
+    "Hints",
     "OpDef",
     "apply",
     "apply_plain",
+    "complex_error",
     "defop",
+    "keep_number",
     "lane_count",
     "new_level",
     "normalize_axes",
     "pad_lanes",
+    "public_face",
+    "public_functions",
     "raw",
+    "register_numpy_names",
     "unbroadcast",
 ]
 
@@ -71,33 +82,76 @@ class Box:
         raise NotImplementedError
 
 
+#: ``replay`` status of an op that the replay compiler runs only on arrays.
+ARRAY_ONLY = "array only"
+#: ``complex`` status of an op that is analytic in a complex argument.
+HOLOMORPHIC = "holomorphic"
+
+
+class ComplexNotSupportedError(TypeError):
+    """An op met complex input that its rules do not hold for."""
+
+
+@dataclass(frozen=True)
+class Hints:
+    """How to compute an op faster, kept apart from what it computes.
+
+    ``into(out, *args, **params)`` writes the value into a preallocated
+    array (large elementwise results reuse cached buffers; elementwise ops
+    whose value is a ufunc get it for free). ``vjp_reads`` names, per
+    argument position, what that position's VJP rule reads (``"x"``,
+    ``"y"``, ..., ``"out"``): the tape then keeps only what the positions
+    that need a gradient read, so ``100.0 * p`` does not keep ``p`` alive;
+    without it every rule may read everything ``saves`` names.
+    ``work(out, *args)`` is the arithmetic one application does, in element
+    operations, when that is more than the size of its largest operand
+    (``matmul``'s multiply-adds). ``accumulate_vjp(total, out, *args,
+    out_bar, **params)`` adds the first argument's cotangent into ``total``,
+    a plain array the reverse sweep owns, in place (indexing adds into a
+    slice rather than scattering into zeros first).
+    """
+
+    into: Callable | None = None
+    vjp_reads: tuple[tuple[str, ...], ...] | None = None
+    work: Callable | None = None
+    accumulate_vjp: Callable | None = None
+
+
+_NO_HINTS = Hints()
+
+
 @dataclass(eq=False)
 class OpDef:
     """Everything about one primitive, side by side.
 
-    ``value`` computes the op on plain numpy values. ``jvp`` and ``vjp`` hold
-    one rule per argument position (``None`` where the argument is not
-    differentiable, like the condition of ``where``). A variadic op such as
-    ``concatenate`` gives one *joint* JVP rule, ``jvp(out, arrays, tangents,
-    **params)`` with ``None`` among ``tangents`` for constant arguments (so
-    the tangents are joined in one step, not one step per argument), and one
-    VJP rule that takes the position as its first argument. ``sym`` is the
-    SymPy counterpart, an independent oracle for the tests. ``domain`` is
-    where tests draw inputs from, one ``(low, high)`` pair per argument (or
-    one pair for all). ``cases`` lists ``(arg_shapes,
-    params)`` examples for ops that are not elementwise (elementwise ops are
-    tested over standard broadcast shape groups), and ``test_params(shape,
-    rng)`` draws static parameters for elementwise ops that have some.
-    ``work(out, *args)`` is the arithmetic one application does, in element
-    operations, when that is more than the size of its largest operand
-    (``matmul``'s multiply-adds). ``accumulate_vjp(total, out, *args, out_bar,
-    **params)`` may add the first argument's cotangent into ``total``, a plain
-    array the reverse sweep owns, in place (indexing adds into a slice rather
-    than scattering into zeros first). ``vjp_reads`` names, per argument
-    position, what that position's VJP rule reads (``"x"``, ``"y"``, ...,
-    ``"out"``): the tape then keeps only what the positions that need a
-    gradient read, so ``100.0 * p`` does not keep ``p`` alive. Without it
-    every rule may read everything ``saves`` names.
+    The mathematics: ``value`` computes the op on plain numpy values. ``jvp``
+    and ``vjp`` hold one rule per argument position (``None`` where the
+    argument is not differentiable, like the condition of ``where``). A
+    variadic op such as ``concatenate`` gives one *joint* JVP rule,
+    ``jvp(out, arrays, tangents, **params)`` with ``None`` among ``tangents``
+    for constant arguments (so the tangents are joined in one step, not one
+    step per argument), and one VJP rule that takes the position as its
+    first argument. ``sym`` is the SymPy counterpart, an independent oracle
+    for the tests. ``domain`` is where tests draw inputs from, one ``(low,
+    high)`` pair per argument (or one pair for all). ``cases`` lists
+    ``(arg_shapes, params)`` examples for ops that are not elementwise
+    (elementwise ops are tested over standard broadcast shape groups), and
+    ``test_params(shape, rng)`` draws static parameters for elementwise ops
+    that have some. ``complex`` is :data:`HOLOMORPHIC` when the rules hold
+    for complex arguments, else the reason they do not (``None``: not
+    declared, so not trusted).
+
+    Where users reach it: ``api`` is the public function (the registered one
+    unless a wrapper with another signature stands in front, as ``where``'s
+    does); ``numpy`` lists the numpy names that dispatch to it
+    (``"absolute"``, ``"linalg.norm"`` for functions outside numpy's main
+    namespace); ``operators`` the Python operators boxes get
+    (``("__add__", "__radd__")``, or one unary name); ``method`` the method
+    boxes get; :attr:`cli` whether command-line formulas accept it.
+    ``replay`` is the scalar kernel the replay compiler emits for
+    single-element programs, or :data:`ARRAY_ONLY`.
+
+    How to compute it faster lives apart, in ``hints`` (:class:`Hints`).
     """
 
     name: str
@@ -110,17 +164,19 @@ class OpDef:
     elementwise: bool = False
     saves: frozenset = frozenset({"args", "out"})
     prepare: Callable | None = None
+    complex: str | None = None
     label: str = ""
     method: str | None = None
+    operators: tuple[str, ...] = ()
+    numpy: tuple[str, ...] = ()
+    replay: Callable | str | None = None
     doc: str = ""
     example: str = ""
     cases: tuple = ()
     test_params: Callable | None = None
-    work: Callable | None = None
-    accumulate_vjp: Callable | None = None
-    vjp_reads: tuple[tuple[str, ...], ...] | None = None
-    into: Callable | None = None
+    hints: Hints = _NO_HINTS
     fn: Callable | None = None
+    api: Callable | None = None
 
     def __post_init__(self):
         #: What the tape keeps when every argument needs a gradient (see :meth:`kept`).
@@ -146,9 +202,10 @@ class OpDef:
 
     def _compute_kept(self, needed: tuple[bool, ...]) -> tuple[bool | tuple[bool, ...], bool]:
         keeps_args, keeps_out = self.keeps
-        if self.vjp_reads is None:
+        vjp_reads = self.hints.vjp_reads
+        if vjp_reads is None:
             return self.keeps
-        read = {name for flag, names in zip(needed, self.vjp_reads) if flag for name in names}
+        read = {name for flag, names in zip(needed, vjp_reads) if flag for name in names}
         args = tuple(keeps_args and _ARG_NAMES[i] in read for i in range(len(needed)))
         return (all(args) if all(args) or not any(args) else args), keeps_out and "out" in read
 
@@ -161,6 +218,12 @@ class OpDef:
         if self.nargs is None:
             return functools.partial(self.vjp, i)
         return self.vjp[i]
+
+    @property
+    def cli(self) -> bool:
+        """Whether command-line formulas accept it: elementwise, one or two arrays, no
+        static parameters."""
+        return self.elementwise and self.prepare is None and self.nargs in (1, 2)
 
     @property
     def differentiable(self) -> tuple[int, ...]:
@@ -218,11 +281,16 @@ def apply_plain(op: OpDef, args: tuple, params: dict):
         recorded = RECORDING_HOOKS[-1](op, args, params)
         if recorded is not None:
             return recorded
+    into = op.hints.into
     try:
-        out = None if op.into is None else buffers.run_into(op.into, args, params)
+        out = None if into is None else buffers.run_into(into, args, params)
         if out is None:
             out = op.value(*args, **params)
-    except ValueError as error:
+    except (TypeError, ValueError) as error:
+        if op.complex != HOLOMORPHIC and any(np.iscomplexobj(a) for a in args):
+            raise complex_error(op) from None
+        if isinstance(error, TypeError):
+            raise
         shapes = ", ".join(str(shape_of(a)) for a in args)
         raise ValueError(f"{op.name}: {error} (argument shapes {shapes})") from None
     if cost._ACTIVE:
@@ -247,6 +315,29 @@ def _tuple_rule(rule) -> tuple:
     return (rule,)
 
 
+def keep_number(x, *args, **params):
+    """The replay kernel of shape ops and one-element reductions: the number stays."""
+    return x
+
+
+def complex_error(op: OpDef) -> ComplexNotSupportedError:
+    """The error for complex input to an op whose rules do not hold for it."""
+    reason = op.complex or "declares no complex support (see OpDef.complex)"
+    return ComplexNotSupportedError(f"{op.name} {reason}: it takes no complex input")
+
+
+#: numpy's names (``"sin"``, ``"absolute"``, ``"linalg.norm"``) of the op set's public functions.
+NUMPY_NAMES: dict[str, Callable] = {}
+
+
+def register_numpy_names(names: Sequence[str], fn: Callable) -> None:
+    """Let numpy's functions named ``names``, called on a box, dispatch to ``fn``."""
+    for name in names:
+        if name in NUMPY_NAMES and NUMPY_NAMES[name] is not fn:
+            raise ValueError(f"numpy name {name!r} already dispatches to another op")
+        NUMPY_NAMES[name] = fn
+
+
 def defop(
     name: str,
     value: Callable,
@@ -259,35 +350,45 @@ def defop(
     elementwise: bool = False,
     saves: Sequence[str] = ("args", "out"),
     prepare: Callable | None = None,
+    complex: str | None = None,
     label: str = "",
     method: str | None = None,
+    operators: Sequence[str] = (),
+    numpy: Sequence[str] | None = None,
+    replay: Callable | str | None = None,
     doc: str = "",
     example: str = "",
     cases: Sequence = (),
     test_params: Callable | None = None,
-    work: Callable | None = None,
-    accumulate_vjp: Callable | None = None,
-    vjp_reads: Sequence[Sequence[str]] | None = None,
-    into: Callable | None = None,
+    hints: Hints = _NO_HINTS,
 ) -> Callable:
     """Register a primitive and return its public function.
 
-    ``saves`` names what the VJP rules need from the forward pass: ``"args"``
-    (the primal inputs) and/or ``"out"``; rules receive ``None`` for what is
-    not saved, and the tape holds only what is. ``prepare(*args, **params)``
-    normalises static parameters (axes, shapes, indices) once, before
-    dispatch. ``example`` is a doctest expression whose printed value follows
-    after ``->``.
+    The fields are :class:`OpDef`'s. ``saves`` names what the VJP rules need
+    from the forward pass: ``"args"`` (the primal inputs) and/or ``"out"``;
+    rules receive ``None`` for what is not saved, and the tape holds only
+    what is. ``prepare(*args, **params)`` normalises static parameters
+    (axes, shapes, indices) once, before dispatch. ``numpy`` defaults to the
+    op's own name. ``example`` is a doctest expression whose printed value
+    follows after ``->``. A user's op is registered the same way:
+
+    >>> import numpy as np
+    >>> cube = defop(
+    ...     "cube_example", lambda x: x**3, sym=lambda x: x**3, numpy=(),
+    ...     jvp=lambda out, x, x_dot: 3.0 * x * x * x_dot,
+    ...     vjp=lambda out, x, out_bar: out_bar * 3.0 * x * x)
+    >>> import adcompare as ad
+    >>> print(ad.grad(cube)(2.0))
+    12.0
+    >>> del OPS["cube_example"]
     """
+    if name in OPS:
+        raise ValueError(f"op {name!r} is registered twice")
     if nargs is not None:
         jvp, vjp = _tuple_rule(jvp), _tuple_rule(vjp)
-    if vjp_reads is not None:
-        known = {*_ARG_NAMES[: nargs or 0], "out"}
-        if len(vjp_reads) != nargs or not all(set(names) <= known for names in vjp_reads):
-            raise ValueError(
-                f"op {name!r}: vjp_reads needs one tuple per argument position, "
-                f"naming only {sorted(known)}"
-            )
+    hints = _checked_hints(name, nargs, hints)
+    if elementwise and hints.into is None:
+        hints = dataclasses.replace(hints, into=_ufunc_into(value))
     op = OpDef(
         name=name,
         value=value,
@@ -299,21 +400,45 @@ def defop(
         elementwise=elementwise,
         saves=frozenset(saves),
         prepare=prepare,
+        complex=complex,
         label=label or name.capitalize(),
         method=method,
+        operators=tuple(operators),
+        numpy=default_numpy_names(name) if numpy is None else tuple(numpy),
+        replay=replay,
         doc=doc,
         example=example,
         cases=tuple(cases),
         test_params=test_params,
-        work=work,
-        accumulate_vjp=accumulate_vjp,
-        vjp_reads=None if vjp_reads is None else tuple(tuple(names) for names in vjp_reads),
-        into=into if into is not None or not elementwise else _ufunc_into(value),
+        hints=hints,
     )
-    if name in OPS:
-        raise ValueError(f"op {name!r} is registered twice")
+    op.fn = op.api = _public_function(op)
     OPS[name] = op
+    register_numpy_names(op.numpy, op.fn)
+    return op.fn
 
+
+def default_numpy_names(name: str) -> tuple[str, ...]:
+    """An op answers to numpy's function of its own name, where numpy has one."""
+    return (name,) if callable(getattr(np, name, None)) else ()
+
+
+def _checked_hints(name: str, nargs: int | None, hints: Hints) -> Hints:
+    vjp_reads = hints.vjp_reads
+    if vjp_reads is None:
+        return hints
+    known = {*_ARG_NAMES[: nargs or 0], "out"}
+    if len(vjp_reads) != nargs or not all(set(names) <= known for names in vjp_reads):
+        raise ValueError(
+            f"op {name!r}: vjp_reads needs one tuple per argument position, "
+            f"naming only {sorted(known)}"
+        )
+    return dataclasses.replace(hints, vjp_reads=tuple(tuple(names) for names in vjp_reads))
+
+
+def _public_function(op: OpDef) -> Callable:
+    """The function users call: checks the array count, normalises static parameters."""
+    name, nargs, prepare = op.name, op.nargs, op.prepare
     if prepare is None:
 
         def fn(*args, **params):
@@ -335,8 +460,39 @@ def defop(
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = _docstring(op)
     fn.op = op
-    op.fn = fn
     return fn
+
+
+def public_face(op_fn: Callable) -> Callable:
+    """Make the decorated wrapper the public function of ``op_fn``'s op.
+
+    For a primitive whose public signature differs from its record's (numpy's
+    ``where(cond, x, y)`` in front of a record taking ``cond`` as a keyword):
+    exports and numpy dispatch then reach the wrapper.
+    """
+
+    def register(wrapper: Callable) -> Callable:
+        op = op_fn.op
+        op.api = wrapper
+        for numpy_name in op.numpy:
+            NUMPY_NAMES[numpy_name] = wrapper
+        return wrapper
+
+    return register
+
+
+def public_functions() -> dict[str, Callable]:
+    """Every public function of the op set by name: primitives' and composites'.
+
+    >>> funcs = public_functions()
+    >>> funcs["sin"] is OPS["sin"].fn, "softmax" in funcs
+    (True, True)
+    """
+    from adcompare.ops.composite import COMPOSITES
+
+    funcs = {name: op.api for name, op in OPS.items() if not name.startswith("_")}
+    funcs.update((name, composite.fn) for name, composite in COMPOSITES.items())
+    return funcs
 
 
 def _docstring(op: OpDef) -> str:

@@ -12,12 +12,17 @@ import math
 import numpy as np
 
 from adcompare.ops.registry import (
+    ARRAY_ONLY,
+    HOLOMORPHIC,
     Box,
+    Hints,
     defop,
+    keep_number,
     lane_count,
     ndim_of,
     normalize_axes,
     pad_lanes,
+    public_face,
     raw,
     shape_of,
     unbroadcast,
@@ -56,6 +61,8 @@ def _prepare_reshape(x, shape):
 reshape = defop(
     "reshape",
     lambda x, shape: np.asarray(x).reshape(shape),
+    replay=keep_number,
+    complex=HOLOMORPHIC,
     saves=(),
     prepare=_prepare_reshape,
     cases=[
@@ -95,6 +102,8 @@ def _shift(axes, lanes):
 transpose = defop(
     "transpose",
     lambda x, axes: np.asarray(x).transpose(axes),
+    replay=keep_number,
+    complex=HOLOMORPHIC,
     saves=(),
     prepare=_prepare_transpose,
     cases=[
@@ -138,6 +147,8 @@ def _broadcast_jvp(out, x, x_dot, shape):
 broadcast_to = defop(
     "broadcast_to",
     lambda x, shape: np.broadcast_to(x, shape),
+    replay=keep_number,
+    complex=HOLOMORPHIC,
     saves=(),
     prepare=_prepare_broadcast,
     cases=[
@@ -165,6 +176,8 @@ def _prepare_expand(x, axis):
 expand_dims = defop(
     "expand_dims",
     lambda x, axis: np.expand_dims(x, axis),
+    replay=keep_number,
+    complex=HOLOMORPHIC,
     saves=(),
     prepare=_prepare_expand,
     cases=[(((3, 4),), {"axis": 1}), (((3,),), {"axis": (0, 2)}), (((),), {"axis": 0})],
@@ -193,6 +206,8 @@ def _prepare_squeeze(x, axis=None):
 squeeze = defop(
     "squeeze",
     lambda x, axis: np.squeeze(x, axis),
+    replay=keep_number,
+    complex=HOLOMORPHIC,
     saves=(),
     prepare=_prepare_squeeze,
     cases=[(((3, 1, 4),), {}), (((1, 3),), {"axis": 0}), (((1, 1),), {"axis": -1})],
@@ -284,6 +299,8 @@ def _getitem_accumulate(total, out, x, out_bar, index):
 getitem = defop(
     "getitem",
     lambda x, index: np.asarray(x)[index],
+    replay=keep_number,
+    complex=HOLOMORPHIC,
     saves=(),
     prepare=_prepare_index,
     cases=[
@@ -306,7 +323,7 @@ getitem = defop(
         "arrays and boolean masks. Repeated indices accumulate in the derivative."
     ),
     example="getitem([1.0, 2.0, 3.0], slice(None, None, -1)) -> [3. 2. 1.]",
-    accumulate_vjp=_getitem_accumulate,
+    hints=Hints(accumulate_vjp=_getitem_accumulate),
 )
 
 
@@ -389,6 +406,8 @@ def _sym_scatter(v, index, shape):
 scatter_add = defop(
     "scatter_add",
     _scatter_value,
+    replay=ARRAY_ONLY,
+    complex=HOLOMORPHIC,
     saves=(),
     prepare=_prepare_scatter,
     cases=[
@@ -456,6 +475,8 @@ def _concatenate_vjp(i, out, *rest, axis, sizes):
 _concatenate = defop(
     "concatenate",
     lambda *arrays, axis, sizes: np.concatenate(arrays, axis=axis),
+    replay=ARRAY_ONLY,
+    complex=HOLOMORPHIC,
     nargs=None,
     saves=(),
     prepare=_prepare_concatenate,
@@ -474,6 +495,7 @@ _concatenate = defop(
 )
 
 
+@public_face(_concatenate)
 def concatenate(arrays, axis: int = 0):
     """Join a sequence of arrays along an existing axis, as ``np.concatenate``.
 
