@@ -144,3 +144,83 @@ def test_a_reshape_that_copies_does_not_share_the_counter():
         flat *= 2.0
     loss.backward()
     np.testing.assert_allclose(w.grad.numpy(), np.cos(np.arange(1.0, 7.0).reshape(2, 3) / 4))
+
+
+# --- recorded writes through an alias: every tensor sharing the memory follows ------------------
+
+
+def test_a_recorded_write_through_a_view_reaches_the_base():
+    # y[0:2] becomes x[0:2]², so d sum(y) / dx = [2 x0, 2 x1, 1] (PyTorch too).
+    x = ad.Tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 1.0
+    view = y[0:2]
+    view *= x[0:2]
+    ad.sum(y).backward()
+    np.testing.assert_array_equal(y.detach().numpy(), [1.0, 4.0, 3.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0, 1.0])
+
+
+def test_a_recorded_write_on_the_base_reaches_its_views():
+    # The view is y[0:2] = x[0:2]² after the write: gradient [2 x0, 2 x1, 0].
+    x = ad.Tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * 1.0
+    view = y[0:2]
+    y *= x
+    ad.sum(view).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0, 0.0])
+
+
+def test_a_recorded_write_through_a_reshaped_transpose_reaches_every_alias():
+    # y = x (2×3); the write multiplies the memory of y.T's first row (y[:, 0]) by
+    # w, so sum(y * c) = Σ c x with c[:, 0] scaled by w: the gradient is c there.
+    x = ad.Tensor(np.arange(1.0, 7.0).reshape(2, 3), requires_grad=True)
+    w = ad.Tensor([10.0, 20.0], requires_grad=True)
+    c = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    y = x * 1.0
+    first_row_of_transpose = ad.transpose(y)[0]
+    first_row_of_transpose *= w
+    flat = ad.reshape(y, (6,))
+    ad.sum(y * c).backward()
+    expected = c.copy()
+    expected[:, 0] *= [10.0, 20.0]
+    np.testing.assert_array_equal(x.grad.numpy(), expected)
+    np.testing.assert_array_equal(w.grad.numpy(), c[:, 0] * [1.0, 4.0])  # c · x[:, 0]
+    np.testing.assert_array_equal(flat.detach().numpy(), y.detach().numpy().ravel())
+
+
+def test_a_view_that_does_not_overlap_the_write_keeps_its_graph():
+    x = ad.Tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    y = x * 2.0
+    left, right = y[0:2], y[2:4]
+    left *= x[0:2]
+    ad.sum(right).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 2.0, 2.0])
+
+
+def test_the_augmented_slice_assignment_idiom_is_right():
+    # y[0:2] *= 3 is y.__setitem__(s, y[s].__imul__(3)): two recorded writes.
+    x = ad.Tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * x
+    y[0:2] *= 3.0
+    ad.sum(y).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0, 12.0, 6.0])
+
+
+def test_a_recorded_write_through_a_view_of_a_leaf_is_refused():
+    w = ad.Tensor([1.0, 2.0], requires_grad=True)
+    view = w[0:1]
+    with pytest.raises(RuntimeError, match=r"leaf tensor that requires grad.*no_grad"):
+        view *= 2.0
+    np.testing.assert_array_equal(w.detach().numpy(), [1.0, 2.0])  # refused before writing
+
+
+def test_taking_many_views_keeps_the_alias_list_short():
+    # Each view is noted on the shared counter; dead ones are pruned as it grows.
+    x = ad.Tensor(np.arange(4.0), requires_grad=True)
+    y = x * 1.0
+    total = 0.0
+    for i in range(1000):
+        total = total + ad.sum(y[i % 4 : i % 4 + 1])
+    assert len(y._version[1]) < 64
+    total.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [250.0, 250.0, 250.0, 250.0])
