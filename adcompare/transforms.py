@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from adcompare import cost
-from adcompare.forward import Dual, as_float, float_dtype, in_dtype
+from adcompare.engines.forward import Dual, as_float, float_dtype, in_dtype
+from adcompare.engines.reverse import Tensor, enable_grad, run_backward
 from adcompare.ops import concatenate, reshape, stack, transpose
 from adcompare.ops.registry import Box, new_level, shape_of
-from adcompare.reverse import Tensor, enable_grad, run_backward
+from adcompare.runtime import cost
 
 __all__ = [
     "HESSIAN_MODES",

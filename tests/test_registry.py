@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import adcompare as ad
-from adcompare import expr
-from adcompare.arraybox import _numpy_name
+from adcompare.cli import expr
+from adcompare.engines.box import _numpy_name
 from adcompare.ops import COMPOSITES, OPS
 from adcompare.ops.registry import ARRAY_ONLY, HOLOMORPHIC, NUMPY_NAMES
 from tests.opcases import domain_of, draw

@@ -37,8 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from adcompare import cost
-from adcompare.ops import buffers
+from adcompare.runtime import buffers, cost
+from adcompare.runtime.hooks import RECORDING_HOOKS
 
 __all__ = [
     "ARRAY_ONLY",
@@ -253,11 +253,6 @@ def new_level() -> int:
     apart.
     """
     return next(_LEVELS)
-
-
-#: Set while ``adcompare.compile`` records: it sees ops whose arguments are
-#: plain arrays computed from traced values (a mask given to ``where``).
-RECORDING_HOOKS: list[Callable] = []
 
 
 def apply(op: OpDef, args: tuple, params: dict):

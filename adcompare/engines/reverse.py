@@ -34,9 +34,8 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from adcompare import cost
-from adcompare.arraybox import ArrayBox
-from adcompare.forward import in_dtype
+from adcompare.engines.box import ArrayBox
+from adcompare.engines.forward import in_dtype
 from adcompare.ops import OpDef, add, scatter_add, where
 from adcompare.ops.registry import (
     Box,
@@ -48,6 +47,7 @@ from adcompare.ops.registry import (
     shape_of,
     unbroadcast,
 )
+from adcompare.runtime import cost
 
 __all__ = [
     "AccumulateGrad",
