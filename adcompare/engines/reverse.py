@@ -36,7 +36,7 @@ import numpy as np
 
 from adcompare.engines.box import ArrayBox
 from adcompare.engines.forward import in_dtype
-from adcompare.ops import OpDef, add, scatter_add, where
+from adcompare.ops import OpDef, add, assign_at, where
 from adcompare.ops.registry import (
     Box,
     apply,
@@ -514,24 +514,20 @@ class Tensor(ArrayBox):
         out = apply(op, values, params) if nested else apply_plain(op, values, params)
         # A view (a basic slice, a reshape, a transpose) shares its input's memory,
         # so it shares its version counter too. Only views have a base.
-        source = None
         if type(out) is np.ndarray and out.base is not None:
             source = _tensor_of_memory(out.base, args, level)
-        version = None if source is None else source._version
+            if source is not None:
+                recording = record and _state.enabled
+                return _view(source, op, params, next_nodes, values, out, versions, recording)
         if not (record and _state.enabled):
-            result = Tensor._wrap(out, level, version=version)
-        else:
-            node = Node(op, params, tuple(next_nodes), values, out, versions, level)
-            if version is None:
-                version = [0]
-            if node.saved_out is not None:
-                node.versions.append((version, version[0], -1))
-            if cost._ACTIVE:
-                cost.record_reverse(op.name, out, node.saved_bytes)
-            result = Tensor._wrap(out, level, node, True, version)
-        if source is not None:
-            _note_alias(source, result)
-        return result
+            return Tensor._wrap(out, level)
+        node = Node(op, params, tuple(next_nodes), values, out, versions, level)
+        version = [0]
+        if node.saved_out is not None:
+            node.versions.append((version, 0, -1))
+        if cost._ACTIVE:
+            cost.record_reverse(op.name, out, node.saved_bytes)
+        return Tensor._wrap(out, level, node, True, version)
 
     # --- in-place operations -------------------------------------------------------------
     def _inplace(self, compute, other):
@@ -596,7 +592,7 @@ class Tensor(ArrayBox):
         return self._inplace(lambda a, b: a / b, other)
 
     def __setitem__(self, index, value):
-        self._inplace(lambda a, v: _assign_at(a, index, v), value)
+        self._inplace(lambda a, v: assign_at(a, index, v), value)
 
 
 # --- tensors that share memory ----------------------------------------------------------
@@ -622,6 +618,28 @@ def _tensor_of_memory(base, args: tuple, level: int) -> Tensor | None:
             if data is base or (type(data) is np.ndarray and data.base is base):
                 return a
     return None
+
+
+def _view(source: Tensor, op, params, next_nodes, values, out, versions, recording) -> Tensor:
+    """``Tensor._apply``'s result when ``out`` is a view of ``source``'s memory.
+
+    As the common path of ``_apply`` (kept inline there, as it runs once per
+    op), but the result shares ``source``'s version counter and is noted as
+    one of its aliases.
+    """
+    counter = source._version
+    level = source._level
+    if not recording:
+        view = Tensor._wrap(out, level, version=counter)
+    else:
+        node = Node(op, params, tuple(next_nodes), values, out, versions, level)
+        if node.saved_out is not None:
+            node.versions.append((counter, counter[0], -1))
+        if cost._ACTIVE:
+            cost.record_reverse(op.name, out, node.saved_bytes)
+        view = Tensor._wrap(out, level, node, True, counter)
+    _note_alias(source, view)
+    return view
 
 
 def _note_alias(source: Tensor, alias: Tensor) -> None:
@@ -687,25 +705,6 @@ def _follow_write(written: Tensor, aliases: list) -> None:
         )
         alias.grad_fn = where(overlap, elements, old).grad_fn
         alias._requires_grad = True
-
-
-def _assign_at(x, index, value):
-    """``x`` with ``value`` written at ``index``, as a differentiable expression."""
-    from adcompare.ops.registry import OPS
-
-    index = OPS["getitem"].prepare(x, index)["index"]
-    hits = np.zeros(shape_of(x), dtype=np.int64)
-    np.add.at(hits, index, 1)
-    if hits.max(initial=0) > 1:
-        raise IndexError(
-            "assignment through an index that repeats positions is ambiguous; "
-            "use adcompare.scatter_add to add at repeated positions"
-        )
-    target_shape = np.empty(shape_of(x))[index].shape
-    from adcompare.ops import broadcast_to
-
-    placed = scatter_add(broadcast_to(value, target_shape), index=index, shape=shape_of(x))
-    return where(hits > 0, placed, x)
 
 
 def _cotangent(tensor: Tensor, gradient, create_graph: bool):
