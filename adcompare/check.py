@@ -40,6 +40,7 @@ import numpy as np
 from adcompare import symbolic, transforms
 from adcompare.engines.forward import as_float
 from adcompare.ops.registry import HOLOMORPHIC, OPS, Box, ComplexNotSupportedError
+from adcompare.pytree import flat_call
 from adcompare.runtime.cost import count
 
 __all__ = [
@@ -790,6 +791,7 @@ def check_grad(
     (['forward', 'reverse'], True)
     """
     rtol, atol = _checked_tolerances(rtol, atol, "check_grad")
+    f, args, argnums = flat_call(f, args, argnums)  # pytrees: one entry per leaf
     if isinstance(modes, str):
         modes = (modes,)
     args, positions, value, dtype, names = _setup(f, args, argnums, order, modes, "check_grad")
@@ -995,6 +997,7 @@ def compare(
     [('symbolic', 15.0, True), ('forward', 15.0, True)]
     """
     rtol, atol = _checked_tolerances(rtol, atol, "compare")
+    f, args, argnums = flat_call(f, args, argnums)  # pytrees: one entry per leaf
     if isinstance(modes, str):
         modes = (modes,)
     args, positions, value, dtype, names = _setup(f, args, argnums, order, modes, "compare")
