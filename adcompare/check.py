@@ -128,8 +128,8 @@ def _value(f, args) -> np.ndarray:
     out = f(*args)
     if out is None:
         raise TypeError(
-            "the function returned None: did it forget a return statement? Return the "
-            "value to differentiate (a number or an array)"
+            "the function returned None: did it forget a `return`? Return the value "
+            "to differentiate (a number or an array)"
         )
     if isinstance(out, (tuple, list, dict)):
         raise TypeError(
