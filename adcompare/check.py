@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -49,6 +50,7 @@ __all__ = [
     "ModeCheck",
     "NotComplexSafeError",
     "check_grad",
+    "checked_tolerance",
     "compare",
     "complex_step",
     "default_tolerance",
@@ -124,6 +126,11 @@ def _pack(blocks: list, argnums, order: int):
 
 def _value(f, args) -> np.ndarray:
     out = f(*args)
+    if out is None:
+        raise TypeError(
+            "the function returned None: did it forget a `return`? Return the value "
+            "to differentiate (a number or an array)"
+        )
     if isinstance(out, (tuple, list, dict)):
         raise TypeError(
             f"the function returned a {type(out).__name__}; return a single array "
@@ -131,7 +138,18 @@ def _value(f, args) -> np.ndarray:
         )
     if isinstance(out, Box):
         raise TypeError("the function returned a boxed value for plain inputs")
-    return np.asarray(out)
+    out = np.asarray(out)
+    if not np.issubdtype(out.dtype, np.number) and out.dtype != np.bool_:
+        raise TypeError(
+            f"the function returned a {out.dtype} value ({_short_repr(out)}); return a "
+            "number or a numeric array"
+        )
+    return out
+
+
+def _short_repr(value) -> str:
+    text = repr(value.item() if value.ndim == 0 else value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _check_scalar(shape, what: str) -> None:
@@ -505,8 +523,14 @@ def _compare_blocks(mode, got_blocks, want_blocks, labels, rtol, atol) -> ModeCh
             worst = (float(rho[index]), b, tuple(int(i) for i in index))
         max_rel = max(max_rel, float(np.max(rho)))
     rho, b, index = worst
-    if rho < 0:
-        return ModeCheck(mode, True, 0.0, 0.0, derivative=list(got_blocks), rtol=rtol)
+    if rho < 0:  # a comparison of nothing proves nothing
+        return ModeCheck(
+            mode,
+            False,
+            error="no entry was compared (the derivative has no elements)",
+            derivative=list(got_blocks),
+            rtol=rtol,
+        )
     return ModeCheck(
         mode,
         not failed,
@@ -590,8 +614,8 @@ class CheckReport:
 
     @property
     def passed(self) -> bool:
-        """Whether every mode agreed with the reference within tolerance."""
-        return all(r.passed for r in self.results)
+        """Whether every mode agreed with the reference within tolerance (False if none ran)."""
+        return bool(self.results) and all(r.passed for r in self.results)
 
     def __bool__(self) -> bool:
         return self.passed
@@ -667,14 +691,58 @@ class CheckReport:
         return json.dumps(self.as_dict(), indent=2)
 
 
-def _setup(f, args, argnums, order, what):
+def checked_tolerance(value, name: str) -> float | None:
+    """``value`` as a float (``None``, the default, passes); refuses NaN, inf and negatives.
+
+    With a NaN tolerance no entry fails, with inf every entry passes, and
+    with a negative one none can: each would report a check that was not made.
+
+    >>> checked_tolerance(1e-6, "rtol")
+    1e-06
+    >>> checked_tolerance(float("nan"), "rtol")
+    Traceback (most recent call last):
+    ...
+    ValueError: rtol must be a finite number >= 0, not nan (NaN or inf would pass ...
+    """
+    if value is None:
+        return None
+    if not (
+        isinstance(value, numbers.Real)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    ):
+        raise ValueError(
+            f"{name} must be a finite number >= 0, not {value!r} (NaN or inf would pass "
+            "every entry, a negative one none); leave it out for the default, set by the "
+            "dtype and the reference"
+        )
+    return float(value)
+
+
+def _checked_tolerances(rtol, atol, what: str) -> tuple[float | None, float | None]:
+    return checked_tolerance(rtol, f"{what}: rtol"), checked_tolerance(atol, f"{what}: atol")
+
+
+def _setup(f, args, argnums, order, modes, what):
     if order not in (1, 2):
         raise ValueError(f"{what}: order must be 1 or 2, not {order!r}")
+    if not modes:
+        raise ValueError(f"{what}: no modes to check; pass modes=('forward', 'reverse') or others")
     positions = _argnums(argnums, args, what)
     args = tuple(as_float(a) if i in positions else a for i, a in enumerate(args))
-    value = _value(f, args)
+    try:
+        value = _value(f, args)
+    except TypeError as error:
+        raise TypeError(f"{what}: {error}") from None
     if order == 2:
         _check_scalar(value.shape, f"{what}(order=2)")
+    if value.size == 0 or all(np.size(args[p]) == 0 for p in positions):
+        empty = "output" if value.size == 0 else "differentiated argument(s)"
+        raise ValueError(
+            f"{what}: no derivative entry to compare: the {empty} of the function have no "
+            "elements; check it at a point where they have some"
+        )
     dtype = np.result_type(*[as_float(args[p]) for p in positions])
     if not np.issubdtype(dtype, np.floating):
         dtype = np.dtype(np.float64)
@@ -756,10 +824,11 @@ def check_grad(
     >>> [r.mode for r in report.results], report.passed
     (['forward', 'reverse'], True)
     """
+    rtol, atol = _checked_tolerances(rtol, atol, "check_grad")
     f, args, argnums = flat_call(f, args, argnums)  # pytrees: one entry per leaf
-    args, positions, value, dtype, names = _setup(f, args, argnums, order, "check_grad")
     if isinstance(modes, str):
         modes = (modes,)
+    args, positions, value, dtype, names = _setup(f, args, argnums, order, modes, "check_grad")
     reference, against, note = _reference_or_fallback(
         f, args, positions, against, order, value.shape
     )
@@ -849,7 +918,11 @@ class Comparison:
     @property
     def passed(self) -> bool:
         """Whether every mode agreed with the symbolic result (False if there was none)."""
-        return self.reference_error is None and all(r.passed is not False for r in self.rows)
+        return (
+            self.reference_error is None
+            and bool(self.rows)
+            and all(r.passed is True for r in self.rows)
+        )
 
     def __getitem__(self, mode: str) -> ComparisonRow:
         for r in self.rows:
@@ -966,10 +1039,11 @@ def compare(
     >>> [(r.mode, r.derivative[0].item(), r.passed) for r in result.rows][:2]
     [('symbolic', 15.0, True), ('forward', 15.0, True)]
     """
+    rtol, atol = _checked_tolerances(rtol, atol, "compare")
     f, args, argnums = flat_call(f, args, argnums)  # pytrees: one entry per leaf
-    args, positions, value, dtype, names = _setup(f, args, argnums, order, "compare")
     if isinstance(modes, str):
         modes = (modes,)
+    args, positions, value, dtype, names = _setup(f, args, argnums, order, modes, "compare")
     symbolic.clear_cache(f)
     rows = []
     for mode in modes:

@@ -19,6 +19,7 @@ from adcompare import symbolic
 from adcompare.check import (
     SECOND_ORDER_MODES,
     Comparison,
+    checked_tolerance,
     compare,
     default_tolerance,
     format_seconds,
@@ -126,6 +127,11 @@ def verify(
     """
     if order not in (1, 2):
         raise VerifyError(f"--order must be 1 or 2, not {order}")
+    for name, tolerance in (("--rtol", rtol), ("--atol", atol)):
+        try:
+            checked_tolerance(tolerance, name)
+        except ValueError as error:
+            raise VerifyError(str(error)) from None
     expression = parse_expression(text)
     point = parse_point(at, expression.variables)
     chosen = _modes(modes, order)
