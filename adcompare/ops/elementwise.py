@@ -169,14 +169,44 @@ def _constant_integer(y) -> int | None:
 
 
 def _power_slope(x, y):
-    """``d(x**y)/dx = y * x**(y - 1)``, primal-shaped.
+    """``d(x**y)/dx = y * x**(y - 1)``, primal-shaped, and 0 where ``x = y = 0``.
 
     A constant exponent 2 gives ``2 * x``: one full-size operation where the
-    general formula takes two (and a power).
+    general formula takes two (and a power). At ``x = y = 0`` the formula is
+    ``0 * inf``; ``x**0`` is the constant 1 there, so the slope is 0 (PyTorch's
+    answer). The base is replaced by 1 where the slope is masked, so no NaN
+    reaches the unselected branch and higher derivatives stay 0 as well.
     """
-    if _constant_integer(y) == 2:
+    k = _constant_integer(y)
+    if k == 2:
         return multiply(2.0, x)
+    if k is None or k == 0:
+        masked = (raw(x) == 0) & (raw(y) == 0)
+        if masked.any():
+            safe = _select(1.0, x, cond=masked)
+            return _select(0.0, y * power(safe, y - 1), cond=masked)
     return y * power(x, y - 1)
+
+
+def _log_base(x, y):
+    """``log(x)``, the factor of ``d(x**y)/dy = log(x) * x**y``, and 0 where ``x = 0 <= y``.
+
+    There ``x**y`` is 0 (or 1 at ``y = 0``) for every nearby nonnegative
+    ``y``, and ``log(0) * 0`` would be NaN; PyTorch gives 0. The base is made
+    safe in the unselected branch, so higher derivatives stay finite too.
+    """
+    masked = (raw(x) == 0) & (raw(y) >= 0)
+    if not masked.any():
+        return log(x)
+    return _select(0.0, log(_select(1.0, x, cond=masked)), cond=masked)
+
+
+def _sym_power(x, y):
+    # SymPy leaves 0**y unevaluated and differentiates it to log(0) * 0**y = NaN;
+    # as a function of y it is 0 for y > 0, 1 at y = 0, and infinite below.
+    if x == 0 and not (y.is_number and y.is_zero):
+        return sympy.Piecewise((0, y > 0), (1, sympy.Eq(y, 0)), (sympy.zoo, True))
+    return x**y
 
 
 def _power_value(x, y):
@@ -205,6 +235,8 @@ def _power_vjp_x(out, x, y, out_bar):
         return out_bar
     if k == 2:
         return multiply(_scaled(out_bar, 2.0), x)
+    if k is None or k == 0:
+        return multiply(out_bar, _power_slope(x, y))
     return multiply(_scaled(out_bar, y), power(x, y - 1))
 
 
@@ -222,9 +254,9 @@ power = defop(
     saves=("args",),
     hints=Hints(into=_power_into),
     label="Pow",
-    sym=lambda x, y: x**y,
-    jvp=(_power_jvp_x, lambda out, x, y, y_dot: log(x) * out * y_dot),
-    vjp=(_power_vjp_x, lambda out, x, y, out_bar: out_bar * log(x) * power(x, y)),
+    sym=lambda x, y: _sym_power(x, y),
+    jvp=(_power_jvp_x, lambda out, x, y, y_dot: _log_base(x, y) * out * y_dot),
+    vjp=(_power_vjp_x, lambda out, x, y, out_bar: out_bar * _log_base(x, y) * power(x, y)),
     doc="``x`` to the power ``y``, elementwise; ``y`` may carry a derivative too.",
     example="power(2.0, 3.0) -> 8.0",
 )
