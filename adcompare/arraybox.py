@@ -96,7 +96,22 @@ class ArrayBox(Box):
         return getitem(self, index)
 
     def item(self) -> float:
-        """The value of a one-element array as a Python number."""
+        """The value of a one-element array as a Python number.
+
+        Inside a transform the value carries a derivative that a Python number
+        cannot hold, so the conversion is refused rather than silently giving
+        a zero derivative (as JAX refuses it). Outside transforms a tensor
+        converts, as in PyTorch:
+
+        >>> import adcompare as ad
+        >>> ad.Tensor(2.5, requires_grad=True).item()
+        2.5
+        >>> ad.grad(lambda x: float(x) * x)(3.0)
+        Traceback (most recent call last):
+        ...
+        TypeError: float() of a value that carries a derivative inside a transform ...
+        """
+        self._refuse_if_traced("item()")
         value = np.asarray(raw(self))
         if value.size != 1:
             raise ValueError(
@@ -106,10 +121,24 @@ class ArrayBox(Box):
         return value.item()
 
     def __float__(self) -> float:
+        self._refuse_if_traced("float()")
         return float(self.item())
 
     def __int__(self) -> int:
+        self._refuse_if_traced("int()")
         return int(self.item())
+
+    def _refuse_if_traced(self, conversion: str) -> None:
+        # Level 0 is a box the user made (``Tensor(x, requires_grad=True)``);
+        # transforms make boxes of higher levels.
+        if self._level > 0 and self._carries_derivative():
+            raise TypeError(
+                f"{conversion} of a value that carries a derivative inside a transform would "
+                "drop the derivative (math.sin(x[0]) or float(x) * y silently give 0). Keep "
+                "the value an array and use adcompare's functions (ad.sin(x[0])); to use it "
+                "as a constant on purpose, call adcompare.stop_gradient(x) first, or call "
+                ".item() outside the transform"
+            )
 
     def __bool__(self) -> bool:
         return bool(raw(self))
