@@ -31,7 +31,6 @@ _COMPARISON_UFUNCS = {f.__name__ for f in _COMPARISONS.values()} | {
     "isfinite",
     "isnan",
     "isinf",
-    "sign",
 }
 
 

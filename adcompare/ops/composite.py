@@ -32,6 +32,7 @@ from adcompare.ops.elementwise import (
 from adcompare.ops.linalg import matmul
 from adcompare.ops.reductions import max, sum
 from adcompare.ops.registry import (
+    ComplexNotSupportedError,
     default_numpy_names,
     ndim_of,
     normalize_axes,
@@ -89,6 +90,40 @@ def reciprocal(x):
     0.25
     """
     return divide(1.0, x)
+
+
+@composite(cli=True)
+def fabs(x):
+    """Absolute value of real numbers, elementwise, as ``np.fabs`` (derivative ``sign(x)``).
+
+    >>> print(fabs(-2.0))
+    2.0
+    """
+    if np.iscomplexobj(raw(x)):
+        raise ComplexNotSupportedError(
+            "fabs is computed for real numbers only: it takes no complex input (use abs)"
+        )
+    return abs(x)
+
+
+@composite(numpy=("deg2rad", "radians"), cli=True)
+def deg2rad(x):
+    """Degrees to radians, elementwise, as ``np.deg2rad`` (also reached as ``np.radians``).
+
+    >>> print(deg2rad(180.0))
+    3.141592653589793
+    """
+    return multiply(x, math.pi / 180.0)
+
+
+@composite(numpy=("rad2deg", "degrees"), cli=True)
+def rad2deg(x):
+    """Radians to degrees, elementwise, as ``np.rad2deg`` (also reached as ``np.degrees``).
+
+    >>> print(rad2deg(math.pi))
+    180.0
+    """
+    return multiply(x, 180.0 / math.pi)
 
 
 @composite(method="mean")
