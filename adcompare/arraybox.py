@@ -35,7 +35,13 @@ _COMPARISON_UFUNCS = {f.__name__ for f in _COMPARISONS.values()} | {
 
 
 def _numpy_name(func) -> str:
-    """numpy's name for ``func``: ``"sin"``, or ``"linalg.norm"`` outside the main namespace."""
+    """numpy's name for ``func``: ``"sin"``, or ``"linalg.norm"`` outside the main namespace.
+
+    A ufunc that is not numpy's is scipy's (``"scipy.special.gammaln"``).
+    """
+    if isinstance(func, np.ufunc):
+        name = func.__name__
+        return name if getattr(np, name, None) is func else f"scipy.special.{name}"
     module = getattr(func, "__module__", None) or "numpy"
     if module.startswith("numpy.") and not module.startswith("numpy._"):
         return f"{module[len('numpy.') :]}.{func.__name__}"
@@ -158,15 +164,16 @@ class ArrayBox(Box):
 
     # --- numpy interop -----------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        name = ufunc.__name__
+        name = _numpy_name(ufunc)
         if method == "__call__" and name in _COMPARISON_UFUNCS:
             return ufunc(*[raw(i) for i in inputs], **kwargs)
         fn = NUMPY_NAMES.get(name)
         if method == "__call__" and fn is not None and not kwargs:
             return fn(*inputs)
         suggestion = _REDUCTIONS.get(name, name) if method == "reduce" else name
+        spelled = name if name.startswith("scipy.") else f"np.{name}"
         return _fallback(
-            f"np.{name}" if method == "__call__" else f"np.{name}.{method}",
+            spelled if method == "__call__" else f"{spelled}.{method}",
             suggestion,
             lambda: getattr(ufunc, method)(*_raws(inputs), **kwargs),
             inputs,

@@ -614,6 +614,7 @@ erf = defop(
     elementwise=True,
     saves=("args",),
     method="erf",
+    numpy=("scipy.special.erf",),
     label="Erf",
     sym=sympy.erf,
     jvp=lambda out, x, x_dot: _TWO_OVER_SQRT_PI * exp(negative(x * x)) * x_dot,
