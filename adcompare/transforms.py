@@ -18,7 +18,7 @@ import numpy as np
 
 from adcompare import cost
 from adcompare.forward import Dual, as_float
-from adcompare.ops import concatenate, reshape, stack, transpose
+from adcompare.ops import concatenate, real, reshape, stack, transpose
 from adcompare.ops.registry import Box, new_level, raw, shape_of
 from adcompare.reverse import Tensor, enable_grad, run_backward
 
@@ -130,9 +130,19 @@ def _sweep(node, cotangent, leaves, *, retain_graph: bool):
         targets={t._node() for t in leaves},
     )
     return [
-        _writeable(captured[t._node()]) if t._node() in captured else np.zeros(t.shape, t.dtype)
+        _real_if_real(t, _writeable(captured[t._node()]))
+        if t._node() in captured
+        else np.zeros(t.shape, t.dtype)
         for t in leaves
     ]
+
+
+def _real_if_real(leaf, cotangent):
+    """A real input's cotangent is the real part of what reaches it (``x * 1j`` sends
+    ``1j * u`` back): the pairing ``Re(cotangent * tangent)`` sees only that part."""
+    if np.iscomplexobj(raw(cotangent)) and not np.iscomplexobj(raw(leaf)):
+        return real(cotangent)
+    return cotangent
 
 
 def _writeable(value):

@@ -10,7 +10,15 @@ is imported here once, and every op it registers is exported, reachable from
 numpy's names for it, and tested.
 """
 
-from adcompare.ops import composite, elementwise, linalg, reductions, shape, special  # noqa: F401
+from adcompare.ops import (  # noqa: F401
+    complex_parts,
+    composite,
+    elementwise,
+    linalg,
+    reductions,
+    shape,
+    special,
+)
 from adcompare.ops.composite import COMPOSITES
 from adcompare.ops.registry import OPS, OpDef, defop, public_functions, unbroadcast
 

@@ -29,6 +29,7 @@ from adcompare.ops.elementwise import (
     tanh,
     where,
 )
+from adcompare.ops.complex_parts import conj, real
 from adcompare.ops.linalg import matmul
 from adcompare.ops.reductions import max, sum
 from adcompare.ops.registry import (
@@ -240,7 +241,9 @@ def norm(x, ord=2, axis=None, keepdims: bool = False):
         return max(abs(x), axis=axes, keepdims=keepdims)
     if ord != 2:
         raise ValueError(f"norm: ord={ord!r} is not supported; use 1, 2 or numpy.inf")
-    squares = sum(multiply(x, x), axis=axes, keepdims=keepdims)
+    # |z|² = Re(z conj(z)) for complex entries: the norm is real either way.
+    squared = real(multiply(x, conj(x))) if np.iscomplexobj(raw(x)) else multiply(x, x)
+    squares = sum(squared, axis=axes, keepdims=keepdims)
     positive = np.greater(raw(squares), 0)
     # Keep sqrt away from 0, where its derivative is infinite, then select 0.
     return where(positive, sqrt(where(positive, squares, 1.0)), 0.0)

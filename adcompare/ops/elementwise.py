@@ -21,6 +21,7 @@ import sympy
 from adcompare.ops.registry import (
     ARRAY_ONLY,
     HOLOMORPHIC,
+    WIRTINGER,
     Box,
     Hints,
     defop,
@@ -444,20 +445,59 @@ def _sign(x):
     return np.sign(raw(x))
 
 
+def _real(x):
+    # complex_parts imports this module, so its ops are looked up when first used.
+    from adcompare.ops.complex_parts import real
+
+    return real(x)
+
+
+def _conj(x):
+    from adcompare.ops.complex_parts import conj
+
+    return conj(x)
+
+
+def _modulus_slope(x):
+    """``conj(z) / |z|`` for complex ``z``, 0 at 0: ``d|z| = Re(conj(z) dz) / |z|``.
+
+    Unlike ``sign`` of a real number it is not constant, so it is built from
+    ops (differentiable again); the modulus is made safe where it is 0.
+    """
+    modulus = abs(x)
+    zero = raw(modulus) == 0
+    if not zero.any():
+        return _conj(x) / modulus
+    return _select(0.0, _conj(x) / _select(1.0, modulus, cond=zero), cond=zero)
+
+
+def _abs_jvp(out, x, x_dot):
+    if np.iscomplexobj(raw(x)):
+        return _real(_modulus_slope(x) * x_dot)
+    return _sign(x) * x_dot
+
+
+def _abs_vjp(out, x, out_bar):
+    if np.iscomplexobj(raw(x)):
+        return _real(out_bar) * _modulus_slope(x)
+    return out_bar * _sign(x)
+
+
 abs = defop(
     "abs",
     np.abs,
     operators=("__abs__",),
     numpy=("abs", "absolute"),
     replay=builtins.abs,
-    complex="takes the modulus of a complex number, which is not holomorphic",
+    complex=WIRTINGER,
     elementwise=True,
     saves=("args",),
     method="abs",
     sym=sympy.Abs,
-    jvp=lambda out, x, x_dot: _sign(x) * x_dot,
-    vjp=lambda out, x, out_bar: out_bar * _sign(x),
-    doc="Absolute value, elementwise; derivative ``sign(x)`` (0 at ``x = 0``).",
+    jvp=_abs_jvp,
+    vjp=_abs_vjp,
+    doc="Absolute value (the modulus of complex numbers), elementwise; derivative "
+    "``sign(x)`` (0 at ``x = 0``), ``conj(z) / |z|`` for complex ``z`` (see ``WIRTINGER``).",
     example="abs(-2.0) -> 2.0",
 )
 
