@@ -98,4 +98,3 @@ angle = defop(
     "positive reals); undefined at 0.",
     example="angle(1.0j) -> 1.5707963267948966",
 )
-

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from adcompare.ops.complex_parts import conj, real
 from adcompare.ops.elementwise import (
     abs,
     add,
@@ -29,7 +30,6 @@ from adcompare.ops.elementwise import (
     tanh,
     where,
 )
-from adcompare.ops.complex_parts import conj, real
 from adcompare.ops.linalg import matmul
 from adcompare.ops.reductions import max, sum
 from adcompare.ops.registry import (

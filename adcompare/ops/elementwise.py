@@ -954,7 +954,7 @@ def _prepare_round(x, decimals=0, out=None):
     return {"decimals": int(decimals)}
 
 
-round = _flat(  # noqa: A001 - numpy's name
+round = _flat(
     "round",
     lambda x, decimals: np.round(x, decimals),
     lambda x, decimals: _SymRint(x * 10**decimals) / 10**decimals,
@@ -1062,7 +1062,10 @@ hypot = defop(
     domain=(0.3, 2.0),
     sym=lambda x, y: sympy.sqrt(x * x + y * y),
     jvp=(lambda out, x, y, x_dot: x / out * x_dot, lambda out, x, y, y_dot: y / out * y_dot),
-    vjp=(lambda out, x, y, out_bar: out_bar * (x / out), lambda out, x, y, out_bar: out_bar * (y / out)),
+    vjp=(
+        lambda out, x, y, out_bar: out_bar * (x / out),
+        lambda out, x, y, out_bar: out_bar * (y / out),
+    ),
     doc="``sqrt(x**2 + y**2)``, elementwise, without overflow.",
     example="hypot(3.0, 4.0) -> 5.0",
 )

@@ -25,6 +25,7 @@ from adcompare.ops.elementwise import exp, log, log1p, negative
 from adcompare.ops.registry import (
     ARRAY_ONLY,
     HOLOMORPHIC,
+    Box,
     defop,
     public_face,
     raw,
@@ -375,8 +376,10 @@ i1 = _unary(
 
 
 def _prepare_order(x, v):
-    if isinstance(raw(v), np.ndarray) and np.ndim(v) or not np.isscalar(raw(v)):
-        raise TypeError("the Bessel order v must be one constant number")
+    if isinstance(v, Box) or np.ndim(v) != 0:
+        raise TypeError(
+            "the Bessel order v must be one constant number: the derivative is taken in x only"
+        )
     return {"v": float(v)}
 
 
