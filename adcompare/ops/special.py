@@ -460,3 +460,95 @@ def ive(v: float, x):
 # scipy's ufuncs take the order first, as the public functions do.
 register_numpy_names(("scipy.special.iv",), iv)
 register_numpy_names(("scipy.special.ive",), ive)
+
+
+# --- distribution functions (the stats log-densities' cdfs) ------------------------------
+
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+ndtr = _unary(
+    "ndtr",
+    sc.ndtr,
+    lambda out, x: _INV_SQRT_2PI * exp(-0.5 * x * x),
+    sym=lambda x: (1 + sympy.erf(x / sympy.sqrt(2))) / 2,
+    domain=(-3.0, 3.0),
+    doc="The standard normal distribution function, elementwise.",
+    example="ndtr(0.0) -> 0.5",
+)
+
+log_ndtr = _unary(
+    "log_ndtr",
+    sc.log_ndtr,
+    # pdf / cdf, formed in logs: exp(-x²/2 - log_ndtr(x)) / sqrt(2 pi) never overflows.
+    lambda out, x: _INV_SQRT_2PI * exp(-0.5 * x * x - out),
+    sym=lambda x: sympy.log((1 + sympy.erf(x / sympy.sqrt(2))) / 2),
+    domain=(-3.0, 3.0),
+    saves=("args", "out"),
+    doc="``log(ndtr(x))``, elementwise, accurate far into the lower tail.",
+    example="log_ndtr(0.0) -> -0.6931471805599453",
+)
+
+
+def _prepare_df(x, df):
+    if isinstance(df, Box) or np.ndim(df) != 0:
+        raise TypeError(
+            "stdtr: the degrees of freedom must be one constant number: the derivative is "
+            "taken in t only"
+        )
+    return {"df": float(df)}
+
+
+def _t_density(x, df):
+    """Student's t density at ``x`` with ``df`` degrees of freedom: stdtr's slope."""
+    log_norm = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+    return exp(log_norm - (df + 1) / 2 * log1p(x * x / df))
+
+
+class _SymStudentCdf(sympy.Function):
+    """Student's t distribution function for SymPy: its derivative in ``x`` is the density.
+
+    SymPy's closed form (a hypergeometric function) has no numeric evaluator here,
+    so the oracle is the density written out in SymPy: the CDF's defining identity.
+    """
+
+    _imp_ = staticmethod(lambda x, df: sc.stdtr(df, x))
+
+    def fdiff(self, argindex=1):
+        x, df = self.args
+        if argindex != 1:
+            raise sympy.ArgumentIndexError(self, argindex)
+        scale = sympy.gamma((df + 1) / 2) / (sympy.sqrt(df * sympy.pi) * sympy.gamma(df / 2))
+        return scale * (1 + x**2 / df) ** (-(df + 1) / 2)
+
+
+_stdtr = defop(
+    "stdtr",
+    lambda x, df: sc.stdtr(df, x),
+    jvp=lambda out, x, x_dot, df: _t_density(x, df) * x_dot,
+    vjp=lambda out, x, out_bar, df: out_bar * _t_density(x, df),
+    sym=lambda x, df: _SymStudentCdf(x, df),
+    domain=(-3.0, 3.0),
+    replay=ARRAY_ONLY,
+    complex=_REAL_ONLY,
+    elementwise=True,
+    saves=("args",),
+    prepare=_prepare_df,
+    numpy=(),
+    test_params=lambda shape, rng: {"df": 3.0},
+    doc="Student's t distribution function with ``df`` (a constant) degrees of freedom.",
+)
+
+
+@public_face(_stdtr)
+def stdtr(df: float, t):
+    """Student's t distribution function at ``t``, as ``scipy.special.stdtr(df, t)``.
+
+    The degrees of freedom ``df`` are a constant; the derivative is taken in ``t``.
+
+    >>> print(stdtr(3.0, 0.0))
+    0.5
+    """
+    return _stdtr(t, df=df)
+
+
+register_numpy_names(("scipy.special.stdtr",), stdtr)
