@@ -10,7 +10,7 @@ exact and numeric references.
 (array(15.), array(32.))
 """
 
-from adcompare import symbolic  # registers mode="symbolic"
+from adcompare import stats, symbolic  # symbolic registers mode="symbolic"
 from adcompare.check import check_grad, compare
 from adcompare.compiled import CompiledFunction, compile  # noqa: A004 - the API's name
 from adcompare.cost import Cost, count
@@ -65,6 +65,7 @@ __all__ = [
     "jacrev",
     "jvp",
     "no_grad",
+    "stats",
     "symbolic",
     "value_and_grad",
     "vjp",
