@@ -30,7 +30,7 @@ from adcompare.ops import (
     matmul,
     ndtr,
     stdtr,
-    sum,
+    sum,  # noqa: A004 - the op set's sum
     xlog1py,
     xlogy,
 )
