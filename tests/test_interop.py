@@ -35,15 +35,15 @@ def test_numpy_functions_dispatch_to_the_op_set():
 
 def test_functions_without_rules_refuse_to_drop_the_derivative():
     t = ad.Tensor([1.0, 2.0], requires_grad=True)
-    with pytest.raises(TypeError, match=r"np\.cumsum.*detach"):
-        np.cumsum(t)
-    with pytest.raises(TypeError, match=r"np\.floor.*drop"):
-        np.floor(ad.Dual(1.5, 1.0))
+    with pytest.raises(TypeError, match=r"np\.unwrap.*detach"):
+        np.unwrap(t)
+    with pytest.raises(TypeError, match=r"np\.spacing.*drop"):
+        np.spacing(ad.Dual(1.5, 1.0))
     with pytest.raises(TypeError, match=r"adcompare\.sum"):
         np.add.reduce(t)
     # Values that carry no derivative go through numpy as usual.
     assert np.allclose(ad.Tensor([1.0, 2.0]), [1.0, 2.0])
-    np.testing.assert_array_equal(np.cumsum(ad.Tensor([1.0, 2.0])), [1.0, 3.0])
+    np.testing.assert_array_equal(np.unwrap(ad.Tensor([1.0, 2.0])), [1.0, 2.0])
 
 
 def test_comparisons_give_plain_booleans():

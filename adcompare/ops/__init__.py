@@ -10,17 +10,16 @@ is imported here once, and every op it registers is exported, reachable from
 numpy's names for it, and tested.
 """
 
-from adcompare.ops import (  # noqa: F401
-    complex_parts,
-    composite,
-    elementwise,
-    linalg,
-    reductions,
-    shape,
-    special,
-)
+import importlib
+import pkgutil
+
 from adcompare.ops.composite import COMPOSITES
 from adcompare.ops.registry import OPS, OpDef, defop, public_functions, unbroadcast
+
+# Every module of the package registers its ops when imported: a new module needs no edit here.
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
+del _module
 
 globals().update(public_functions())
 

@@ -46,27 +46,50 @@ from adcompare.ops.shape import concatenate, expand_dims, reshape, squeeze
 
 @dataclass(frozen=True)
 class Composite:
-    """A composite op and where users reach it (the fields of :class:`OpDef` of those names)."""
+    """A composite op, where users reach it and how the tests call it.
+
+    ``method``, ``numpy`` and ``cli`` mean what :class:`OpDef`'s fields of
+    those names do. ``cases`` lists ``(arg_shapes, params)`` examples and
+    ``domain`` the interval arguments are drawn from: the registry's tests
+    check each case's value against numpy's function of the op's first numpy
+    name and its derivatives against finite differences in both modes.
+    ``listed`` says the arrays are passed as one list (``vstack([a, b])``).
+    """
 
     fn: Callable
-    method: str | None
-    numpy: tuple[str, ...]
-    cli: bool
+    method: str | None = None
+    numpy: tuple[str, ...] = ()
+    cli: bool = False
+    cases: tuple = ()
+    domain: tuple[float, float] = (-2.0, 2.0)
+    listed: bool = False
 
 
 COMPOSITES: dict[str, Composite] = {}
 
 
-def composite(method: str | None = None, numpy: tuple[str, ...] | None = None, cli: bool = False):
-    """Register a composite op; ``numpy`` defaults to its own name.
+def composite(
+    method: str | None = None,
+    numpy: tuple[str, ...] | None = None,
+    cli: bool = False,
+    cases: tuple = (),
+    domain: tuple[float, float] = (-2.0, 2.0),
+    listed: bool = False,
+):
+    """Register a composite op (the fields are :class:`Composite`'s).
 
-    ``method`` makes it a method of boxes, ``cli`` lets command-line formulas
-    call it (functions of one array only).
+    ``numpy`` defaults to its own name where numpy has a function of that
+    name; ``method`` makes it a method of boxes; ``cli`` lets command-line
+    formulas call it (functions of one array only).
     """
 
     def register(fn: Callable) -> Callable:
         names = default_numpy_names(fn.__name__) if numpy is None else numpy
-        COMPOSITES[fn.__name__] = Composite(fn, method, names, cli)
+        if fn.__name__ in COMPOSITES:
+            raise ValueError(f"composite {fn.__name__!r} is registered twice")
+        COMPOSITES[fn.__name__] = Composite(
+            fn, method, tuple(names), cli, tuple(cases), domain, listed
+        )
         register_numpy_names(names, fn)
         return fn
 
@@ -187,16 +210,33 @@ def _stop_max(x, axis):
 
 
 @composite()
-def logsumexp(x, axis=None, keepdims: bool = False):
-    """``log(sum(exp(x)))`` over ``axis``, stable for large values.
+def logsumexp(x, axis=None, keepdims: bool = False, b=None, return_sign: bool = False):
+    """``log(sum(b * exp(x)))`` over ``axis``, stable for large values, as SciPy's.
+
+    ``b`` scales each term (it may carry a derivative). With
+    ``return_sign=True`` the result is ``(log|s|, sign(s))`` for the sum ``s``,
+    which may then be negative; without it a negative sum gives NaN, as in
+    SciPy.
 
     >>> print(round(float(logsumexp([1000.0, 1000.0])), 6))
     1000.693147
+    >>> value, sign = logsumexp([0.0, 0.0], b=[1.0, -3.0], return_sign=True)
+    >>> print(round(float(value), 6), sign)
+    0.693147 -1.0
     """
     axes = normalize_axes(axis, ndim_of(x))
     shift = _stop_max(x, axes)
-    total = add(log(sum(exp(subtract(x, shift)), axis=axes, keepdims=True)), shift)
-    return total if keepdims else squeeze(total, axes)
+    terms = exp(subtract(x, shift))
+    if b is not None:
+        terms = multiply(b, terms)
+    total = sum(terms, axis=axes, keepdims=True)
+    sign = np.sign(raw(total))
+    if return_sign:
+        total = abs(total)
+    out = add(log(total), shift)
+    if not keepdims:
+        out, sign = squeeze(out, axes), np.squeeze(sign, axes)
+    return (out, sign) if return_sign else out
 
 
 @composite()

@@ -18,6 +18,7 @@ from adcompare.ops.registry import (
     keep_number,
     ndim_of,
     normalize_axes,
+    public_face,
     raw,
     shape_of,
 )
@@ -198,3 +199,48 @@ prod = defop(
     doc="Product over ``axis``; exact where elements are zero (no division by x).",
     example="prod([2.0, 3.0, 4.0]) -> 24.0",
 )
+
+
+# --- scans -------------------------------------------------------------------------------
+
+
+def _prepare_scan(x, axis):
+    (axis,) = normalize_axes(axis, ndim_of(x))
+    return {"axis": axis}
+
+
+def _reversed(x, axis):
+    from adcompare.ops.shape import getitem
+
+    return getitem(x, (Ellipsis, slice(None, None, -1)) + (slice(None),) * (-1 - axis))
+
+
+_cumsum = defop(
+    "cumsum",
+    lambda x, axis: np.cumsum(x, axis=axis),
+    replay=keep_number,
+    complex=HOLOMORPHIC,
+    saves=(),
+    prepare=_prepare_scan,
+    cases=[(((5,),), {"axis": 0}), (((3, 4),), {"axis": 1}), (((2, 3, 2),), {"axis": 0})],
+    label="Cumsum",
+    sym=lambda x, axis: np.cumsum(np.asarray(x, dtype=object), axis=axis),
+    jvp=lambda out, x, x_dot, axis: _cumsum(x_dot, axis),
+    # The adjoint of a running sum is a running sum from the other end.
+    vjp=lambda out, x, out_bar, axis: _reversed(_cumsum(_reversed(out_bar, axis), axis), axis),
+    doc="Running sum along one axis (see ``cumsum``).",
+)
+
+
+@public_face(_cumsum)
+def cumsum(x, axis=None):
+    """Running sum along ``axis`` (of the flattened array by default), as ``np.cumsum``.
+
+    >>> print(cumsum([1.0, 2.0, 3.0]))
+    [1. 3. 6.]
+    """
+    if axis is None:
+        from adcompare.ops.shape import reshape
+
+        x, axis = reshape(x, (-1,)), 0
+    return _cumsum(x, axis)

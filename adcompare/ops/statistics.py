@@ -1,0 +1,231 @@
+"""Statistics and differences as composites: var, std, median, quantile, average,
+cumprod, diff.
+
+Order statistics (median, quantile) go through ``sort``: the derivative of a
+quantile flows to the one or two sorted elements it interpolates between,
+with numpy's default (linear) interpolation weights.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from adcompare.ops.composite import composite, mean
+from adcompare.ops.elementwise import add, divide, multiply, sqrt, subtract
+from adcompare.ops.rearrange import ravel, sort
+from adcompare.ops.reductions import sum
+from adcompare.ops.registry import Box, ndim_of, normalize_axes, raw, shape_of
+from adcompare.ops.shape import concatenate, getitem
+
+_AXES = [
+    (((3, 4),), {}),
+    (((3, 4),), {"axis": 0}),
+    (((2, 3, 4),), {"axis": (0, 2), "keepdims": True}),
+]
+
+
+def _array(x):
+    return x if isinstance(x, Box) else np.asarray(x)
+
+
+def _count(x, axis) -> int:
+    shape = shape_of(x)
+    return math.prod(shape[a] for a in normalize_axes(axis, len(shape)))
+
+
+@composite(method="var", cases=_AXES + [(((5,),), {"ddof": 1})])
+def var(x, axis=None, ddof: int = 0, keepdims: bool = False):
+    """Variance over ``axis`` with ``n - ddof`` in the denominator, as ``np.var``.
+
+    >>> print(var([1.0, 2.0, 3.0, 4.0]))
+    1.25
+    """
+    x = _array(x)
+    centred = subtract(x, mean(x, axis=axis, keepdims=True))
+    total = sum(multiply(centred, centred), axis=axis, keepdims=keepdims)
+    return divide(total, float(_count(x, axis) - ddof))
+
+
+@composite(method="std", cases=_AXES + [(((5,),), {"ddof": 1})])
+def std(x, axis=None, ddof: int = 0, keepdims: bool = False):
+    """Standard deviation over ``axis``, as ``np.std``: the square root of ``var``.
+
+    Its derivative is infinite where the values are all equal (as in PyTorch).
+
+    >>> print(std([1.0, 3.0]))
+    1.0
+    """
+    return sqrt(var(x, axis=axis, ddof=ddof, keepdims=keepdims))
+
+
+@composite(
+    cases=[
+        (((6,),), {"weights": np.arange(1.0, 7.0)}),
+        (((3, 4),), {"axis": 1, "weights": np.array([1.0, 2.0, 0.5, 1.0])}),
+    ]
+)
+def average(x, axis=None, weights=None, returned: bool = False, keepdims: bool = False):
+    """Weighted mean over ``axis``, as ``np.average``; the weights may carry a derivative.
+
+    1-D ``weights`` along a single ``axis`` are aligned with it, as numpy does.
+    With ``returned=True`` the sum of the weights comes second.
+
+    >>> print(average([1.0, 2.0, 4.0], weights=[1.0, 1.0, 2.0]))
+    2.75
+    """
+    x = _array(x)
+    if weights is None:
+        out = mean(x, axis=axis, keepdims=keepdims)
+        total = float(_count(x, axis))
+        return (out, np.full(shape_of(out), total)) if returned else out
+    weights = _array(weights)
+    if shape_of(weights) != shape_of(x):
+        if axis is None or ndim_of(weights) != 1:
+            raise ValueError(
+                f"average: weights of shape {shape_of(weights)} do not match x of shape "
+                f"{shape_of(x)}; give weights shaped like x, or 1-D weights with one axis"
+            )
+        (axis_,) = normalize_axes(axis, ndim_of(x))
+        from adcompare.ops.shape import reshape
+
+        weights = reshape(weights, (-1,) + (1,) * (-1 - axis_))
+    total = sum(multiply(weights, np.ones(shape_of(x))), axis=axis, keepdims=keepdims)
+    out = divide(sum(multiply(x, weights), axis=axis, keepdims=keepdims), total)
+    return (out, total) if returned else out
+
+
+def _quantile_of_sorted(ordered, q: float, axis: int):
+    """numpy's linear interpolation between the sorted elements around ``q``."""
+    n = shape_of(ordered)[axis]
+    position = (n - 1) * q
+    below = math.floor(position)
+    fraction = position - below
+    pick = lambda i: getitem(ordered, (Ellipsis, i) + (slice(None),) * (-1 - axis))
+    low = pick(below)
+    if fraction == 0:
+        return low
+    return add(multiply(1.0 - fraction, low), multiply(fraction, pick(min(below + 1, n - 1))))
+
+
+@composite(
+    cases=[
+        (((7,),), {"q": 0.3}),
+        (((3, 4),), {"q": [0.25, 0.5], "axis": 1}),
+        (((3, 4),), {"q": 0.5, "axis": 0, "keepdims": True}),
+    ]
+)
+def quantile(x, q, axis=None, keepdims: bool = False, method: str = "linear"):
+    """The ``q``-th quantile(s) over one ``axis`` (the flattened array by default).
+
+    As ``np.quantile`` with its default ``method="linear"``; several ``q``
+    give a leading axis, as numpy does.
+
+    >>> print(quantile([1.0, 2.0, 3.0, 4.0], 0.5))
+    2.5
+    """
+    if method != "linear":
+        raise ValueError(f"quantile: method {method!r} is not supported; use method='linear'")
+    x = _array(x)
+    qs = np.asarray(raw(q), dtype=float)
+    if np.any((qs < 0) | (qs > 1)):
+        raise ValueError(f"quantile: q must lie in [0, 1], got {q!r}")
+    ndim = ndim_of(x)
+    if axis is None:
+        ordered, axis_ = sort(ravel(x)), -1
+    else:
+        (axis_,) = normalize_axes(axis, ndim)
+        ordered = sort(x, axis=axis_)
+    parts = [_quantile_of_sorted(ordered, float(value), axis_) for value in qs.ravel()]
+    if keepdims:
+        from adcompare.ops.shape import expand_dims
+
+        kept = range(ndim) if axis is None else (axis_,)
+        parts = [
+            expand_dims(part, tuple(kept)) if axis is None else expand_dims(part, axis_)
+            for part in parts
+        ]
+    if qs.ndim == 0:
+        return parts[0]
+    from adcompare.ops.composite import stack
+
+    return stack(parts).reshape(qs.shape + shape_of(parts[0]))
+
+
+@composite(cases=[(((7,),), {"q": 30.0}), (((3, 4),), {"q": 50.0, "axis": 1})])
+def percentile(x, q, axis=None, keepdims: bool = False, method: str = "linear"):
+    """The ``q``-th percentile(s), as ``np.percentile``: ``quantile`` at ``q / 100``.
+
+    >>> print(percentile([1.0, 2.0, 3.0, 4.0], 50.0))
+    2.5
+    """
+    return quantile(x, np.asarray(raw(q)) / 100.0, axis=axis, keepdims=keepdims, method=method)
+
+
+@composite(
+    cases=[(((7,),), {}), (((3, 4),), {"axis": 1}), (((3, 4),), {"axis": 0, "keepdims": True})]
+)
+def median(x, axis=None, keepdims: bool = False):
+    """The median over ``axis`` (the flattened array by default), as ``np.median``.
+
+    >>> print(median([3.0, 1.0, 2.0, 10.0]))
+    2.5
+    """
+    return quantile(x, 0.5, axis=axis, keepdims=keepdims)
+
+
+@composite(method="cumprod", cases=[(((5,),), {}), (((3, 4),), {"axis": 1})], domain=(-1.5, 1.5))
+def cumprod(x, axis=None):
+    """Running product along ``axis`` (of the flattened array by default), as ``np.cumprod``.
+
+    Built as one multiplication per step along the axis, so its derivative is
+    exact where elements are zero (no division by ``x``); it costs one op
+    application per element of that axis.
+
+    >>> print(cumprod([1.0, 2.0, 3.0]))
+    [1. 2. 6.]
+    """
+    x = _array(x)
+    if axis is None:
+        x, axis = ravel(x), -1
+    (axis,) = normalize_axes(axis, ndim_of(x))
+    n = shape_of(x)[axis]
+    pick = lambda i: getitem(x, (Ellipsis, slice(i, i + 1)) + (slice(None),) * (-1 - axis))
+    running = [pick(0)] if n else []
+    for i in range(1, n):
+        running.append(multiply(running[-1], pick(i)))
+    return concatenate(running, axis=axis) if running else x
+
+
+@composite(
+    cases=[
+        (((5,),), {}),
+        (((3, 4),), {"n": 2, "axis": 1}),
+        (((3, 4),), {"axis": 0, "prepend": 0.5}),
+    ]
+)
+def diff(x, n: int = 1, axis: int = -1, prepend=None, append=None):
+    """The ``n``-th discrete difference along ``axis``, as ``np.diff``.
+
+    >>> print(diff([1.0, 4.0, 9.0, 16.0]))
+    [3. 5. 7.]
+    """
+    from adcompare.ops.shape import broadcast_to
+
+    x = _array(x)
+    (axis,) = normalize_axes(axis, ndim_of(x))
+    edge_shape = tuple(1 if i - ndim_of(x) == axis else d for i, d in enumerate(shape_of(x)))
+    # A number is spread over the edge, as numpy does; an array must fit it already.
+    edge = lambda value: broadcast_to(_array(value), edge_shape) if not ndim_of(value) else value
+    parts = ([edge(prepend)] if prepend is not None else []) + [x]
+    parts += [edge(append)] if append is not None else []
+    if len(parts) > 1:
+        x = concatenate(parts, axis=axis)
+    tail = (slice(None),) * (-1 - axis)
+    for _ in range(n):
+        x = subtract(
+            getitem(x, (Ellipsis, slice(1, None)) + tail),
+            getitem(x, (Ellipsis, slice(None, -1)) + tail),
+        )
+    return x
