@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.special
 
 import adcompare as ad
 from adcompare.ops import COMPOSITES
@@ -22,6 +23,12 @@ def _logsumexp(x, axis=None):
 # name -> (call, reference formula on numpy arrays, argument shapes, domain)
 CASES = {
     "square": (ad.square, np.square, [(3, 4)], (-2, 2)),
+    "multigammaln": (
+        lambda a: ad.multigammaln(a, 3),
+        lambda a: scipy.special.multigammaln(a, 3),
+        [(2, 3)],
+        (1.5, 4),
+    ),
     "reciprocal": (ad.reciprocal, np.reciprocal, [(3, 4)], (0.5, 2)),
     "mean": (lambda x: ad.mean(x, axis=1), lambda x: x.mean(axis=1), [(3, 4)], (-2, 2)),
     "sigmoid": (ad.sigmoid, lambda x: 1 / (1 + np.exp(-x)), [(3, 4)], (-4, 4)),

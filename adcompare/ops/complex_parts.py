@@ -51,12 +51,14 @@ imag = defop(
     replay=lambda x: x.imag,
     complex=WIRTINGER,
     elementwise=True,
-    saves=(),
+    saves=("args",),
     method="imag",
     sym=sympy.im,
     jvp=lambda out, x, x_dot: imag(x_dot),
-    # u Im(dz) = Re(-i u dz).
-    vjp=lambda out, x, out_bar: multiply(real(out_bar), -1j),
+    # u Im(dz) = Re(-i u dz); a real input's imaginary part is the constant 0.
+    vjp=lambda out, x, out_bar: (
+        multiply(real(out_bar), -1j) if _is_complex(x) else multiply(out_bar, 0.0)
+    ),
     doc="The imaginary part, elementwise (0 for a real input).",
     example="imag(3.0 + 4.0j) -> 4.0",
 )
@@ -92,7 +94,8 @@ angle = defop(
     saves=("args",),
     domain=(0.5, 2.0),
     sym=lambda x: sympy.atan2(sympy.im(x), sympy.re(x)),
-    jvp=lambda out, x, x_dot: imag(divide(x_dot, x)),
+    # The angle of a real number is a constant, 0 or pi.
+    jvp=lambda out, x, x_dot: imag(divide(x_dot, x)) if _is_complex(x) else 0.0 * x_dot,
     vjp=lambda out, x, out_bar: multiply(real(out_bar), _angle_slope(x)),
     doc="The argument ``atan2(Im z, Re z)`` of a complex number, elementwise (0 for "
     "positive reals); undefined at 0.",

@@ -16,6 +16,7 @@ import math
 import operator
 
 import numpy as np
+import scipy.special
 import sympy
 
 from adcompare.ops.registry import (
@@ -30,7 +31,6 @@ from adcompare.ops.registry import (
 )
 from adcompare.ops.shape import broadcast_to, getitem
 
-_erf = np.vectorize(math.erf, otypes=[float])
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SCALE_DISTINCT_FROM = 2**17
 
@@ -648,7 +648,7 @@ clip = defop(
 
 erf = defop(
     "erf",
-    lambda x: _erf(x).astype(np.result_type(x, np.float32), copy=False),
+    scipy.special.erf,  # keeps float32 float32, and a Python float float64
     replay=math.erf,
     complex="is computed for real numbers only",
     elementwise=True,
