@@ -10,21 +10,22 @@ exact and numeric references.
 (array(15.), array(32.))
 """
 
-from adcompare import stats, symbolic  # symbolic registers mode="symbolic"
+from adcompare import symbolic  # registers mode="symbolic"
 from adcompare.check import check_grad, compare
-from adcompare.compiled import CompiledFunction, compile  # noqa: A004 - the API's name
-from adcompare.cost import Cost, count
-from adcompare.forward import Dual
-from adcompare.ops import *  # noqa: F403 - the op set is the public face
-from adcompare.ops import __all__ as _ops_all
-from adcompare.ops.registry import ComplexNotSupportedError
-from adcompare.reverse import (
+from adcompare.engines.forward import Dual
+from adcompare.engines.replay import CompiledFunction, compile  # noqa: A004 - the API's name
+from adcompare.engines.reverse import (
     Tensor,
     autograd_grad,
     enable_grad,
     is_grad_enabled,
     no_grad,
 )
+from adcompare.ops import *  # noqa: F403 - the op set is the public face
+from adcompare.ops import __all__ as _ops_all
+from adcompare.ops import stats
+from adcompare.ops.registry import ComplexNotSupportedError
+from adcompare.runtime.cost import Cost, count
 from adcompare.transforms import (
     ModeChoice,
     choose_mode,

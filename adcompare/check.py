@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from adcompare import symbolic, transforms
-from adcompare.cost import count
-from adcompare.forward import as_float
+from adcompare.engines.forward import as_float
 from adcompare.ops.registry import HOLOMORPHIC, OPS, Box, ComplexNotSupportedError
+from adcompare.runtime.cost import count
 
 __all__ = [
     "CheckReport",

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from adcompare.engines.reverse import Tensor, no_grad
 from adcompare.ops import sqrt
-from adcompare.reverse import Tensor, no_grad
 
 __all__ = ["SGD", "Adam", "Optimizer"]
 

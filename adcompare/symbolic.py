@@ -57,8 +57,8 @@ import numpy as np
 import sympy
 from sympy.functions.elementary.piecewise import ExprCondPair
 
-from adcompare.arraybox import ArrayBox
-from adcompare.forward import as_float
+from adcompare.engines.box import ArrayBox
+from adcompare.engines.forward import as_float
 from adcompare.ops import OpDef
 from adcompare.ops.registry import Box, apply, new_level
 from adcompare.transforms import register_mode

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from adcompare import cost
-from adcompare.forward import Dual, as_float
+from adcompare.engines.forward import Dual, as_float
+from adcompare.engines.reverse import Tensor, enable_grad, run_backward
 from adcompare.ops import concatenate, real, reshape, stack, transpose
 from adcompare.ops.registry import Box, new_level, raw, shape_of
-from adcompare.reverse import Tensor, enable_grad, run_backward
+from adcompare.runtime import cost
 
 __all__ = [
     "HESSIAN_MODES",

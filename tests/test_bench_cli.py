@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from adcompare.bench import cmd_run, sweep
+from adcompare.bench import sweep
 from adcompare.cli import build_parser, main
+from adcompare.cli import run as cmd_run
 
 TINY = [
     "--problems",

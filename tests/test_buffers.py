@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import adcompare as ad
-from adcompare.ops import OPS, buffers
+from adcompare.ops import OPS
+from adcompare.runtime import buffers
 
 LARGE = buffers.POOLED_FROM_BYTES // 8  # float64 elements from which results are pooled
 

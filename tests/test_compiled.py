@@ -7,7 +7,7 @@ import pytest
 
 import adcompare as ad
 from adcompare.bench.problems import PROBLEMS, default_problems
-from adcompare.compiled import CompileError
+from adcompare.engines.replay import CompileError
 from adcompare.ops.registry import raw
 
 from .opcases import case_id, draw, op_cases
@@ -214,3 +214,206 @@ def test_functions_that_change_their_own_constants_are_refused():
     compiled = ad.compile(f, np.array([0.25, 0.25]))
     with pytest.raises(CompileError, match="not a deterministic function"):
         compiled.grad(np.array([0.25, 0.25]))
+
+
+# --- indices, masks and closed-over arrays: recomputed or guarded, never frozen ----------
+
+
+def _positive_squares(x):
+    return ad.sum(x[x > 0] ** 2)
+
+
+def test_a_boolean_mask_is_recomputed_at_replay():
+    compiled = ad.compile(_positive_squares, np.array([1.0, -3.0, 2.0]))
+    # Σ over x_i > 0 of x_i², gradient 2 x_i there and 0 elsewhere.
+    value, gradient = compiled.value_and_grad(np.array([-1.0, 3.0, 2.0]))
+    assert value == 13.0
+    np.testing.assert_array_equal(gradient, [0.0, 6.0, 4.0])
+    assert compiled.recordings == 1  # two entries selected again: the same program
+
+
+def test_the_number_of_selected_entries_is_a_guard():
+    # mean divides by the count, a Python number taken from the shape.
+    compiled = ad.compile(lambda x: ad.mean(x[x > 0] ** 2), np.array([1.0, -3.0, 2.0]))
+    point = np.array([1.0, 2.0, 4.0])
+    value, gradient = compiled.value_and_grad(point)
+    assert value == 21.0 / 3
+    np.testing.assert_allclose(gradient, 2 * point / 3, rtol=1e-15)
+    assert compiled.recordings == 2
+    assert "guard: the shape of" in compiled.program.listing(["x"])
+    # On one element the program would be a scalar one; a mask turning false must not
+    # replay the element it selected at recording.
+    single = ad.compile(_positive_squares, np.array([2.0]))
+    assert single.value_and_grad(np.array([-2.0])) == (0.0, np.array([0.0]))
+
+
+def test_len_of_a_masked_selection_follows_the_mask():
+    def f(x):
+        selected = x[x > 0]
+        return ad.sum(selected) * len(selected)
+
+    compiled = ad.compile(f, np.array([1.0, -3.0, 2.0]))
+    for point in ([1.0, 2.0, 5.0], [-1.0, -2.0, 5.0], [4.0, -2.0, 1.0]):
+        point = np.array(point)
+        count = np.count_nonzero(point > 0)
+        value, gradient = compiled.value_and_grad(point)
+        assert value == count * point[point > 0].sum()
+        np.testing.assert_array_equal(gradient, np.where(point > 0, count, 0.0))
+
+
+def test_nonzero_of_a_traced_mask_is_recomputed():
+    f = lambda x: ad.sum(x[np.nonzero(x < 0)] * x[0])
+    compiled = ad.compile(f, np.array([1.0, -3.0, 2.0, -1.0]))
+    point = np.array([2.0, 4.0, -1.0, -5.0])
+    value, gradient = compiled.value_and_grad(point)
+    assert value == 2.0 * (-1.0 - 5.0)
+    # ∂/∂x_0 = Σ negatives; ∂/∂x_i = x_0 at the negatives.
+    np.testing.assert_array_equal(gradient, [-6.0, 0.0, 2.0, 2.0])
+    assert compiled.recordings == 1
+    # A number numpy computes from a mask is recomputed too.
+    mean_of_positives = lambda x: ad.sum(ad.where(x > 0, x, 0.0)) / np.count_nonzero(x > 0)
+    compiled = ad.compile(mean_of_positives, np.array([1.0, -3.0, 2.0]))
+    value, gradient = compiled.value_and_grad(np.array([1.0, 3.0, 2.0]))
+    assert value == 2.0
+    np.testing.assert_allclose(gradient, [1 / 3, 1 / 3, 1 / 3], rtol=1e-15)
+
+
+def test_integer_arguments_are_inputs_read_at_replay():
+    compiled = ad.compile(lambda x, n: ad.sum(x[n]), np.arange(4.0), 1)
+    value, gradient = compiled.value_and_grad(np.arange(4.0), 3)
+    assert value == 3.0
+    np.testing.assert_array_equal(gradient, [0.0, 0.0, 0.0, 1.0])
+    assert compiled.recordings == 1
+    # An integer array may repeat an entry: its gradient counts the repeats.
+    squares = ad.compile(lambda x, i: ad.sum(x[i] ** 2), np.arange(4.0), np.array([0, 1, 2]))
+    value, gradient = squares.value_and_grad(np.array([1.0, 2.0, 3.0, 4.0]), np.array([3, 3, 0]))
+    assert value == 16.0 + 16.0 + 1.0
+    np.testing.assert_array_equal(gradient, [2.0, 0.0, 0.0, 16.0])
+    assert squares.recordings == 1
+    scaled = ad.compile(lambda x, n: ad.sum(x * n), np.ones(2), 2)
+    value, gradient = scaled.value_and_grad(np.ones(2), 5)
+    assert value == 10.0
+    np.testing.assert_array_equal(gradient, [5.0, 5.0])
+
+
+def test_integers_that_shape_the_program_are_guarded_by_value():
+    def repeated(x, n):
+        for _ in range(n):
+            x = ad.sin(x)
+        return ad.sum(x)
+
+    compiled = ad.compile(repeated, np.array([0.5]), 2)
+    value, gradient = compiled.value_and_grad(np.array([0.5]), 3)
+    s1, s2 = np.sin(0.5), np.sin(np.sin(0.5))
+    np.testing.assert_allclose(value, np.sin(s2), rtol=1e-15)
+    np.testing.assert_allclose(gradient, [np.cos(s2) * np.cos(s1) * np.cos(0.5)], rtol=1e-15)
+    assert compiled.recordings == 2
+    head = ad.compile(lambda x, n: ad.sum(x[:n] ** 2), np.arange(5.0), 2)
+    value, gradient = head.value_and_grad(np.arange(5.0), 4)
+    assert value == 0.0 + 1.0 + 4.0 + 9.0
+    np.testing.assert_array_equal(gradient, [0.0, 2.0, 4.0, 6.0, 0.0])
+
+
+def test_boolean_arguments_are_inputs_read_at_replay():
+    compiled = ad.compile(lambda x, keep: ad.sum(x[keep] * 3.0), np.ones(3), np.ones(3, bool))
+    value, gradient = compiled.value_and_grad(np.array([1.0, 2.0, 4.0]), [True, False, True])
+    assert value == 15.0
+    np.testing.assert_array_equal(gradient, [3.0, 0.0, 3.0])
+    flip = ad.compile(lambda x, up: ad.sum(ad.where(up, x**2, -x)), np.ones(2), True)
+    value, gradient = flip.value_and_grad(np.array([3.0, 1.0]), False)
+    assert value == -4.0
+    np.testing.assert_array_equal(gradient, [-1.0, -1.0])
+    assert flip.recordings == 1
+
+
+W = np.array([1.0, 2.0, 3.0])
+
+
+def test_mutated_globals_change_the_value_and_the_gradient_alike():
+    f = lambda x: ad.sum(W * x) + ad.sum(ad.exp(W)) * x[0]
+    compiled = ad.compile(f, np.ones(3))
+    saved = W.copy()
+    try:
+        W[0] = 100.0
+        point = np.array([0.5, 1.0, 2.0])
+        value, gradient = compiled.value_and_grad(point)
+        eager_value, eager_gradient = ad.value_and_grad(f)(point)
+        np.testing.assert_allclose(value, W @ point + np.exp(W).sum() * 0.5, rtol=1e-15)
+        np.testing.assert_allclose(gradient, W + [np.exp(W).sum(), 0.0, 0.0], rtol=1e-15)
+        np.testing.assert_allclose((value, *gradient), (eager_value, *eager_gradient))
+    finally:
+        W[:] = saved
+
+
+def test_mutated_closures_change_the_value_and_the_gradient_alike():
+    weights = np.array([[1.0, 2.0], [3.0, 4.0]])
+    # The linear term's gradient, W·1, involves no input: it must not be folded in.
+    compiled = ad.compile(lambda x: ad.sum(weights.T @ x) + ad.sum(x**3), np.ones(2))
+    weights *= -0.5
+    point = np.array([0.3, -0.2])
+    value, gradient = compiled.value_and_grad(point)
+    np.testing.assert_allclose(value, weights.sum(axis=1) @ point + (point**3).sum())
+    np.testing.assert_allclose(gradient, weights.sum(axis=1) + 3 * point**2, rtol=1e-15)
+    # A mask and an index array f holds are read at replay too.
+    keep, pick = np.array([True, False, True]), np.array([0, 0, 2])
+    compiled = ad.compile(lambda x: ad.sum(x[keep] ** 2) + ad.sum(x[pick]), np.ones(3))
+    keep[:], pick[:] = [False, True, True], [1, 2, 2]
+    value, gradient = compiled.value_and_grad(np.array([1.0, 2.0, 3.0]))
+    assert value == (4.0 + 9.0) + (2.0 + 3.0 + 3.0)
+    np.testing.assert_array_equal(gradient, [0.0, 4.0 + 1.0, 6.0 + 2.0])
+
+
+def test_round_and_tolist_say_what_to_do():
+    with pytest.raises(CompileError, match=r"round\(float\(x\)\)"):
+        ad.compile(lambda x: ad.sum(x) * round(x[0]), np.ones(2))
+    with pytest.raises(CompileError, match=r"tolist\(\) of a traced value.*float\(x\[i\]\)"):
+        ad.compile(lambda x: ad.sum(x) * x.tolist()[0], np.ones(2))
+
+
+def test_binding_a_global_to_another_array_records_again():
+    global W
+    f = lambda x: ad.sum(W * x)
+    compiled = ad.compile(f, np.ones(3))
+    saved = W
+    try:
+        W = np.array([4.0, 5.0, 6.0])
+        value, gradient = compiled.value_and_grad(np.ones(3))
+        assert value == 15.0
+        np.testing.assert_array_equal(gradient, W)
+        assert compiled.recordings == 2
+        assert compiled.value_and_grad(np.ones(3))[0] == 15.0 and compiled.recordings == 2
+    finally:
+        W = saved
+
+
+def test_other_threads_ops_stay_out_of_a_recording():
+    import threading
+
+    started, release = threading.Event(), threading.Event()
+    seen = []
+
+    def other():
+        started.wait()
+        seen.append(type(ad.exp(np.ones(2))))  # a plain op while f is being recorded
+        release.set()
+
+    def f(x):
+        started.set()
+        release.wait(5)
+        return ad.sum(x * np.ones(2))
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    ad.compile(f, np.ones(2))
+    thread.join()
+    assert seen == [np.ndarray]
+
+
+def test_writing_into_a_mask_is_refused():
+    def f(x):
+        keep = x > 0
+        keep[0] = True  # a replay would recompute x > 0 and lose this
+        return ad.sum(ad.where(keep, x, 0.0))
+
+    with pytest.raises(CompileError, match=r"np\.where\(positions, new_value, m\)"):
+        ad.compile(f, np.array([1.0, 2.0, 3.0]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from adcompare.cli import main
-from adcompare.explain_cli import explain
+from adcompare.cli.explain import explain
 
 
 def test_explain_worked_example(capsys):

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import adcompare as ad
+from adcompare.engines.reverse import _Placeholder
 from adcompare.graph import draw, graph_of, stats, to_dot, trace_table
-from adcompare.reverse import _Placeholder
 
 
 def worked(x, y):
@@ -137,7 +137,7 @@ def test_markdown_table():
 
 
 def test_names_come_from_signature_expression_or_argument():
-    from adcompare.expr import parse_expression
+    from adcompare.cli.expr import parse_expression
 
     assert trace_table(lambda a, b: a * b, 1.0, 2.0).inputs == ("a", "b")
     assert trace_table(parse_expression("q*p"), 1.0, 2.0).inputs == ("q", "p")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import adcompare as ad
-from adcompare.bench import cmd_bench, peers
+from adcompare.bench import peers
 from adcompare.bench.measure import check_derivative, measure_cell
 from adcompare.bench.modes import MODES, as_matrix, get_mode, mode_label
 from adcompare.bench.peer_namespace import WrappedArray, WrappedNamespace
@@ -20,6 +20,7 @@ from adcompare.bench.problems import PROBLEMS
 from adcompare.bench.report_peers import peer_comparisons, peer_section
 from adcompare.bench.results import Results
 from adcompare.check import finite_differences
+from adcompare.cli import bench as cmd_bench
 
 SWEPT = [name for name, problem in PROBLEMS.items() if problem.family != "fixed"]
 NUMPY_FUNCTIONS = {

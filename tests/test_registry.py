@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 
 import adcompare as ad
-from adcompare import expr
-from adcompare.arraybox import _numpy_name
+from adcompare.cli import expr
+from adcompare.engines.box import _numpy_name
 from adcompare.ops import COMPOSITES, OPS
 from adcompare.ops.registry import ARRAY_ONLY, HOLOMORPHIC, NUMPY_NAMES
 from tests.opcases import domain_of, draw
 
-BUILT_IN = [op for op in OPS.values() if op.fn.__module__.startswith("adcompare.ops")]
+BUILT_IN = [op for op in OPS.values() if op.built_in]
 PUBLIC = {name: op.api for name, op in OPS.items()} | {
     name: composite.fn for name, composite in COMPOSITES.items()
 }

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import adcompare as ad
-from adcompare.reverse import IN_PLACE_FROM
+from adcompare.engines.reverse import IN_PLACE_FROM
 
 
 def test_worked_example_by_one_backward_sweep():

@@ -7,9 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from adcompare import cli, datasets
-from adcompare.training import TrainingConfig, train
-from adcompare.training_step import measure_training_step, training_step
+from adcompare import cli
+from adcompare.train import datasets
+from adcompare.train.loop import TrainingConfig, train
+from adcompare.train.step import measure_training_step, training_step
 
 
 def test_two_spirals_lie_on_their_spiral():

@@ -13,7 +13,7 @@ import sympy
 import adcompare as ad
 from adcompare import symbolic
 from adcompare.cli import main
-from adcompare.expr import ExpressionError, parse_expression
+from adcompare.cli.expr import ExpressionError, parse_expression
 from adcompare.ops import OPS
 
 

@@ -33,7 +33,7 @@ import adcompare as ad
 from adcompare.bench.modes import Mode, as_matrix, plain_cost
 from adcompare.bench.problems import Instance
 from adcompare.bench.second_order import check_second_order
-from adcompare.ops import buffers
+from adcompare.runtime import buffers
 
 __all__ = ["check_derivative", "count_work", "measure_cell", "peak_memory", "time_calls"]
 
@@ -129,7 +129,7 @@ def peak_memory(work: Callable[[], object]) -> int:
     """Peak bytes allocated during one call of ``work`` (numpy arrays included).
 
     Results are computed into fresh memory here, not into cached buffers
-    (:mod:`adcompare.ops.buffers`): idle buffers left by earlier calls would
+    (:mod:`adcompare.runtime.buffers`): idle buffers left by earlier calls would
     hide memory this call needs, and buffers idle during the call would count.
 
     >>> peak_memory(lambda: np.ones(100_000)) >= 800_000

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from adcompare.engines.reverse import AccumulateGrad, Node, Tensor
 from adcompare.graph.records import Graph, graph_of
 from adcompare.ops.registry import raw, shape_of
-from adcompare.reverse import AccumulateGrad, Node, Tensor
 
 __all__ = ["leaf_names", "shape_text", "to_dot"]
 

@@ -14,9 +14,9 @@ import itertools
 import os
 from dataclasses import dataclass, field
 
+from adcompare.engines.reverse import Tensor
 from adcompare.graph.dot import COLORS, leaf_label, leaf_names, op_label, shape_text
 from adcompare.graph.records import graph_of, stats
-from adcompare.reverse import Tensor
 
 __all__ = ["draw"]
 

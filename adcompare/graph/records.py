@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from adcompare.engines.reverse import AccumulateGrad, Node, Tensor
 from adcompare.ops.registry import raw, shape_of
-from adcompare.reverse import AccumulateGrad, Node, Tensor
 
 __all__ = ["Graph", "GraphStats", "SavedValue", "graph_of", "stats"]
 

@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from adcompare import cost
-from adcompare.arraybox import ArrayBox
-from adcompare.forward import Dual, as_float
+from adcompare.engines.box import ArrayBox
+from adcompare.engines.forward import Dual, as_float
+from adcompare.engines.reverse import Tensor, autograd_grad
 from adcompare.ops.registry import Box, OpDef, apply, new_level, raw, shape_of
-from adcompare.reverse import Tensor, autograd_grad
+from adcompare.runtime import cost
 
 __all__ = ["TraceRow", "TraceTable", "trace_table"]
 
@@ -324,7 +324,7 @@ def _names_of(f, n: int, names) -> tuple[str, ...]:
         if len(names) != n:
             raise ValueError(f"trace_table: {len(names)} name(s) for {n} input(s)")
         return names
-    variables = getattr(f, "variables", None)  # an adcompare.expr.Expression
+    variables = getattr(f, "variables", None)  # an adcompare.cli.expr.Expression
     if variables is not None and len(variables) == n:
         return tuple(variables)
     try:

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from adcompare.engines.reverse import Tensor
 from adcompare.nn.parameter import Parameter
 from adcompare.ops.registry import raw, shape_of
-from adcompare.reverse import Tensor
 
 __all__ = ["Module"]
 

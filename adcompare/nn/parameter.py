@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from adcompare.reverse import Tensor
+from adcompare.engines.reverse import Tensor
 
 __all__ = ["Parameter"]
 

@@ -31,14 +31,15 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from adcompare import cost
-from adcompare.ops import buffers
+from adcompare.runtime import buffers, cost
+from adcompare.runtime.hooks import RECORDING_HOOKS
 
 __all__ = [
     "ARRAY_ONLY",
@@ -155,6 +156,8 @@ class OpDef:
     for complex arguments, else the reason they do not (``None``: not
     declared, so not trusted).
 
+    ``module`` names the module that defined it.
+
     Where users reach it: ``api`` is the public function (the registered one
     unless a wrapper with another signature stands in front, as ``where``'s
     does); ``numpy`` lists the numpy names that dispatch to it
@@ -191,6 +194,12 @@ class OpDef:
     hints: Hints = _NO_HINTS
     fn: Callable | None = None
     api: Callable | None = None
+    module: str = ""
+
+    @property
+    def built_in(self) -> bool:
+        """Whether the op set defines it (rather than a user's ``defop``)."""
+        return self.module.startswith("adcompare.ops")
 
     def __post_init__(self):
         #: What the tape keeps when every argument needs a gradient (see :meth:`kept`).
@@ -267,11 +276,6 @@ def new_level() -> int:
     apart.
     """
     return next(_LEVELS)
-
-
-#: Set while ``adcompare.compile`` records: it sees ops whose arguments are
-#: plain arrays computed from traced values (a mask given to ``where``).
-RECORDING_HOOKS: list[Callable] = []
 
 
 def apply(op: OpDef, args: tuple, params: dict):
@@ -428,6 +432,7 @@ def defop(
         cases=tuple(cases),
         test_params=test_params,
         hints=hints,
+        module=sys._getframe(1).f_globals.get("__name__", ""),
     )
     op.fn = op.api = _public_function(op)
     OPS[name] = op

@@ -234,11 +234,13 @@ def _prepare_index(x, index):
         if isinstance(item, Box):
             item = raw(item)
         if isinstance(item, (list, np.ndarray)):
-            item = np.asarray(item)
-            if item.dtype == bool:
-                # A boolean mask means the positions of its true entries.
+            array = np.asarray(item)
+            if array.dtype == bool:
+                # A boolean mask means the positions of its true entries (nonzero of
+                # the mask as given: compile's recording sees it and recomputes it).
                 parts.extend(np.nonzero(item))
                 continue
+            item = array
             if not np.issubdtype(item.dtype, np.integer):
                 raise IndexError(
                     f"index arrays must hold integers or booleans, not {item.dtype}; "

@@ -20,7 +20,8 @@ import operator
 
 import numpy as np
 
-from adcompare.compiled.record import Guard, Instruction, Recording, bind
+from adcompare.engines.replay.passes import PASSES, eliminate_dead_code, optimise
+from adcompare.engines.replay.record import Guard, Instruction, Recording, bind, shapes
 from adcompare.ops.registry import keep_number
 
 __all__ = ["GuardFlip", "Program", "build"]
@@ -72,31 +73,19 @@ def _scalar_kernel(instruction: Instruction):
     return None
 
 
-def _live(recording: Recording, steps: list, outputs: list) -> list:
-    """The steps the outputs and guards depend on, in order."""
-    needed = {slot for kind, slot in outputs if kind == "s"}
-    kept = []
-    for step in reversed(steps):
-        if isinstance(step, Guard):
-            needed.add(step.slot)
-        elif step.out in needed:
-            operands = list(step.args) + [v for _, v in step.kwargs]
-            needed.update(slot for kind, slot in operands if kind == "s")
-        else:
-            continue
-        kept.append(step)
-    kept.reverse()
-    return kept
-
-
 def _scalar_fits(recording: Recording, steps: list, outputs: list) -> bool:
     def single(value, kinds="fb") -> bool:
         value = np.asarray(value)
         return value.size == 1 and value.dtype.kind in kinds and value.dtype.itemsize in (1, 8)
 
     inputs_ok = all(single(recording.values[s], "f") for s in recording.inputs)
+    externals = _externals_read(recording, steps, outputs)
+    if not all(single(recording.externals[slot]) for slot in externals):
+        return False
     for step in steps:
         if isinstance(step, Guard):
+            if step.convert is shapes:
+                return False  # a shape is not a number: only arrays can change it
             continue
         if _scalar_kernel(step) is None or not single(recording.values[step.out]):
             return False
@@ -115,12 +104,18 @@ class Program:
     instruction, to read.
     """
 
-    def __init__(self, recording: Recording, steps: list, outputs: list):
-        self._inputs = list(recording.inputs)
-        self._outputs = list(outputs)
+    def __init__(self, recording: Recording, steps: list, outputs: list, passes=PASSES):
         forward = {id(step) for step in recording.steps[: recording.forward_end]}
-        self.steps = _live(recording, steps, outputs)
-        self.forward_steps = sum(id(step) in forward for step in self.steps)
+        tagged = [("forward" if id(step) in forward else "reverse", step) for step in steps]
+        tagged, outputs, self.pass_stats = optimise(
+            recording, tagged, list(outputs), (*passes, eliminate_dead_code)
+        )
+        self._inputs = list(recording.inputs)
+        self._outputs = outputs
+        self.steps = [step for _, step in tagged]
+        read = _externals_read(recording, self.steps, outputs)
+        self._externals = {slot: recording.externals[slot] for slot in read}
+        self.forward_steps = sum(sweep == "forward" for sweep, _ in tagged)
         self.instructions = sum(isinstance(s, Instruction) for s in self.steps)
         self.guards = sum(isinstance(s, Guard) for s in self.steps)
         self.scalar = _scalar_fits(recording, self.steps, outputs)
@@ -148,7 +143,12 @@ class Program:
         """
         labels = {slot: name for slot, name in zip(self._inputs, names or [])}
         labels.update((slot, f"a{i}") for i, slot in enumerate(self._inputs) if slot not in labels)
-        lines = ["forward pass:"]
+        lines = []
+        for i, (slot, value) in enumerate(self._externals.items(), start=1):
+            labels[slot] = f"k{i}"
+            lines.append(f"k{i} = {_describe({}, ('c', value))}: not an argument, read at replay")
+        named = len(labels)
+        lines.append("forward pass:")
         for index, step in enumerate(self.steps):
             if index == self.forward_steps:
                 lines.append("reverse sweep:")
@@ -157,10 +157,10 @@ class Program:
                     f"  guard: {step.what} of {_label(labels, step.slot)} is {step.expected!r}"
                 )
                 continue
-            labels[step.out] = f"v{len(labels) - len(self._inputs) + 1}"
+            labels[step.out] = f"v{len(labels) - named + 1}"
             operands = [_describe(labels, spec) for spec in step.args]
             operands += [f"{k}={_describe(labels, spec)}" for k, spec in step.kwargs]
-            lines.append(f"  {labels[step.out]} = {_name(step)}({', '.join(operands)})")
+            lines.append(f"  {labels[step.out]} = {_call(step, operands)}")
         if self.forward_steps == len(self.steps) and len(self._outputs) > 1:
             lines.append("reverse sweep: (nothing to compute)")
         lines.append("returns " + ", ".join(_describe(labels, spec) for spec in self._outputs))
@@ -180,12 +180,29 @@ def _describe(labels: dict, spec) -> str:
     return repr(value.item() if isinstance(value, (np.ndarray, np.generic)) else value)
 
 
-def _name(step: Instruction) -> str:
+def _call(step: Instruction, operands: list[str]) -> str:
     if step.kind == "op":
-        return step.op.name
+        return f"{step.op.name}({', '.join(operands)})"
     base, method = step.base
+    if method == "pack":  # an index or a list rebuilt from the values it holds
+        return f"({', '.join(operands)},)" if base is tuple else f"[{', '.join(operands)}]"
+    if method == "getitem":
+        return f"{operands[0]}[{operands[1]}]"
     name = getattr(base, "__name__", str(base))
-    return f"np.{name}" if method in ("__call__", "function") else f"np.{name}.{method}"
+    name = f"np.{name}" if method in ("__call__", "function") else f"np.{name}.{method}"
+    return f"{name}({', '.join(operands)})"
+
+
+def _externals_read(recording: Recording, steps: list, outputs: list) -> list[int]:
+    """The slots of the arrays ``f`` reads without receiving them that ``steps`` use."""
+    read = {slot for kind, slot in outputs if kind == "s"}
+    for step in steps:
+        if isinstance(step, Guard):
+            read.add(step.slot)
+        else:
+            read.update(slot for kind, slot in step.args if kind == "s")
+            read.update(slot for _, (kind, slot) in step.kwargs if kind == "s")
+    return sorted(read & recording.externals.keys())
 
 
 def _with_fallback(scalar_run, array_run):
@@ -213,6 +230,10 @@ def _generate(recording: Recording, steps: list, outputs: list, *, scalar: bool)
     params = ", ".join(f"a{i}" for i in range(len(recording.inputs)))
     for i, slot in enumerate(recording.inputs):
         lines.append(f"s{slot} = a{i}.item()" if scalar else f"s{slot} = a{i}")
+    for slot in _externals_read(recording, steps, outputs):
+        # Read as the array is now: f may have changed it since the recording.
+        namespace[f"e{slot}"] = recording.externals[slot]
+        lines.append(f"s{slot} = e{slot}.item()" if scalar else f"s{slot} = e{slot}")
     for step in steps:
         if isinstance(step, Guard):
             g = f"g{len(namespace)}"
@@ -230,7 +251,7 @@ def _generate(recording: Recording, steps: list, outputs: list, *, scalar: bool)
         arguments = [operand(a) for a in step.args] + [f"{k}={operand(s)}" for k, s in dynamic]
         lines.append(f"s{step.out} = {fn}({', '.join(arguments)})")
     results = []
-    input_slots = set(recording.inputs)
+    input_slots = set(recording.inputs) | recording.externals.keys()
     for kind, value in outputs:
         if scalar:
             shape_dtype = np.asarray(recording.values[value] if kind == "s" else value)
@@ -263,8 +284,13 @@ def _to_array(value, shape_dtype):
     return np.full(shape, value, dtype=dtype)
 
 
-def build(recording: Recording) -> tuple[Program, Program]:
-    """The forward-only program (the value) and the full one (value and gradients)."""
-    forward = Program(recording, recording.steps[: recording.forward_end], recording.outputs[:1])
-    full = Program(recording, recording.steps, recording.outputs)
+def build(recording: Recording, passes=PASSES) -> tuple[Program, Program]:
+    """The forward-only program (the value) and the full one (value and gradients).
+
+    ``passes`` are the optimising passes to run (:mod:`.passes`); dead code is
+    always removed.
+    """
+    forward_steps = recording.steps[: recording.forward_end]
+    forward = Program(recording, forward_steps, recording.outputs[:1], passes)
+    full = Program(recording, recording.steps, recording.outputs, passes)
     return forward, full

@@ -6,8 +6,8 @@ import json
 from dataclasses import fields
 from pathlib import Path
 
-from adcompare.datasets import DATASETS
-from adcompare.training import ACTIVATIONS, TrainingConfig, TrainingRun, train
+from adcompare.train.datasets import DATASETS
+from adcompare.train.loop import ACTIVATIONS, TrainingConfig, TrainingRun, train
 
 DEFAULT_OUT = Path("reports") / "train"
 
@@ -44,7 +44,7 @@ def report_lines(run: TrainingRun, written: list[Path]) -> list[str]:
 
 def run_command(args) -> int:
     """Train with the options given, write the PNGs and the summary; print the report."""
-    from adcompare.training_plots import plot_decision_boundary, plot_loss_curve
+    from adcompare.train.plots import plot_decision_boundary, plot_loss_curve
 
     names = [f.name for f in fields(TrainingConfig) if hasattr(args, f.name)]
     options = {name: getattr(args, name) for name in names}
@@ -59,7 +59,7 @@ def run_command(args) -> int:
         summary,
     ]
     if args.step_cost:
-        from adcompare.training_step import sweep_training_step, write_training_step
+        from adcompare.train.step import sweep_training_step, write_training_step
 
         rows = sweep_training_step()
         written += write_training_step(rows, out)

@@ -15,6 +15,13 @@ on it, so the mask is recomputed at every replay instead of being frozen.
 Where such a value reaches Python control flow (``bool``, ``float``,
 ``item``), the result is recorded as a **guard**: replay recomputes it and
 stops if it differs, and the caller records ``f`` again.
+
+Indices are operands too: an index built from traced values (a boolean mask,
+``nonzero``, an integer argument) is rebuilt at every replay, and where the
+*shape* of a result depends on values (a mask's count of true entries), that
+shape is a guard. Arrays ``f`` reads that are not its arguments (globals, the
+arrays a closure holds) are inputs read at replay, never values folded in at
+recording, so mutating one in place changes the value and the gradient alike.
 """
 
 from __future__ import annotations
@@ -22,14 +29,14 @@ from __future__ import annotations
 import functools
 import math
 import operator
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from adcompare.arraybox import ArrayBox
-from adcompare.ops import add
+from adcompare.engines.box import ArrayBox
+from adcompare.ops import add, getitem
 from adcompare.ops.registry import (
-    RECORDING_HOOKS,
     Box,
     OpDef,
     apply,
@@ -37,6 +44,7 @@ from adcompare.ops.registry import (
     shape_of,
     unbroadcast,
 )
+from adcompare.runtime.hooks import RECORDING_HOOKS
 
 __all__ = ["CompileError", "Guard", "Instruction", "Recording", "Traced", "Watched", "record"]
 
@@ -51,7 +59,9 @@ class Instruction:
 
     ``kind`` is ``"op"`` for a primitive of the op set (``op`` names it),
     ``"numpy"`` for a numpy call on a value that left the tape (a mask, a
-    shift), which carries no derivative.
+    shift), which carries no derivative; ``base`` is then ``(function,
+    method)``, with method ``"pack"`` for an index tuple or a list rebuilt
+    from slots.
     """
 
     kind: str
@@ -75,16 +85,24 @@ class Guard:
 
 @dataclass
 class Recording:
-    """A recorded program: inputs, instructions and guards in order, outputs."""
+    """A recorded program: inputs, instructions and guards in order, outputs.
+
+    ``externals`` maps the slots of arrays ``f`` read without receiving them
+    as arguments to those arrays: a replay reads them as they are then.
+    """
 
     inputs: list = field(default_factory=list)
     steps: list = field(default_factory=list)
     values: dict = field(default_factory=dict)
     outputs: list = field(default_factory=list)
     forward_end: int = 0
+    externals: dict = field(default_factory=dict)
     boxes: dict = field(default_factory=dict, repr=False)
     addresses: dict = field(default_factory=dict, repr=False)
+    guarded: set = field(default_factory=set, repr=False)
     applying: bool = False
+    sweeping: bool = False
+    thread: int = field(default_factory=threading.get_ident, repr=False)
 
     def new_slot(self, value) -> int:
         slot = len(self.values)
@@ -142,7 +160,10 @@ class Watched(_Guarded, np.ndarray):
         if any(issubclass(t, Box) for t in types):
             return NotImplemented
         plain = func(*_plain(args), **_plain(kwargs))
-        if not isinstance(plain, (np.ndarray, np.generic)):
+        if func in _STATIC_RESULTS or not (
+            isinstance(plain, (np.ndarray, np.generic, bool, int, float, complex))
+            or _all_arrays(plain)
+        ):
             return plain  # shapes, ranks, dtypes: static, nothing to record
         return _record_numpy(self._recording, func, func, "function", args, kwargs)
 
@@ -160,6 +181,13 @@ class Watched(_Guarded, np.ndarray):
         raise CompileError(
             "tolist() on a traced value: its elements would be frozen into the recording; "
             "keep the computation in array ops"
+        )
+
+    def __setitem__(self, index, value):
+        raise CompileError(
+            "writing into an array computed from the inputs (m[i] = ...): a replay "
+            "recomputes the array and would lose the write. Build the new array instead, "
+            "e.g. np.where(positions, new_value, m) or m | extra"
         )
 
 
@@ -215,21 +243,84 @@ def _source_slot(value: np.ndarray, recording: Recording | None) -> int | None:
     return None
 
 
-def _operand(value, recording: Recording | None = None) -> tuple:
+def _operand(value, recording: Recording | None = None, *, top: bool = True) -> tuple:
+    """How an instruction reads ``value`` at replay: ``("s", slot)`` or ``("c", value)``.
+
+    A sequence holding slots (an index built from a mask or an integer
+    argument) becomes a slot of its own, rebuilt at every replay. An array
+    that is no slot yet, passed directly to an op or a numpy call while ``f``
+    runs, is an external: an input read at replay (see :class:`Recording`).
+    """
     if isinstance(value, Traced):
         return ("s", value._slot)
     if isinstance(value, Box):
         raise CompileError(f"a {type(value).__name__} inside a compiled function's recording")
-    if isinstance(value, (list, tuple)) and any(_is_tracked(v) for v in value):
-        raise CompileError(
-            "a sequence of traced values passed to a numpy function; use the op set "
-            "(adcompare.concatenate, adcompare.stack) instead"
-        )
+    if isinstance(value, (list, tuple)):
+        parts = tuple(_operand(v, recording, top=False) for v in value)
+        if any(kind == "s" for kind, _ in parts):
+            return ("s", _pack(recording, type(value), parts))
+        return ("c", value)
+    if isinstance(value, slice) and any(_is_tracked(v) for v in _slice_parts(value)):
+        # A slice bound is a Python integer to numpy: guarded, never rebuilt.
+        return ("c", slice(*(_guarded_index(v) for v in _slice_parts(value))))
     if isinstance(value, np.ndarray):
         slot = _source_slot(value, recording)
         if slot is not None:
             return ("s", slot)
+        if top and recording is not None and not recording.sweeping:
+            return ("s", _external(recording, value))
     return ("c", value)
+
+
+def _slice_parts(value: slice) -> tuple:
+    return (value.start, value.stop, value.step)
+
+
+def _guarded_index(value):
+    return operator.index(value) if _is_tracked(value) else value
+
+
+def _external(recording: Recording, value: np.ndarray) -> int:
+    slot = recording.new_slot(value)
+    recording.externals[slot] = value
+    recording.addresses[_memory_key(value)] = slot
+    return slot
+
+
+def _pack(recording: Recording, kind: type, parts: tuple) -> int:
+    """A slot holding ``kind(parts)``, built at replay from the parts' current values."""
+    build = _PACKERS[kind]
+    plain = build(*(recording.values[v] if k == "s" else v for k, v in parts))
+    slot = recording.new_slot(plain)
+    recording.steps.append(Instruction("numpy", build, parts, (), slot, base=(kind, "pack")))
+    return slot
+
+
+def _pack_tuple(*parts) -> tuple:
+    return parts
+
+
+def _pack_list(*parts) -> list:
+    return list(parts)
+
+
+_PACKERS = {tuple: _pack_tuple, list: _pack_list}
+
+
+#: numpy functions whose result says nothing about the values (shapes, ranks, dtypes).
+_STATIC_RESULTS = frozenset(
+    {np.shape, np.ndim, np.size, np.result_type, np.min_scalar_type, np.can_cast}
+    | {np.iscomplexobj, np.isrealobj, np.shares_memory, np.may_share_memory}
+)
+
+
+def _all_arrays(value) -> bool:
+    """Whether ``value`` is several arrays (``nonzero``'s tuple, ``split``'s list)."""
+    return (
+        isinstance(value, (tuple, list))
+        and bool(value)
+        and all(isinstance(v, np.ndarray) for v in value)
+    )
 
 
 def _is_tracked(value) -> bool:
@@ -237,8 +328,14 @@ def _is_tracked(value) -> bool:
 
 
 def _record_numpy(recording, call, base, method, args, kwargs):
-    """Run a numpy call on plain values and record it; the result is watched."""
-    result = np.asarray(call(*_plain(args), **_plain(kwargs)))
+    """Run a numpy call on plain values and record it; the result is watched.
+
+    A call returning several arrays (``nonzero``, ``divmod``) gives a tuple
+    of watched arrays. Where the result's shape may depend on the values
+    (see :func:`_shape_is_static`), the shape is recorded as a guard.
+    """
+    result = call(*_plain(args), **_plain(kwargs))
+    result = result if _all_arrays(result) else np.asarray(result)
     if recording is None:
         return result
     slot = recording.new_slot(result)
@@ -252,7 +349,58 @@ def _record_numpy(recording, call, base, method, args, kwargs):
             base=(base, method),
         )
     )
+    if not _shape_is_static(base, method, args):
+        recording.steps.append(Guard(shapes, slot, shapes(result), "the shape"))
+    if isinstance(result, (tuple, list)):
+        return type(result)(_element(recording, slot, i) for i in range(len(result)))
     return _watch(recording, result, slot)
+
+
+def _element(recording: Recording, slot: int, i: int) -> Watched:
+    """Element ``i`` of the tuple of arrays in ``slot``, as a watched array."""
+    value = recording.values[slot][i]
+    out = recording.new_slot(value)
+    recording.steps.append(
+        Instruction(
+            "numpy",
+            operator.getitem,
+            (("s", slot), ("c", i)),
+            (),
+            out,
+            base=(operator.getitem, "getitem"),
+        )
+    )
+    return _watch(recording, value, out)
+
+
+#: numpy functions whose result's shape follows from their operands' shapes
+#: and static arguments. Any other function called on a traced value (nonzero,
+#: unique, extract, ...) has its result's shape recorded as a guard.
+_STATIC_SHAPE_FUNCTIONS = frozenset(
+    {np.sum, np.prod, np.mean, np.max, np.min, np.amax, np.amin, np.any, np.all}
+    | {np.reshape, np.transpose, np.squeeze, np.expand_dims, np.broadcast_to, np.ravel}
+    | {np.where, np.clip, np.round, np.around, np.copy, np.cumsum, np.sort, np.argsort}
+    | {np.argmax, np.argmin, np.concatenate, np.stack, np.isclose, np.allclose}
+    | {np.count_nonzero}
+)
+
+
+def _shape_is_static(base, method: str, args: tuple) -> bool:
+    if method == "function":
+        return base in _STATIC_SHAPE_FUNCTIONS and not (base is np.where and len(args) == 1)
+    if method == "getitem":  # a boolean mask selects as many elements as it holds true
+        index = args[1] if isinstance(args[1], tuple) else (args[1],)
+        return not any(
+            isinstance(p, (np.ndarray, list)) and np.asarray(p).dtype == bool for p in index
+        )
+    return True  # ufunc calls and reductions, astype, packing
+
+
+def shapes(value):
+    """The shape of an array, or the shapes of several: a shape guard's test."""
+    if isinstance(value, (tuple, list)):
+        return tuple(np.shape(v) for v in value)
+    return np.shape(value)
 
 
 def _guard(recording, convert, value, what: str):
@@ -261,7 +409,8 @@ def _guard(recording, convert, value, what: str):
     else:
         plain, slot = value.view(np.ndarray), _source_slot(value, recording)
     result = convert(plain)
-    if recording is not None and slot is not None:
+    if recording is not None and slot is not None and (convert, slot) not in recording.guarded:
+        recording.guarded.add((convert, slot))
         recording.steps.append(Guard(convert, slot, result, what))
     return result
 
@@ -307,6 +456,26 @@ class Traced(_Guarded, ArrayBox):
     def __repr__(self) -> str:
         return f"traced(shape={self.shape}, slot={self._slot})"
 
+    def __getitem__(self, index):
+        return getitem(self, _watched_index(self._recording, index))
+
+    def __round__(self, ndigits=None):
+        raise CompileError(
+            "round() of a traced value: its result cannot follow new inputs or carry a "
+            "derivative. For a Python number, write round(float(x)) (float() is recorded "
+            "as a guard: f is recorded again when it changes); to stay differentiable, "
+            "keep x in adcompare ops"
+        )
+
+    def tolist(self):
+        """Refused: the elements would be frozen into the recording."""
+        raise CompileError(
+            "tolist() of a traced value: its elements would be frozen into the recording. "
+            "Keep the computation in adcompare ops (index with x[i], iterate with "
+            "for row in x), or read one element as a Python number with float(x[i]) "
+            "(recorded as a guard: f is recorded again when it changes)"
+        )
+
     def _apply(self, op: OpDef, level: int, args: tuple, params: dict):
         values = []
         for a in args:
@@ -338,6 +507,22 @@ class Traced(_Guarded, ArrayBox):
         return traced
 
 
+def _watched_index(recording: Recording, index):
+    """``index`` with the plain arrays in it watched, as externals (see :func:`_operand`).
+
+    A mask ``f`` holds (``x[keep]``) is then turned into positions by a
+    recorded ``nonzero``, and an integer array is read at replay.
+    """
+    parts = index if isinstance(index, tuple) else (index,)
+    if recording.sweeping or not any(type(p) is np.ndarray for p in parts):
+        return index
+    watched = tuple(
+        _watch(recording, p, _operand(p, recording)[1]) if type(p) is np.ndarray else p
+        for p in parts
+    )
+    return watched if isinstance(index, tuple) else watched[0]
+
+
 # --- recording f and its backward sweep --------------------------------------------
 
 
@@ -362,6 +547,7 @@ def record(f, args: tuple, positions: tuple[int, ...], level: int, *, gradient: 
                 f"f returned a {type(out).__name__}; compile differentiates f's own arguments only"
             )
         recording.forward_end = len(recording.steps)
+        recording.sweeping = True  # constants the sweep makes are its own, not inputs
         recording.outputs.append(_output(out, recording))
         if gradient:
             grads = _record_backward(recording, out, [inputs[p] for p in positions])
@@ -378,8 +564,8 @@ def _output(value, recording: Recording) -> tuple:
 
 def _record_plain_op(recording: Recording, op: OpDef, args: tuple, params: dict):
     """Record an op on plain arrays computed from traced values (no derivative)."""
-    if recording.applying:
-        return None
+    if recording.applying or threading.get_ident() != recording.thread:
+        return None  # another thread's ops are its own business
     operands = tuple(_operand(a, recording) for a in args)
     keywords = tuple((k, _operand(v, recording)) for k, v in params.items())
     if not any(kind == "s" for kind, _ in operands + tuple(v for _, v in keywords)):

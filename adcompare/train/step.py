@@ -18,9 +18,9 @@ from pathlib import Path
 import numpy as np
 
 from adcompare import nn
-from adcompare.cost import count
-from adcompare.datasets import two_spirals
-from adcompare.training import build_mlp
+from adcompare.runtime.cost import count
+from adcompare.train.datasets import two_spirals
+from adcompare.train.loop import build_mlp
 from adcompare.transforms import grad
 
 __all__ = [

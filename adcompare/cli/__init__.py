@@ -1,23 +1,33 @@
-"""The ``adcompare`` command. Each subcommand lives in its own module."""
+"""The ``adcompare`` command. Each subcommand is one module of this package.
+
+A module that defines ``add_parser(subparsers)`` (which sets ``run`` as a
+default) is a command: adding a command is adding its module here.
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
 import os
+import pkgutil
 import sys
 
-# Each module has add_parser(subparsers), which sets ``run`` as a default.
-COMMAND_MODULES = [
-    "adcompare.bench.cmd_run",
-    "adcompare.bench.cmd_bench",
-    "adcompare.bench.cmd_report",
-    "adcompare.bench.cmd_targets",
-    "adcompare.demo",
-    "adcompare.explain_cli",
-    "adcompare.train",
-    "adcompare.verify_cli",
-]
+
+def command_modules() -> list:
+    """The modules of this package that define a command, by name.
+
+    >>> [m.__name__.rsplit(".", 1)[1] for m in command_modules()][:3]
+    ['run', 'bench', 'demo']
+    """
+    found = []
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_"):  # __main__ runs the command line when imported
+            continue
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if hasattr(module, "add_parser"):
+            found.append(module)
+    # ``START_HERE`` puts a command first in the help; the rest go alphabetically.
+    return sorted(found, key=lambda m: (not getattr(m, "START_HERE", False), m.__name__))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,8 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        importlib.import_module(name).add_parser(subparsers)
+    for module in command_modules():
+        module.add_parser(subparsers)
     return parser
 
 
@@ -58,7 +68,3 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
     return int(status or 0)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

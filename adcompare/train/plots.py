@@ -12,9 +12,9 @@ import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
 
+from adcompare.engines.reverse import no_grad
 from adcompare.ops import softmax
-from adcompare.reverse import no_grad
-from adcompare.training import TrainingRun
+from adcompare.train.loop import TrainingRun
 
 __all__ = ["plot_decision_boundary", "plot_loss_curve"]
 

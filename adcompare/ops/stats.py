@@ -1,4 +1,4 @@
-"""Log-densities of ``scipy.stats`` distributions, built from the op set.
+"""Log-densities of ``scipy.stats`` distributions, built from the op set (``adcompare.stats``).
 
 Each distribution is a namespace of functions with scipy's signatures
 (``adcompare.stats.norm.logpdf(x, loc=0.0, scale=1.0)``), composed from
@@ -20,21 +20,11 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from adcompare.ops import (
-    betaln,
-    exp,
-    gammaln,
-    log,
-    log1p,
-    log_ndtr,
-    matmul,
-    ndtr,
-    stdtr,
-    sum,  # noqa: A004 - the op set's sum
-    xlog1py,
-    xlogy,
-)
+from adcompare.ops.elementwise import exp, log, log1p
+from adcompare.ops.linalg import matmul
+from adcompare.ops.reductions import sum
 from adcompare.ops.registry import Box, ndim_of, shape_of
+from adcompare.ops.special import betaln, gammaln, log_ndtr, ndtr, stdtr, xlog1py, xlogy
 
 __all__ = ["beta", "chi2", "dirichlet", "gamma", "multivariate_normal", "norm", "poisson", "t"]
 

@@ -1,6 +1,6 @@
 """``adcompare verify``: an expression's derivatives in every mode, checked against SymPy.
 
-The expression is parsed by :mod:`adcompare.expr`'s whitelist (numbers,
+The expression is parsed by :mod:`adcompare.cli.expr`'s whitelist (numbers,
 variables, ``+ - * / **`` and op-set functions by name); nothing the user
 types is passed to ``eval``, ``sympify`` or ``parse_expr``. Exit status: 0
 when every mode agrees with SymPy, 1 on a mismatch, 2 for input that cannot
@@ -24,7 +24,7 @@ from adcompare.check import (
     format_seconds,
     format_table,
 )
-from adcompare.expr import FUNCTIONS, Expression, ExpressionError, parse_expression, parse_point
+from adcompare.cli.expr import FUNCTIONS, Expression, ExpressionError, parse_expression, parse_point
 
 DEFAULT_MODES = {1: ("forward", "reverse", "fd"), 2: (*SECOND_ORDER_MODES, "fd")}
 KNOWN_MODES = {
@@ -121,7 +121,7 @@ def verify(
 ) -> tuple[Comparison, dict]:
     """Parse, compare, and collect what the command prints.
 
-    Raises :class:`~adcompare.expr.ExpressionError` or :class:`VerifyError`
+    Raises :class:`~adcompare.cli.expr.ExpressionError` or :class:`VerifyError`
     for input that cannot be checked.
     """
     if order not in (1, 2):

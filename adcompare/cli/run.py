@@ -6,10 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from adcompare.bench.cmd_bench import add_sweep_options, sweep_into, with_peers
-from adcompare.bench.cmd_report import make_report
 from adcompare.bench.results import Results, ResultsError, load_results
 from adcompare.bench.sweep import preset
+from adcompare.cli.bench import add_sweep_options, sweep_into, with_peers
+from adcompare.cli.report import make_report
 
 EXAMPLES = """\
 examples:
@@ -18,6 +18,10 @@ examples:
   adcompare run --resume               # after Ctrl-C, continue where it stopped
   adcompare run --peers                # JAX, PyTorch and autograd beside adcompare's modes
 """
+
+
+#: The command a new user runs first: listed first in ``adcompare --help``.
+START_HERE = True
 
 
 def add_parser(subparsers) -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from adcompare.cost import count
-from adcompare.forward import Dual
-from adcompare.reverse import Tensor
+from adcompare.engines.forward import Dual
+from adcompare.engines.reverse import Tensor
+from adcompare.runtime.cost import count
 
 
 def worked_example(x, y):

@@ -8,7 +8,7 @@ adjoint column of the reverse sweep, how many sweeps each mode needed, and
 the gradient. ``--dot`` and ``--png`` write the recorded graph;
 ``--program`` prints the tape as :func:`adcompare.compile` records it, the
 forward pass and the reverse sweep as straight-line code. The
-expression is read by the safe parser of :mod:`adcompare.expr`.
+expression is read by the safe parser of :mod:`adcompare.cli.expr`.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import sys
 
 import numpy as np
 
-from adcompare.expr import ExpressionError, parse_expression, parse_point
+from adcompare.cli.expr import ExpressionError, parse_expression, parse_point
+from adcompare.engines.reverse import Tensor
 from adcompare.graph import draw, stats, to_dot, trace_table
-from adcompare.reverse import Tensor
 
 
 def explain(
@@ -81,7 +81,7 @@ def explain(
 
 def _program(expression, values) -> str:
     """The recorded forward pass and reverse sweep, one line per array operation."""
-    from adcompare.compiled import compile as record_program
+    from adcompare.engines.replay import compile as record_program
 
     arguments = tuple(range(len(values)))
     with np.errstate(all="ignore"):

@@ -13,8 +13,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from adcompare import nn, optim
-from adcompare.datasets import DATASETS
-from adcompare.reverse import no_grad
+from adcompare.engines.reverse import no_grad
+from adcompare.train.datasets import DATASETS
 
 __all__ = ["ACTIVATIONS", "TrainingConfig", "TrainingRun", "accuracy", "build_mlp", "train"]
 

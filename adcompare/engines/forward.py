@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from adcompare import cost
-from adcompare.arraybox import ArrayBox
+from adcompare.engines.box import ArrayBox
 from adcompare.ops import OpDef, add, broadcast_to, reshape
 from adcompare.ops.registry import (
     Box,
@@ -25,6 +24,7 @@ from adcompare.ops.registry import (
     raw,
     shape_of,
 )
+from adcompare.runtime import cost
 
 __all__ = ["Dual"]
 

@@ -14,7 +14,7 @@ cache checks that nothing else refers to it (a slice taken from the view
 refers to the buffer itself), so no live array ever sees its memory reused.
 
 >>> import numpy as np
->>> from adcompare.ops import buffers
+>>> from adcompare.runtime import buffers
 >>> out = buffers.take((POOLED_FROM_BYTES // 8,), np.dtype(np.float64))
 >>> out.base is not None
 True

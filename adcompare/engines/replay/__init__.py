@@ -11,8 +11,10 @@ taken at the example inputs. Values computed from the inputs that decide a
 branch (``if x > 0:``, ``float(y)``, ``.item()``) are recorded as guards;
 when a guard flips at new inputs the function is recorded again, so a replay
 never returns the gradient of the wrong branch. Masks that only feed ops
-(``where(x > 0, ...)``, ``relu``, the winners of ``maximum``) are recomputed
-at every replay instead.
+(``where(x > 0, ...)``, ``relu``, the winners of ``maximum``, ``x[x > 0]``)
+and indices taken from arguments are recomputed at every replay instead; where
+a mask decides a shape (how many entries ``x[x > 0]`` holds), the shape is a
+guard.
 
 >>> import numpy as np
 >>> import adcompare as ad
@@ -27,12 +29,14 @@ True
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 
 import numpy as np
 
-from adcompare.compiled.codegen import GuardFlip, Program, build
-from adcompare.compiled.record import CompileError, record
+from adcompare.engines.replay.codegen import GuardFlip, Program, build
+from adcompare.engines.replay.passes import PASSES
+from adcompare.engines.replay.record import CompileError, record
 from adcompare.ops.registry import Box, new_level
 
 __all__ = ["CompileError", "CompiledFunction", "compile"]
@@ -43,15 +47,16 @@ class CompiledFunction:
 
     ``recordings`` counts how often ``f`` was recorded (the first time,
     new shapes or dtypes, and guards that flipped); ``program`` is the
-    current value-and-gradient :class:`~adcompare.compiled.codegen.Program`
+    current value-and-gradient :class:`~adcompare.engines.replay.codegen.Program`
     (``.source`` is its code, ``.instructions`` and ``.guards`` its size).
     """
 
-    def __init__(self, f: Callable, argnums, example_args: tuple):
+    def __init__(self, f: Callable, argnums, example_args: tuple, passes=PASSES):
         if not callable(f):
             raise TypeError(f"compile: f must be callable, got {type(f).__name__}")
         many = isinstance(argnums, (tuple, list))
         self._f = f
+        self._passes = passes
         self._many = many
         self._argnums = tuple(argnums) if many else (argnums,)
         self._nargs = len(example_args)
@@ -63,6 +68,7 @@ class CompiledFunction:
                 )
         self._argnums = tuple(p % self._nargs for p in self._argnums)
         self._programs: dict = {}
+        self._bindings: list = []
         self.recordings = 0
         self._record(self._inputs(example_args))
 
@@ -70,6 +76,20 @@ class CompiledFunction:
     def program(self) -> Program:
         """The most recently recorded value-and-gradient program."""
         return self._latest[1]
+
+    def stats(self) -> list[tuple[str, int, int]]:
+        """``(pass, instructions before, after)`` for each pass over the current program.
+
+        >>> import numpy as np
+        >>> import adcompare as ad
+        >>> compiled = ad.compile(lambda x: ad.sum(-(-x) * 1.0), np.ones(3))
+        >>> for name, before, after in compiled.stats():
+        ...     print(f"{name}: {before} -> {after}")
+        simplify: 4 -> 2
+        eliminate_common_subexpressions: 2 -> 2
+        eliminate_dead_code: 2 -> 1
+        """
+        return list(self.program.pass_stats)
 
     def __call__(self, *args):
         """``f(*args)``, by replaying the recorded forward pass."""
@@ -108,15 +128,18 @@ class CompiledFunction:
         return tuple(arrays)
 
     def _record(self, arrays: tuple) -> tuple[Program, Program]:
+        self._bindings = _array_bindings(self._f)
         recording = record(self._f, arrays, self._argnums, new_level(), gradient=True)
         self.recordings += 1
-        programs = build(recording)
+        programs = build(recording, self._passes)
         self._programs[_signature(arrays)] = programs
         self._latest = programs
         return programs
 
     def _replay(self, which: int, args: tuple):
         arrays = self._inputs(args)
+        if self._bindings and _rebound(self._bindings):
+            self._programs.clear()  # every recording holds the arrays the names had
         programs = self._programs.get(_signature(arrays))
         if programs is None:
             programs = self._record(arrays)
@@ -138,13 +161,72 @@ def _signature(arrays: tuple) -> tuple:
     return tuple((a.shape, a.dtype.str) for a in arrays)
 
 
-def compile(f: Callable, *example_args, argnums=0) -> CompiledFunction:  # noqa: A001
+_EMPTY = object()
+
+
+def _array_bindings(f) -> list[tuple]:
+    """The names ``f``'s code reads arrays through: ``(holder, name, array)``.
+
+    A holder is ``f``'s globals (with the name) or a closure cell (name
+    ``None``). A recording holds the arrays themselves; when a name is bound
+    to another array, the recordings are out of date.
+    """
+    f = getattr(f, "__func__", f)
+    if not isinstance(f, types.FunctionType):
+        return []
+    bindings = []
+    for cell in f.__closure__ or ():
+        value = _cell_value(cell)
+        if isinstance(value, np.ndarray):
+            bindings.append((cell, None, value))
+    codes = [f.__code__]
+    while codes:  # f's own code and the lambdas and comprehensions inside it
+        code = codes.pop()
+        codes.extend(c for c in code.co_consts if isinstance(c, types.CodeType))
+        for name in code.co_names:
+            value = f.__globals__.get(name)
+            if isinstance(value, np.ndarray):
+                bindings.append((f.__globals__, name, value))
+    return bindings
+
+
+def _cell_value(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:  # a cell not filled yet
+        return _EMPTY
+
+
+def _rebound(bindings: list[tuple]) -> bool:
+    for holder, name, array in bindings:
+        current = _cell_value(holder) if name is None else holder.get(name, _EMPTY)
+        if current is not array:
+            return True
+    return False
+
+
+def compile(f: Callable, *example_args, argnums=0, optimise: bool = True) -> CompiledFunction:  # noqa: A001
     """Record ``f`` and its reverse sweep at ``example_args``; replay them per call.
 
     The result computes ``f(*args)`` (call it), ``value_and_grad(*args)``
     and ``grad(*args)`` for arguments of the example arguments' shapes and
-    dtypes; other shapes are recorded anew. ``f`` must be a function of
-    its array arguments (constants it closes over are frozen at recording).
+    dtypes; other shapes are recorded anew.
+
+    Integer and boolean arguments are inputs too: as indices and masks they
+    are read at every replay; where they decide the program (``range(n)``,
+    a slice ``x[:n]``) they are guards. Arrays ``f`` reads without receiving
+    them (globals, closures) are read at every replay, so changing one in
+    place changes the value and the gradient alike, and binding one of
+    ``f``'s global or closure names to another array records ``f`` again.
+    What ``f`` computes from such arrays with numpy alone, before they meet
+    a traced value (``W > 0`` for a plain ``W``), runs once, at recording:
+    pass those arrays as arguments, or compute with adcompare ops.
+
+    With ``optimise`` (the default) the recorded program goes through the
+    optimising passes of :mod:`adcompare.engines.replay.passes` (exact
+    algebraic simplification, common subexpressions, dead code; constants
+    are folded as ``f`` is recorded), which keep every result bit-identical;
+    :meth:`CompiledFunction.stats` shows what each pass removed.
 
     >>> import numpy as np
     >>> import adcompare as ad
@@ -156,4 +238,4 @@ def compile(f: Callable, *example_args, argnums=0) -> CompiledFunction:  # noqa:
     >>> print(compiled.grad(-2.0), compiled.recordings)  # guard flipped: recorded again
     -12.0 2
     """
-    return CompiledFunction(f, argnums, example_args)
+    return CompiledFunction(f, argnums, example_args, PASSES if optimise else ())

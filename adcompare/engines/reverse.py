@@ -26,8 +26,7 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from adcompare import cost
-from adcompare.arraybox import ArrayBox
+from adcompare.engines.box import ArrayBox
 from adcompare.ops import OpDef, add, scatter_add, where
 from adcompare.ops.registry import (
     Box,
@@ -39,6 +38,7 @@ from adcompare.ops.registry import (
     shape_of,
     unbroadcast,
 )
+from adcompare.runtime import cost
 
 __all__ = [
     "AccumulateGrad",
