@@ -882,7 +882,13 @@ def _step_function(name: str, numeric) -> type:
     return type(
         name,
         (sympy.Function,),
-        {"_imp_": staticmethod(numeric), "fdiff": lambda self, argindex=1: sympy.S.Zero},
+        {
+            "_imp_": staticmethod(numeric),
+            "fdiff": lambda self, argindex=1: sympy.S.Zero,
+            # Real valued, so Abs and sign of it differentiate without re/im parts.
+            "is_extended_real": True,
+            "is_real": True,
+        },
     )
 
 

@@ -512,6 +512,8 @@ class _SymStudentCdf(sympy.Function):
     """
 
     _imp_ = staticmethod(lambda x, df: sc.stdtr(df, x))
+    is_extended_real = True
+    is_real = True
 
     def fdiff(self, argindex=1):
         x, df = self.args
