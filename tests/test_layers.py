@@ -20,7 +20,7 @@ LAYERS = [
     {"runtime"},
     {"ops"},
     {"engines"},
-    {"transforms"},
+    {"transforms", "checkpointing", "revolve"},
     {"symbolic", "graph", "optim"},
     {"check", "testing", "nn"},
     {"adcompare"},
@@ -82,3 +82,15 @@ def test_no_module_imports_a_higher_layer(module, path):
 def test_the_op_set_imports_only_mathematics_and_the_runtime(module, path):
     outside = {name for name in _imports(path) if name.split(".")[0] not in OPS_MAY_IMPORT}
     assert not outside, f"{module} imports {sorted(outside)}"
+
+
+@pytest.mark.parametrize("module,path", [(m, p) for m, p in MODULES if _unit(m) == "ops"])
+def test_the_op_set_imports_at_the_top_so_no_cycle_hides_in_a_function(module, path):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    top = {id(node) for node in tree.body}
+    nested = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top
+    ]
+    assert not nested, f"{module} imports inside functions at lines {nested}"

@@ -20,12 +20,12 @@ import numpy as np
 import scipy.special as sc
 import sympy
 
-from adcompare.ops.composite import composite
 from adcompare.ops.elementwise import exp, log, log1p, negative
 from adcompare.ops.registry import (
     ARRAY_ONLY,
     HOLOMORPHIC,
     Box,
+    composite,
     defop,
     public_face,
     raw,
