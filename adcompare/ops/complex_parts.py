@@ -21,7 +21,6 @@ import cmath
 import numpy as np
 import sympy
 
-from adcompare.ops.elementwise import divide, multiply
 from adcompare.ops.registry import WIRTINGER, defop, raw
 
 
@@ -56,9 +55,7 @@ imag = defop(
     sym=sympy.im,
     jvp=lambda out, x, x_dot: imag(x_dot),
     # u Im(dz) = Re(-i u dz); a real input's imaginary part is the constant 0.
-    vjp=lambda out, x, out_bar: (
-        multiply(real(out_bar), -1j) if _is_complex(x) else multiply(out_bar, 0.0)
-    ),
+    vjp=lambda out, x, out_bar: real(out_bar) * -1j if _is_complex(x) else out_bar * 0.0,
     doc="The imaginary part, elementwise (0 for a real input).",
     example="imag(3.0 + 4.0j) -> 4.0",
 )
@@ -82,7 +79,7 @@ conj = defop(
 
 def _angle_slope(x):
     """``-i / z``: the VJP factor of ``arg z = Im log z`` (``d arg = Im(dz / z)``)."""
-    return divide(-1j, x) if _is_complex(x) else multiply(0.0, x)
+    return -1j / x if _is_complex(x) else 0.0 * x
 
 
 angle = defop(
@@ -95,8 +92,8 @@ angle = defop(
     domain=(0.5, 2.0),
     sym=lambda x: sympy.atan2(sympy.im(x), sympy.re(x)),
     # The angle of a real number is a constant, 0 or pi.
-    jvp=lambda out, x, x_dot: imag(divide(x_dot, x)) if _is_complex(x) else 0.0 * x_dot,
-    vjp=lambda out, x, out_bar: multiply(real(out_bar), _angle_slope(x)),
+    jvp=lambda out, x, x_dot: imag(x_dot / x) if _is_complex(x) else 0.0 * x_dot,
+    vjp=lambda out, x, out_bar: real(out_bar) * _angle_slope(x),
     doc="The argument ``atan2(Im z, Re z)`` of a complex number, elementwise (0 for "
     "positive reals); undefined at 0.",
     example="angle(1.0j) -> 1.5707963267948966",

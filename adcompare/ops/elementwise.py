@@ -19,6 +19,7 @@ import numpy as np
 import scipy.special
 import sympy
 
+from adcompare.ops.complex_parts import conj, real
 from adcompare.ops.registry import (
     ARRAY_ONLY,
     HOLOMORPHIC,
@@ -445,19 +446,6 @@ def _sign(x):
     return np.sign(raw(x))
 
 
-def _real(x):
-    # complex_parts imports this module, so its ops are looked up when first used.
-    from adcompare.ops.complex_parts import real
-
-    return real(x)
-
-
-def _conj(x):
-    from adcompare.ops.complex_parts import conj
-
-    return conj(x)
-
-
 def _modulus_slope(x):
     """``conj(z) / |z|`` for complex ``z``, 0 at 0: ``d|z| = Re(conj(z) dz) / |z|``.
 
@@ -467,19 +455,19 @@ def _modulus_slope(x):
     modulus = abs(x)
     zero = raw(modulus) == 0
     if not zero.any():
-        return _conj(x) / modulus
-    return _select(0.0, _conj(x) / _select(1.0, modulus, cond=zero), cond=zero)
+        return conj(x) / modulus
+    return _select(0.0, conj(x) / _select(1.0, modulus, cond=zero), cond=zero)
 
 
 def _abs_jvp(out, x, x_dot):
     if np.iscomplexobj(raw(x)):
-        return _real(_modulus_slope(x) * x_dot)
+        return real(_modulus_slope(x) * x_dot)
     return _sign(x) * x_dot
 
 
 def _abs_vjp(out, x, out_bar):
     if np.iscomplexobj(raw(x)):
-        return _real(out_bar) * _modulus_slope(x)
+        return real(out_bar) * _modulus_slope(x)
     return out_bar * _sign(x)
 
 
@@ -896,6 +884,7 @@ _SymFloor = _step_function("Floor", np.floor)
 _SymCeil = _step_function("Ceil", np.ceil)
 _SymTrunc = _step_function("Trunc", np.trunc)
 _SymRint = _step_function("Rint", np.rint)
+_SymSign = _step_function("Sign", np.sign)
 
 
 def _flat(name, value, sym, replay, doc, example, **fields):
@@ -946,7 +935,7 @@ trunc = _flat(
 sign = _flat(
     "sign",
     np.sign,
-    sympy.sign,
+    _SymSign,
     lambda x: float((x > 0) - (x < 0)),
     "The sign of ``x`` (-1, 0 or 1), elementwise.",
     "sign(-2.0) -> -1.0",
