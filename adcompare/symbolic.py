@@ -65,6 +65,7 @@ from adcompare.transforms import register_mode
 
 __all__ = [
     "LIMITS",
+    "NoSymbolicCounterpartError",
     "SizeLimits",
     "Symbolic",
     "SymbolicSizeError",
@@ -114,6 +115,10 @@ LIMITS = SizeLimits()
 
 class SymbolicSizeError(ValueError):
     """A symbolic trace or derivative would exceed :data:`LIMITS`."""
+
+
+class NoSymbolicCounterpartError(TypeError):
+    """An op without a SymPy counterpart (``defop(..., sym=None)``) met symbolic mode."""
 
 
 @contextlib.contextmanager
@@ -339,6 +344,11 @@ class Symbolic(ArrayBox):
                 )
             else:
                 points.append(a)
+        if op.sym is None:
+            raise NoSymbolicCounterpartError(
+                f"op {op.name!r} has no SymPy counterpart (defop(..., sym=...) gives it one), "
+                "so symbolic mode cannot differentiate it; use against='complex_step' or 'fd'"
+            )
         out_point = apply(op, tuple(points), params)
         out_shape = np.shape(out_point)
         exprs = [
@@ -794,6 +804,11 @@ def _record(f: Callable, args: tuple, positions: tuple[int, ...]) -> Trace:
         symbols[p] = _symbol_array(bases[p], point.shape)
         call_args[p] = Symbolic._make(symbols[p], point, state, level)
     out = f(*call_args)
+    if out is None:
+        raise TypeError(
+            "symbolic mode: the function returned None; did it forget a `return`? Return the "
+            "value to differentiate (an output that does not depend on the inputs is fine)"
+        )
     if isinstance(out, (tuple, list)):
         output = tuple(_output_exprs(o, level) for o in out)
         size = sum(o.size for o in output)

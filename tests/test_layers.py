@@ -19,9 +19,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[1] / "adcompare"
 LAYERS = [
     {"runtime"},
     {"ops"},
-    {"engines"},
+    {"engines", "pytree"},
     {"transforms", "checkpointing", "revolve"},
-    {"symbolic", "graph", "optim"},
+    {"symbolic", "graph", "optim", "custom"},
     {"check", "testing", "nn"},
     {"adcompare"},
     {"adbench", "train"},

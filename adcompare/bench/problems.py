@@ -6,7 +6,7 @@ code runs on dual numbers and tensors. Building a problem at a size gives
 an :class:`Instance`: the function, a point, the input count ``n`` and the
 output count ``m``.
 
-Four families:
+Five families:
 
 ``"many-inputs"``
     n inputs, one output (a loss over its parameters); swept over ``n``.
@@ -14,6 +14,9 @@ Four families:
     one input, m outputs (a trajectory, features of a scalar); swept over ``m``.
 ``"jacobian"``
     n inputs, m outputs; swept over a grid of ``(n, m)``.
+``"batch"``
+    a loss per example of a batch of m, over n fixed weights: the Jacobian is
+    the matrix of per-example gradients; swept over the batch size ``m``.
 ``"fixed"``
     one instance at its published size, not swept: the ADBench and
     GradBench problems (:mod:`~adcompare.bench.real_problems`).
@@ -33,6 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from adcompare.bench.per_example import make_per_example
 from adcompare.bench.real_problems import REAL_PROBLEMS
 
 __all__ = ["FAMILIES", "PROBLEMS", "Instance", "Problem", "default_problems", "get_problem"]
@@ -42,6 +46,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "many-inputs": ("n",),
     "one-input": ("m",),
     "jacobian": ("n", "m"),
+    "batch": ("m",),
     "fixed": (),
 }
 
@@ -79,7 +84,8 @@ class Problem:
     """A family of functions: ``build(**size)`` gives an :class:`Instance`.
 
     ``make(**size)`` returns ``(f, x)``; ``limits`` caps each size parameter
-    (a dense n×n matrix cannot reach n = 10⁶).
+    (a dense n×n matrix cannot reach n = 10⁶). ``sizing`` says why a built
+    instance may have another size than the one asked for.
     """
 
     name: str
@@ -88,6 +94,7 @@ class Problem:
     make: Callable
     limits: dict = field(default_factory=dict)
     opt_in: bool = False
+    sizing: str = ""
 
     @property
     def sweeps(self) -> tuple[str, ...]:
@@ -237,6 +244,7 @@ PROBLEMS: dict[str, Problem] = {
             "extended Rosenbrock Σ 100(x_{i+1} − x_i²)² + (1 − x_i)²",
             _rosenbrock,
             {"n": (_MILLION, "the sweep stops at 2²⁰ inputs")},
+            sizing="each term couples neighbours x_i and x_{i+1}, so it needs n ≥ 2",
         ),
         Problem(
             "quadratic",
@@ -259,6 +267,8 @@ PROBLEMS: dict[str, Problem] = {
             f"{_SAMPLES} samples",
             _mlp,
             {"n": (_MILLION, "the sweep stops at 2²⁰ inputs")},
+            sizing=f"its weights number n = {_MLP_INPUTS + 2}h + 1 for h hidden units, so n "
+            "is the nearest such count",
         ),
         Problem(
             "trajectory",
@@ -273,6 +283,16 @@ PROBLEMS: dict[str, Problem] = {
             "Fourier features sin(kx), cos(kx), k = 1..m/2, of a scalar x",
             _fourier,
             {"m": (_MILLION, "the sweep stops at 2²⁰ outputs")},
+            sizing="its outputs come in sin and cos pairs, so m is even and at least 2",
+        ),
+        Problem(
+            "per_example",
+            "batch",
+            "squared error of a 4-8-1 tanh network, one loss per example: per-example "
+            "gradients (measure with --modes per-example)",
+            make_per_example,
+            {"m": (4096, "a loop of 4096 reverse passes is where the sweep stops")},
+            opt_in=True,
         ),
         Problem(
             "tanh_map",

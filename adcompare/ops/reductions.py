@@ -15,6 +15,7 @@ from adcompare.ops.elementwise import where
 from adcompare.ops.registry import (
     ARRAY_ONLY,
     HOLOMORPHIC,
+    LEADING_AXIS,
     defop,
     keep_number,
     ndim_of,
@@ -74,6 +75,7 @@ def _sympy_over(reducer):
 sum = defop(
     "sum",
     lambda x, axis, keepdims: np.add.reduce(x, axis=axis, keepdims=keepdims),
+    batch=LEADING_AXIS,
     replay=keep_number,
     complex=HOLOMORPHIC,
     saves=(),
@@ -124,6 +126,7 @@ def _max_vjp(out, x, out_bar, axis, keepdims):
 max = defop(
     "max",
     lambda x, axis, keepdims: np.maximum.reduce(x, axis=axis, keepdims=keepdims),
+    batch=LEADING_AXIS,
     numpy=("max", "amax"),
     replay=ARRAY_ONLY,
     complex="compares complex numbers",
@@ -141,6 +144,7 @@ max = defop(
 min = defop(
     "min",
     lambda x, axis, keepdims: np.minimum.reduce(x, axis=axis, keepdims=keepdims),
+    batch=LEADING_AXIS,
     numpy=("min", "amin"),
     replay=ARRAY_ONLY,
     complex="compares complex numbers",
@@ -174,6 +178,7 @@ def _product_of_others(x, axis):
 prod = defop(
     "prod",
     lambda x, axis, keepdims: np.multiply.reduce(x, axis=axis, keepdims=keepdims),
+    batch=LEADING_AXIS,
     replay=ARRAY_ONLY,
     complex=HOLOMORPHIC,
     saves=("args",),
@@ -212,6 +217,7 @@ def _reversed(x, axis):
 _cumsum = defop(
     "cumsum",
     lambda x, axis: np.cumsum(x, axis=axis),
+    batch=LEADING_AXIS,
     replay=keep_number,
     complex=HOLOMORPHIC,
     saves=(),

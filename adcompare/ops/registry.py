@@ -39,12 +39,14 @@ from typing import Any
 import numpy as np
 
 from adcompare.runtime import buffers, cost
+from adcompare.runtime.batch_arrays import BatchArray, rebox
 from adcompare.runtime.hooks import RECORDING_HOOKS
 
 __all__ = [
     "ARRAY_ONLY",
     "COMPOSITES",
     "HOLOMORPHIC",
+    "LEADING_AXIS",
     "NUMPY_NAMES",
     "OPS",
     "WIRTINGER",
@@ -91,6 +93,9 @@ class Box:
 ARRAY_ONLY = "array only"
 #: ``complex`` status of an op that is analytic in a complex argument.
 HOLOMORPHIC = "holomorphic"
+#: ``batch`` of an op whose static axes count from the end: a leading batch axis
+#: passes through it as tangent lanes do (see adcompare.ops.batching).
+LEADING_AXIS = "leading axis"
 
 
 #: ``complex`` status of an op that is not holomorphic but whose rules hold for complex
@@ -198,6 +203,8 @@ class OpDef:
     fn: Callable | None = None
     api: Callable | None = None
     module: str = ""
+    # vmap: how a mapped axis passes through (see adcompare.ops.batching).
+    batch: Callable | str | None = None
 
     @property
     def built_in(self) -> bool:
@@ -319,6 +326,8 @@ def apply_plain(op: OpDef, args: tuple, params: dict):
         raise complex_error(op)
     if cost._ACTIVE:
         cost.record_numpy(op, args, out)
+    if type(out) is not np.ndarray and isinstance(out, BatchArray):
+        return rebox(out)  # computed from a value read inside vmap
     return out
 
 
@@ -385,6 +394,7 @@ def defop(
     cases: Sequence = (),
     test_params: Callable | None = None,
     hints: Hints = _NO_HINTS,
+    batch: Callable | str | None = None,
 ) -> Callable:
     """Register a primitive and return its public function.
 
@@ -394,7 +404,9 @@ def defop(
     what is. ``prepare(*args, **params)`` normalises static parameters
     (axes, shapes, indices) once, before dispatch. ``numpy`` defaults to the
     op's own name. ``example`` is a doctest expression whose printed value
-    follows after ``->``. A user's op is registered the same way:
+    follows after ``->``. ``batch(args, batched, **params)`` is the op's
+    batching rule for ``vmap`` (or ``LEADING_AXIS``; see :mod:`adcompare.ops.batching`);
+    elementwise ops derive theirs. A user's op is registered the same way:
 
     >>> import numpy as np
     >>> cube = defop(
@@ -436,6 +448,7 @@ def defop(
         test_params=test_params,
         hints=hints,
         module=sys._getframe(1).f_globals.get("__name__", ""),
+        batch=batch,
     )
     op.fn = op.api = _public_function(op)
     OPS[name] = op
