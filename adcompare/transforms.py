@@ -281,7 +281,7 @@ def _sweep(nodes, cotangents, leaves, *, retain_graph: bool):
 def _real_if_real(leaf, cotangent):
     """A real input's cotangent is the real part of what reaches it (``x * 1j`` sends
     ``1j * u`` back): the pairing ``Re(cotangent * tangent)`` sees only that part."""
-    if np.iscomplexobj(raw(cotangent)) and not np.iscomplexobj(raw(leaf)):
+    if np.result_type(raw(cotangent)).kind == "c" and np.result_type(raw(leaf)).kind != "c":
         return real(cotangent)
     return cotangent
 

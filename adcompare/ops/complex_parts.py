@@ -25,7 +25,7 @@ from adcompare.ops.registry import WIRTINGER, defop, raw
 
 
 def _is_complex(x) -> bool:
-    return np.iscomplexobj(raw(x))
+    return np.result_type(raw(x)).kind == "c"
 
 
 real = defop(

@@ -495,13 +495,13 @@ def _modulus_slope(x):
 
 
 def _abs_jvp(out, x, x_dot):
-    if np.iscomplexobj(raw(x)):
+    if np.result_type(raw(x)).kind == "c":
         return real(_modulus_slope(x) * x_dot)
     return _sign(x) * x_dot
 
 
 def _abs_vjp(out, x, out_bar):
-    if np.iscomplexobj(raw(x)):
+    if np.result_type(raw(x)).kind == "c":
         return real(out_bar) * _modulus_slope(x)
     return out_bar * _sign(x)
 
