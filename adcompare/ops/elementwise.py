@@ -23,6 +23,7 @@ from adcompare.ops.complex_parts import conj, real
 from adcompare.ops.registry import (
     ARRAY_ONLY,
     HOLOMORPHIC,
+    LEADING_AXIS,
     WIRTINGER,
     Box,
     Hints,
@@ -219,7 +220,7 @@ def _power_slope(x, y):
         return multiply(2.0, x)
     if k is None or k == 0:
         masked = (raw(x) == 0) & (raw(y) == 0)
-        if masked.any():
+        if np.any(masked):
             safe = _select(1.0, x, cond=masked)
             return _select(0.0, y * power(safe, y - 1), cond=masked)
     return y * power(x, y - 1)
@@ -233,7 +234,7 @@ def _log_base(x, y):
     safe in the unselected branch, so higher derivatives stay finite too.
     """
     masked = (raw(x) == 0) & (raw(y) >= 0)
-    if not masked.any():
+    if not np.any(masked):
         return log(x)
     return _select(0.0, log(_select(1.0, x, cond=masked)), cond=masked)
 
@@ -489,7 +490,7 @@ def _modulus_slope(x):
     """
     modulus = abs(x)
     zero = raw(modulus) == 0
-    if not zero.any():
+    if not np.any(zero):
         return conj(x) / modulus
     return _select(0.0, conj(x) / _select(1.0, modulus, cond=zero), cond=zero)
 
@@ -862,11 +863,11 @@ def _sinc_slope(out, x):
     derivatives of every order are right at 0 too (``sinc''(0) = -pi²/3``).
     """
     near = builtins.abs(raw(x)) < _SINC_SERIES
-    if near.all():
+    if np.all(near):
         return _sinc_series(x)
-    far_x = _select(1.0, x, cond=near) if near.any() else x
+    far_x = _select(1.0, x, cond=near) if np.any(near) else x
     far = (cos(math.pi * far_x) - sinc(far_x)) / far_x
-    return _select(_sinc_series(x), far, cond=near) if near.any() else far
+    return _select(_sinc_series(x), far, cond=near) if np.any(near) else far
 
 
 def _sinc_series(x):
@@ -1249,6 +1250,7 @@ astype = defop(
     prepare=_prepare_astype,
     method="astype",
     numpy=(),  # the method; np.astype takes dtype positionally only
+    batch=LEADING_AXIS,  # no axes: a batch axis passes through
     cases=(([(2, 3)], {"dtype": np.float64}), ([()], {"dtype": "float64"})),
     sym=lambda x, dtype, source: x,
     jvp=lambda out, x, x_dot, dtype, source: astype(x_dot, dtype),
