@@ -270,7 +270,9 @@ def _complex_call(f, args, positions):
             with count() as seen:
                 out = f(*_unflatten(z, args, positions))
         except ComplexNotSupportedError as error:
-            raise NotComplexSafeError(f"complex step: {error}; {refuse}") from None
+            raise NotComplexSafeError(
+                f"complex step: the function is not complex-safe ({error}); {refuse}"
+            ) from None
         unsafe = sorted(
             {
                 name

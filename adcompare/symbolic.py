@@ -608,7 +608,8 @@ def _numeric_function(node) -> Callable:
 @functools.lru_cache(maxsize=256)
 def _printed_function(head, nargs: int) -> Callable:
     dummies = sympy.symbols(f"_a0:{nargs}", cls=sympy.Dummy)
-    return sympy.lambdify(dummies, head(*dummies), modules="numpy")
+    # scipy evaluates the special functions (gamma, polygamma, Bessel) numpy lacks.
+    return sympy.lambdify(dummies, head(*dummies), modules=["scipy", "numpy"])
 
 
 def _constant(node):

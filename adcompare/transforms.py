@@ -18,8 +18,8 @@ import numpy as np
 
 from adcompare.engines.forward import Dual, as_float, float_dtype, in_dtype
 from adcompare.engines.reverse import Tensor, enable_grad, run_backward
-from adcompare.ops import concatenate, reshape, stack, transpose
-from adcompare.ops.registry import Box, new_level, shape_of
+from adcompare.ops import concatenate, real, reshape, stack, transpose
+from adcompare.ops.registry import Box, new_level, raw, shape_of
 from adcompare.pytree import (
     LEAF,
     PyTreeDef,
@@ -271,11 +271,19 @@ def _sweep(nodes, cotangents, leaves, *, retain_graph: bool):
         targets={t._node() for t in leaves},
     )
     return [
-        _writeable(in_dtype(captured[t._node()], t.dtype))
+        _writeable(in_dtype(_real_if_real(t, captured[t._node()]), t.dtype))
         if t._node() in captured
         else np.zeros(t.shape, t.dtype)
         for t in leaves
     ]
+
+
+def _real_if_real(leaf, cotangent):
+    """A real input's cotangent is the real part of what reaches it (``x * 1j`` sends
+    ``1j * u`` back): the pairing ``Re(cotangent * tangent)`` sees only that part."""
+    if np.result_type(raw(cotangent)).kind == "c" and np.result_type(raw(leaf)).kind != "c":
+        return real(cotangent)
+    return cotangent
 
 
 def _writeable(value):

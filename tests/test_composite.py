@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.linalg
+import scipy.special
 
 import adcompare as ad
 from adcompare.ops import COMPOSITES
@@ -39,6 +40,12 @@ def _gauged_u(x):
 # is one (low, high) interval or input maker for every argument, or a list of them.
 CASES = {
     "square": (ad.square, np.square, [(3, 4)], (-2, 2)),
+    "multigammaln": (
+        lambda a: ad.multigammaln(a, 3),
+        lambda a: scipy.special.multigammaln(a, 3),
+        [(2, 3)],
+        (1.5, 4),
+    ),
     "reciprocal": (ad.reciprocal, np.reciprocal, [(3, 4)], (0.5, 2)),
     "mean": (lambda x: ad.mean(x, axis=1), lambda x: x.mean(axis=1), [(3, 4)], (-2, 2)),
     "sigmoid": (ad.sigmoid, lambda x: 1 / (1 + np.exp(-x)), [(3, 4)], (-4, 4)),

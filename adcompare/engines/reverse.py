@@ -481,6 +481,8 @@ class Tensor(ArrayBox):
         if not isinstance(gradient, Tensor):
             if not isinstance(gradient, Box):
                 gradient = np.asarray(gradient)
+                if gradient.dtype.kind == "c" and self.dtype.kind != "c":
+                    gradient = gradient.real  # a real input's cotangent: the real part
                 if gradient.dtype != self.dtype or not gradient.flags.writeable:
                     gradient = gradient.astype(self.dtype)
             gradient = Tensor._wrap(gradient, self._level)

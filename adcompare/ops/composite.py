@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from adcompare.ops.complex_parts import conj, real
 from adcompare.ops.elementwise import (
     abs,
     add,
@@ -31,6 +32,7 @@ from adcompare.ops.elementwise import (
 from adcompare.ops.linalg import svdvals
 from adcompare.ops.reductions import max, min, sum
 from adcompare.ops.registry import (
+    ComplexNotSupportedError,
     composite,
     ndim_of,
     normalize_axes,
@@ -58,6 +60,40 @@ def reciprocal(x):
     0.25
     """
     return divide(1.0, x)
+
+
+@composite(cli=True, cases=[(((3, 4),), {})])
+def fabs(x):
+    """Absolute value of real numbers, elementwise, as ``np.fabs`` (derivative ``sign(x)``).
+
+    >>> print(fabs(-2.0))
+    2.0
+    """
+    if np.result_type(raw(x)).kind == "c":
+        raise ComplexNotSupportedError(
+            "fabs is computed for real numbers only: it takes no complex input (use abs)"
+        )
+    return abs(x)
+
+
+@composite(numpy=("deg2rad", "radians"), cli=True, cases=[(((3, 4),), {})])
+def deg2rad(x):
+    """Degrees to radians, elementwise, as ``np.deg2rad`` (also reached as ``np.radians``).
+
+    >>> print(deg2rad(180.0))
+    3.141592653589793
+    """
+    return multiply(x, math.pi / 180.0)
+
+
+@composite(numpy=("rad2deg", "degrees"), cli=True, cases=[(((3, 4),), {})])
+def rad2deg(x):
+    """Radians to degrees, elementwise, as ``np.rad2deg`` (also reached as ``np.degrees``).
+
+    >>> print(rad2deg(math.pi))
+    180.0
+    """
+    return multiply(x, 180.0 / math.pi)
 
 
 @composite(method="mean")
@@ -174,6 +210,11 @@ def log_softmax(x, axis: int = -1):
     return subtract(shifted, log(sum(exp(shifted), axis=axes, keepdims=True)))
 
 
+def _squared_magnitudes(x):
+    """``|x|²`` elementwise: ``x * x``, or ``Re(x conj(x))`` for complex entries (real)."""
+    return real(multiply(x, conj(x))) if np.result_type(raw(x)).kind == "c" else multiply(x, x)
+
+
 def _euclidean(squares):
     """``sqrt(squares)`` with derivative 0 where ``squares`` is 0 (a subgradient), not NaN."""
     positive = np.greater(raw(squares), 0)
@@ -183,7 +224,7 @@ def _euclidean(squares):
 
 def _vector_norm(x, ord, axes: tuple[int, ...], keepdims: bool):
     if ord is None or ord == 2:
-        return _euclidean(sum(multiply(x, x), axis=axes, keepdims=keepdims))
+        return _euclidean(sum(_squared_magnitudes(x), axis=axes, keepdims=keepdims))
     if isinstance(ord, str):
         raise ValueError(f"norm: ord={ord!r} is a matrix norm; give axis two axes for it")
     if ord == np.inf:
@@ -205,7 +246,7 @@ def _vector_norm(x, ord, axes: tuple[int, ...], keepdims: bool):
 def _matrix_norm(x, ord, rows: int, columns: int, keepdims: bool):
     n = ndim_of(x)
     if ord in (None, "fro"):
-        out = _euclidean(sum(multiply(x, x), axis=(rows, columns)))
+        out = _euclidean(sum(_squared_magnitudes(x), axis=(rows, columns)))
     elif ord in ("nuc", 2, -2):
         # The two axes last (rows, then columns), as svdvals reads them.
         kept = [a for a in range(-n, 0) if a not in (rows, columns)]

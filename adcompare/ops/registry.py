@@ -49,6 +49,7 @@ __all__ = [
     "LEADING_AXIS",
     "NUMPY_NAMES",
     "OPS",
+    "WIRTINGER",
     "Box",
     "ComplexNotSupportedError",
     "Composite",
@@ -97,8 +98,21 @@ HOLOMORPHIC = "holomorphic"
 LEADING_AXIS = "leading axis"
 
 
+#: ``complex`` status of an op that is not holomorphic but whose rules hold for complex
+#: input, in JAX's and autograd's convention: the JVP is the real-linear derivative
+#: ``df = (∂f/∂z) dz + (∂f/∂z̄) conj(dz)``, and the VJP of a cotangent ``u`` is
+#: ``u ∂f/∂z + conj(u ∂f/∂z̄)`` (for real ``f``: ``∂f/∂a - i ∂f/∂b`` at ``z = a + ib``).
+WIRTINGER = (
+    "is not holomorphic (its rules follow the Wirtinger convention), so the complex "
+    "step cannot differentiate it"
+)
+
+
 class ComplexNotSupportedError(TypeError):
     """An op met complex input that its rules do not hold for."""
+
+
+_COMPLEX_RULES = (HOLOMORPHIC, WIRTINGER)
 
 
 @dataclass(frozen=True)
@@ -303,12 +317,15 @@ def apply_plain(op: OpDef, args: tuple, params: dict):
         if out is None:
             out = op.value(*args, **params)
     except (TypeError, ValueError) as error:
-        if op.complex != HOLOMORPHIC and any(np.iscomplexobj(a) for a in args):
+        if op.complex not in _COMPLEX_RULES and any(np.iscomplexobj(a) for a in args):
             raise complex_error(op) from None
         if isinstance(error, TypeError):
             raise
         shapes = ", ".join(str(shape_of(a)) for a in args)
         raise ValueError(f"{op.name}: {error} (argument shapes {shapes})") from None
+    if op.complex not in _COMPLEX_RULES and np.result_type(out).kind == "c":
+        # numpy computed a complex value (maximum, sign, round) that the rules do not hold for.
+        raise complex_error(op)
     if cost._ACTIVE:
         cost.record_numpy(op, args, out)
     if type(out) is not np.ndarray and isinstance(out, BatchArray):
