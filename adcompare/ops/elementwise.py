@@ -27,7 +27,9 @@ from adcompare.ops.registry import (
     WIRTINGER,
     Box,
     Hints,
+    anywhere,
     defop,
+    everywhere,
     public_face,
     raw,
 )
@@ -220,7 +222,7 @@ def _power_slope(x, y):
         return multiply(2.0, x)
     if k is None or k == 0:
         masked = (raw(x) == 0) & (raw(y) == 0)
-        if np.any(masked):
+        if anywhere(masked):
             safe = _select(1.0, x, cond=masked)
             return _select(0.0, y * power(safe, y - 1), cond=masked)
     return y * power(x, y - 1)
@@ -234,7 +236,7 @@ def _log_base(x, y):
     safe in the unselected branch, so higher derivatives stay finite too.
     """
     masked = (raw(x) == 0) & (raw(y) >= 0)
-    if not np.any(masked):
+    if not anywhere(masked):
         return log(x)
     return _select(0.0, log(_select(1.0, x, cond=masked)), cond=masked)
 
@@ -490,7 +492,7 @@ def _modulus_slope(x):
     """
     modulus = abs(x)
     zero = raw(modulus) == 0
-    if not np.any(zero):
+    if not anywhere(zero):
         return conj(x) / modulus
     return _select(0.0, conj(x) / _select(1.0, modulus, cond=zero), cond=zero)
 
@@ -863,11 +865,11 @@ def _sinc_slope(out, x):
     derivatives of every order are right at 0 too (``sinc''(0) = -pi²/3``).
     """
     near = builtins.abs(raw(x)) < _SINC_SERIES
-    if np.all(near):
+    if everywhere(near):
         return _sinc_series(x)
-    far_x = _select(1.0, x, cond=near) if np.any(near) else x
+    far_x = _select(1.0, x, cond=near) if anywhere(near) else x
     far = (cos(math.pi * far_x) - sinc(far_x)) / far_x
-    return _select(_sinc_series(x), far, cond=near) if np.any(near) else far
+    return _select(_sinc_series(x), far, cond=near) if anywhere(near) else far
 
 
 def _sinc_series(x):

@@ -55,11 +55,13 @@ __all__ = [
     "Composite",
     "Hints",
     "OpDef",
+    "anywhere",
     "apply",
     "apply_plain",
     "complex_error",
     "composite",
     "defop",
+    "everywhere",
     "keep_number",
     "lane_count",
     "new_level",
@@ -602,6 +604,31 @@ def mixed_levels_error(op: OpDef, engine: str, other: Box) -> TypeError:
         f"{op.name}: cannot combine a {engine} and a {type(other).__name__} at the same "
         "nesting level; nest them (Dual(Tensor(...), ...)) or use the transforms"
     )
+
+
+def anywhere(mask) -> bool:
+    """Whether ``mask`` holds anywhere: for rules that skip a guarded path where it cannot matter.
+
+    The guarded path (a ``where`` that masks a singular point) is right
+    everywhere; skipping it where the mask is all false only saves work. A
+    mask read from a batched value (inside ``vmap``) has no single answer for
+    all examples, so it answers True and every example takes the guarded path.
+
+    >>> import numpy as np
+    >>> anywhere(np.array([False, True])), anywhere(np.zeros(2, bool))
+    (True, False)
+    """
+    return isinstance(mask, (BatchArray, Box)) or bool(np.any(mask))
+
+
+def everywhere(mask) -> bool:
+    """Whether ``mask`` holds everywhere; a batched mask answers False (see :func:`anywhere`).
+
+    >>> import numpy as np
+    >>> everywhere(np.array([True, True])), everywhere(np.array([False, True]))
+    (True, False)
+    """
+    return not isinstance(mask, (BatchArray, Box)) and bool(np.all(mask))
 
 
 def raw(value):
