@@ -62,14 +62,21 @@ def test_jvp_matches_central_difference(case):
 
 def assert_vjp_matches_jvp(op, args, params, wanted, rng, label=""):
     """The dot-product test <u, J v> = <Jᵀu, v> with the arguments at ``wanted``
-    needing a gradient, the others plain values."""
-    u = rng.standard_normal(np.shape(op.fn(*args, **params)))
+    needing a gradient, the others plain values.
+
+    The pairing is Re(Σ u · J v) with no conjugation (JAX's and autograd's convention:
+    a cotangent ``u = ∂L/∂Re y - i ∂L/∂Im y`` gives ``dL = Re(Σ u · dy)``); a complex
+    output gets a complex ``u``, so its imaginary part is tested too."""
+    out = op.fn(*args, **params)
+    u = rng.standard_normal(np.shape(out))
+    if np.iscomplexobj(out):
+        u = u + 1j * rng.standard_normal(np.shape(out))
     tensors = [ad.Tensor(a, requires_grad=True) if i in wanted else a for i, a in enumerate(args)]
     op.fn(*tensors, **params).backward(u)
     for i in wanted:
         v = rng.standard_normal(np.shape(args[i]))
-        forward = np.sum(u * jvp_of(op, args, params, i, v))
-        reverse = np.sum(tensors[i].grad.numpy() * v)
+        forward = np.real(np.sum(u * jvp_of(op, args, params, i, v)))
+        reverse = np.real(np.sum(tensors[i].grad.numpy() * v))
         assert tensors[i].grad.shape == np.shape(args[i])
         assert abs(forward - reverse) <= 1e-10 * max(1.0, abs(forward) + abs(reverse)), (
             f"{op.name}: <u, J v> = {forward!r} but <Jᵀu, v> = {reverse!r} for argument {i}{label}"
