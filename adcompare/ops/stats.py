@@ -4,8 +4,7 @@ Each distribution is a namespace of functions with scipy's signatures
 (``adcompare.stats.norm.logpdf(x, loc=0.0, scale=1.0)``), composed from
 primitives, so every argument (the point and the parameters) is
 differentiable in every mode and to every order, except where noted: the
-degrees of freedom of ``t.cdf``/``t.logcdf`` and the covariance of
-``multivariate_normal`` are constants. scipy's own ``scipy.stats`` objects
+degrees of freedom of ``t.cdf``/``t.logcdf`` are constants. scipy's own ``scipy.stats`` objects
 turn their arguments into numpy arrays, so they cannot carry a derivative.
 
 >>> import adcompare as ad
@@ -20,10 +19,13 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from adcompare.ops.elementwise import exp, log, log1p
-from adcompare.ops.linalg import matmul
+from adcompare.ops.elementwise import exp, log, log1p, multiply
+from adcompare.ops.linalg import cholesky
+from adcompare.ops.linalg_composite import solve_triangular
+from adcompare.ops.rearrange import diagonal
 from adcompare.ops.reductions import sum
 from adcompare.ops.registry import Box, ndim_of, shape_of
+from adcompare.ops.shape import reshape, transpose
 from adcompare.ops.special import betaln, gammaln, log_ndtr, ndtr, stdtr, xlog1py, xlogy
 
 __all__ = ["beta", "chi2", "dirichlet", "gamma", "multivariate_normal", "norm", "poisson", "t"]
@@ -216,26 +218,25 @@ dirichlet = SimpleNamespace(
 def _mvn_logpdf(x, mean=None, cov=1.0):
     """``scipy.stats.multivariate_normal.logpdf`` for points along the last axis of ``x``.
 
-    Differentiable in ``x`` and ``mean``; ``cov`` is a constant matrix (its
-    Cholesky factor is computed once with numpy).
+    Differentiable in ``x``, ``mean`` and ``cov`` (through its Cholesky
+    factor L: the quadratic form is ``|L⁻¹(x - mean)|²`` and the log
+    determinant ``2·Σ log diag(L)``). ``cov`` is a matrix or a number (times
+    the identity); as numpy's Cholesky factorisation, only its lower triangle
+    is read.
 
     >>> print(round(float(multivariate_normal.logpdf([0.0, 0.0], cov=np.eye(2))), 10))
     -1.8378770664
     """
-    if isinstance(cov, Box):
-        raise TypeError(
-            "multivariate_normal.logpdf: cov carries a derivative, and only x and mean are "
-            "differentiated; pass cov as a plain array (detach it), or write the density "
-            "with adcompare's linear algebra"
-        )
+    x = x if isinstance(x, Box) else np.asarray(x, dtype=float)
     n = shape_of(x)[-1] if ndim_of(x) else 1
-    cov = np.asarray(cov, dtype=float)
-    cov = cov * np.eye(n) if cov.ndim < 2 else cov
-    factor = np.linalg.cholesky(cov)
-    precision = np.linalg.inv(cov)
+    if ndim_of(cov) < 2:
+        cov = multiply(cov, np.eye(n))
+    factor = cholesky(cov)
     centred = x if mean is None else x - mean
-    quadratic = sum(centred * matmul(centred, precision), axis=-1)
-    log_det = 2.0 * float(np.sum(np.log(np.diag(factor))))
+    points = reshape(centred, (-1, n))  # one point a row
+    whitened = solve_triangular(factor, transpose(points), lower=True)
+    quadratic = reshape(sum(whitened * whitened, axis=0), shape_of(centred)[:-1])
+    log_det = 2.0 * sum(log(diagonal(factor, 0, -2, -1)), axis=-1)
     return -0.5 * (quadratic + log_det + n * math.log(2.0 * math.pi))
 
 
