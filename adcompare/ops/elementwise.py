@@ -18,6 +18,7 @@ import operator
 import numpy as np
 import sympy
 
+from adcompare.ops.links import elementwise_links
 from adcompare.ops.registry import (
     ARRAY_ONLY,
     HOLOMORPHIC,
@@ -437,6 +438,20 @@ def _share(x, y):
     return share.astype(np.result_type(x, y, np.float32), copy=False)
 
 
+def _winner_sparsity(larger: bool):
+    """Both arguments; with ``local``, only the one that wins at each element (both at a tie)."""
+
+    def rule(out, x, y, *, local):
+        if not local:
+            return elementwise_links(out, x, y)
+        first, second = (x, y) if larger else (y, x)
+        return elementwise_links(
+            out, x, y, keep=(_share(first, second) > 0, _share(second, first) > 0)
+        )
+
+    return rule
+
+
 maximum = defop(
     "maximum",
     np.maximum,
@@ -457,6 +472,7 @@ maximum = defop(
     ),
     doc="Larger of two arrays, elementwise; a tie splits the derivative evenly.",
     example="maximum(2.0, 3.0) -> 3.0",
+    sparsity=_winner_sparsity(larger=True),
 )
 
 minimum = defop(
@@ -479,6 +495,7 @@ minimum = defop(
     ),
     doc="Smaller of two arrays, elementwise; a tie splits the derivative evenly.",
     example="minimum(2.0, 3.0) -> 2.0",
+    sparsity=_winner_sparsity(larger=False),
 )
 
 
@@ -489,6 +506,11 @@ def _prepare_where(x, y, *, cond):
 def _choose(x, y, cond):
     # where's replay kernel on single numbers.
     return x if cond else y
+
+
+def _where_sparsity(out, x, y, *, local, cond):
+    """Both branches; with ``local``, the branch ``cond`` chooses."""
+    return elementwise_links(out, x, y, keep=(cond, ~cond) if local else None)
 
 
 _select = defop(
@@ -512,6 +534,7 @@ _select = defop(
         lambda out, x, y, out_bar, cond: _select(0.0, out_bar, cond=cond),
     ),
     doc="``x`` where ``cond`` holds, else ``y`` (the condition as a keyword).",
+    sparsity=_where_sparsity,
 )
 
 
@@ -553,6 +576,11 @@ def _sym_clip(x, lo, hi):
     return sympy.Piecewise(*pieces, (x, True))
 
 
+def _clip_sparsity(out, x, *, local, lo, hi):
+    """The element; with ``local``, only where it lies inside the bounds."""
+    return elementwise_links(out, x, keep=(_inside(x, lo, hi),) if local else None)
+
+
 clip = defop(
     "clip",
     lambda x, lo, hi: np.clip(x, lo, hi),
@@ -572,6 +600,7 @@ clip = defop(
         "constants. Derivative 1 on the closed interval, 0 outside."
     ),
     example="clip(5.0, 0.0, 1.0) -> 1.0",
+    sparsity=_clip_sparsity,
 )
 
 erf = defop(

@@ -45,6 +45,7 @@ __all__ = [
     "HOLOMORPHIC",
     "NUMPY_NAMES",
     "OPS",
+    "SELECTS",
     "Box",
     "ComplexNotSupportedError",
     "Hints",
@@ -86,6 +87,8 @@ class Box:
 ARRAY_ONLY = "array only"
 #: ``complex`` status of an op that is analytic in a complex argument.
 HOLOMORPHIC = "holomorphic"
+#: ``sparsity`` of an op each of whose output elements is one input element.
+SELECTS = "selects"
 
 
 class ComplexNotSupportedError(TypeError):
@@ -152,6 +155,13 @@ class OpDef:
     single-element programs, or :data:`ARRAY_ONLY`.
 
     How to compute it faster lives apart, in ``hints`` (:class:`Hints`).
+
+    Which input elements each output element depends on: ``sparsity`` (read by
+    :mod:`adcompare.sparsity`). ``None`` for an elementwise op derives it from
+    broadcasting and the JVP rules; :data:`SELECTS` says each output element is
+    one input element (the value applied to element numbers shows which);
+    otherwise a rule ``sparsity(out, *args, local, **params)`` returning
+    :class:`adcompare.ops.links.Links`.
     """
 
     name: str
@@ -177,6 +187,7 @@ class OpDef:
     hints: Hints = _NO_HINTS
     fn: Callable | None = None
     api: Callable | None = None
+    sparsity: Callable | str | None = None
 
     def __post_init__(self):
         #: What the tape keeps when every argument needs a gradient (see :meth:`kept`).
@@ -356,6 +367,7 @@ def defop(
     cases: Sequence = (),
     test_params: Callable | None = None,
     hints: Hints = _NO_HINTS,
+    sparsity: Callable | str | None = None,
 ) -> Callable:
     """Register a primitive and return its public function.
 
@@ -406,6 +418,7 @@ def defop(
         cases=tuple(cases),
         test_params=test_params,
         hints=hints,
+        sparsity=sparsity,
     )
     op.fn = op.api = _public_function(op)
     OPS[name] = op
