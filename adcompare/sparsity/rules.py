@@ -1,0 +1,137 @@
+"""Reading an op record's sparsity: its own rule, or one derived for the op's family.
+
+- An op whose ``sparsity`` is a rule: that rule.
+- :data:`~adcompare.ops.registry.SELECTS`: the op's value applied to element
+  numbers says which input element each output element is.
+- An elementwise op with no rule: broadcasting links; its second-order
+  interactions are derived once from its JVP rules (below).
+- Any other op without a rule: every output element depends on every input
+  element, with a warning naming the op (correct, but dense).
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+import numpy as np
+
+from adcompare.ops.links import Links, element_numbers, elementwise_links
+from adcompare.ops.registry import SELECTS, OpDef
+
+__all__ = ["DenseFallbackWarning", "links_of", "second_order_pairs"]
+
+
+class DenseFallbackWarning(UserWarning):
+    """An op has no sparsity rule, so its pattern was taken as dense."""
+
+
+def links_of(
+    op: OpDef, out, args: tuple, params: dict, *, local: bool, second_order: bool = True
+) -> Links:
+    """The dependencies of one application of ``op`` (plain values in, :class:`Links` out).
+
+    Without ``second_order`` an elementwise op's interactions are left out
+    (deriving them traces its JVP rules, which is what needs first order only).
+    """
+    rule = op.sparsity
+    if callable(rule):
+        links = rule(out, *args, local=local, **params)
+    elif rule == SELECTS:
+        numbers = op.value(element_numbers(np.shape(args[0])), **params)
+        links = Links(((np.arange(np.size(out)), np.ravel(numbers)),))
+    elif op.elementwise:
+        links = elementwise_links(out, *args)
+    else:
+        return _dense(op, out, args)
+    if op.elementwise:
+        pairs = _elementwise_pairs(op, out, args, links) if second_order else ()
+        links = Links(_differentiable(op, links.inputs), pairs)
+    return links
+
+
+def _differentiable(op: OpDef, inputs: tuple) -> tuple:
+    """Drop the links of positions without a derivative rule (``where``'s condition)."""
+    positions = op.differentiable
+    return tuple(link if i in positions else None for i, link in enumerate(inputs))
+
+
+def _elementwise_pairs(op: OpDef, out, args: tuple, links: Links) -> tuple:
+    """Per interacting pair of positions, the elements that meet in each output element."""
+    pairs = []
+    size = np.size(out)
+    for i, j in second_order_pairs(op):
+        a, b = np.full(size, -1), np.full(size, -1)
+        a[links.inputs[i][0]] = links.inputs[i][1]
+        b[links.inputs[j][0]] = links.inputs[j][1]
+        both = (a >= 0) & (b >= 0)
+        pairs.append((i, j, np.flatnonzero(both), a[both], b[both]))
+    return tuple(pairs)
+
+
+@functools.cache
+def second_order_pairs(op: OpDef) -> tuple[tuple[int, int], ...]:
+    """Which argument positions of an elementwise op have a non-zero second derivative.
+
+    Derived from the record's own JVP rules by abstract interpretation: each
+    rule runs on tracers standing for the arguments (and for ``out``, which
+    depends on all of them), and the arguments its result depends on are
+    those the first derivative varies with. ``x * y`` gives ``((0, 1),)``;
+    ``x + y`` gives ``()``; ``exp`` gives ``((0, 0),)``. A rule that reads
+    only a value's sign (``abs``, ``maximum``) is linear almost everywhere.
+
+    >>> from adcompare.ops import OPS
+    >>> [second_order_pairs(OPS[name]) for name in ("multiply", "add", "exp", "abs")]
+    [((0, 1),), (), ((0, 0),), ()]
+    """
+    from adcompare.sparsity.tracer import Trace
+
+    positions = op.differentiable
+    nargs = op.nargs or 1
+    values = [np.float64(v) for v in _sample_point(op)]
+    params = op.test_params((), np.random.default_rng(0)) if op.test_params else {}
+    if op.prepare is not None:
+        params = op.prepare(*values, **params)
+    trace = Trace(nargs, local=False, hessian=False)
+    tracers = [trace.argument(v, i) if i in positions else v for i, v in enumerate(values)]
+    out = trace.depending_on(op.value(*values, **params), positions)
+    found = set()
+    for i in positions:
+        contribution = op.jvp_at(i)(out, *tracers, np.ones(1), **params)
+        for j in trace.dependencies(contribution):
+            found.add((min(i, int(j)), max(i, int(j))))
+    return tuple(sorted(found))
+
+
+def _sample_point(op: OpDef) -> list[float]:
+    """A point inside the op's test domain, away from the middle (where 0 often sits)."""
+    nargs = op.nargs or 1
+    domain = op.domain
+    pairs = domain if isinstance(domain[0], (tuple, list)) else [domain] * nargs
+    return [low + 0.63 * (high - low) for low, high in pairs]
+
+
+_WARNED: set[str] = set()
+
+
+def _dense(op: OpDef, out, args: tuple) -> Links:
+    if op.name not in _WARNED:
+        _WARNED.add(op.name)
+        warnings.warn(
+            f"sparsity: op {op.name!r} has no sparsity rule, so every output element is taken "
+            "to depend on every input element (correct, but dense); give its defop a "
+            "sparsity= rule",
+            DenseFallbackWarning,
+            stacklevel=4,
+        )
+    size = np.size(out)
+    inputs, pairs = [], []
+    for i, arg in enumerate(args):
+        n = np.size(arg)
+        inputs.append((np.repeat(np.arange(size), n), np.tile(np.arange(n), size)))
+    for i in range(len(args)):
+        for j in range(i, len(args)):
+            ni, nj = np.size(args[i]), np.size(args[j])
+            grid = np.indices((size, ni, nj)).reshape(3, -1)
+            pairs.append((i, j, *grid))
+    return Links(_differentiable(op, tuple(inputs)), tuple(pairs))
