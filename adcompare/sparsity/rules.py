@@ -111,22 +111,17 @@ def _sample_point(op: OpDef) -> list[float]:
     return [low + 0.63 * (high - low) for low, high in pairs]
 
 
-_WARNED: set[str] = set()
-
-
 def _dense(op: OpDef, out, args: tuple) -> Links:
-    if op.name not in _WARNED:
-        _WARNED.add(op.name)
-        warnings.warn(
-            f"sparsity: op {op.name!r} has no sparsity rule, so every output element is taken "
-            "to depend on every input element (correct, but dense); give its defop a "
-            "sparsity= rule",
-            DenseFallbackWarning,
-            stacklevel=4,
-        )
+    warnings.warn(
+        f"sparsity: op {op.name!r} has no sparsity rule, so every output element is taken "
+        "to depend on every input element (correct, but dense); give its defop a "
+        "sparsity= rule",
+        DenseFallbackWarning,
+        stacklevel=4,
+    )
     size = np.size(out)
     inputs, pairs = [], []
-    for i, arg in enumerate(args):
+    for arg in args:
         n = np.size(arg)
         inputs.append((np.repeat(np.arange(size), n), np.tile(np.arange(n), size)))
     for i in range(len(args)):

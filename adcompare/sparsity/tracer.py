@@ -33,7 +33,7 @@ def _links_matrix(rows, cols, shape) -> sparse.csr_array:
 
 
 def _row_outer(first: sparse.csr_array, second: sparse.csr_array, n: int) -> sparse.csr_array:
-    """Row ``t`` holds every pair ``p * n + q`` with ``p`` in ``first[t]`` and ``q`` in ``second[t]``."""
+    """Row ``t``: every pair ``p * n + q``, ``p`` in ``first[t]`` and ``q`` in ``second[t]``."""
     first, second = first.tocsr(), second.tocsr()
     first.sort_indices()
     rows_of_first = np.repeat(np.arange(first.shape[0]), np.diff(first.indptr))
