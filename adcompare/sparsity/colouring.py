@@ -207,7 +207,7 @@ def star_bicolouring(pattern, order: str = "natural") -> tuple[np.ndarray, np.nd
     3
     """
     matrix = _bool_csr(pattern)
-    m, n = matrix.shape
+    n = matrix.shape[1]
     bipartite = sparse.block_array([[None, matrix.T], [matrix, None]], format="csr")
     colours = star_colouring(bipartite, order)
     column_colours, row_colours = colours[:n].copy(), colours[n:].copy()

@@ -83,8 +83,10 @@ def order_vertices(graph: sparse.csr_array, order: str) -> np.ndarray:
     """The vertices of ``graph`` in the named order.
 
     >>> path = sparse.csr_array(np.eye(3, k=1, dtype=bool) | np.eye(3, k=-1, dtype=bool))
-    >>> order_vertices(path, "largest-first").tolist(), order_vertices(path, "smallest-last").tolist()
-    ([1, 0, 2], [2, 1, 0])
+    >>> order_vertices(path, "largest-first").tolist()
+    [1, 0, 2]
+    >>> order_vertices(path, "smallest-last").tolist()
+    [2, 1, 0]
     """
     if order not in ORDERINGS:
         raise ValueError(
