@@ -25,6 +25,7 @@ from adcompare.ops import *  # noqa: F403 - the op set is the public face
 from adcompare.ops import __all__ as _ops_all
 from adcompare.ops.registry import ComplexNotSupportedError
 from adcompare.runtime.cost import Cost, count
+from adcompare.sparsity import sparse_hessian, sparse_jacobian
 from adcompare.transforms import (
     ModeChoice,
     choose_mode,
@@ -65,6 +66,8 @@ __all__ = [
     "jacrev",
     "jvp",
     "no_grad",
+    "sparse_hessian",
+    "sparse_jacobian",
     "symbolic",
     "value_and_grad",
     "vjp",
