@@ -114,22 +114,25 @@ def star_colouring(pattern, order: str = "natural") -> np.ndarray:
     n = graph.shape[0]
     colours = np.full(n, -1, dtype=np.int64)
     forbidden = np.full(n + 1, -1, dtype=np.int64)
+    # around[x, c]: how many coloured neighbours of x have colour c.
+    around = np.zeros((n, 4), dtype=np.int32)
     for v in order_vertices(graph, order):
         for w in _neighbours(graph, v):
-            if colours[w] >= 0:
-                forbidden[colours[w]] = v
-            for x in _neighbours(graph, w):
-                if x == v or colours[x] < 0:
-                    continue
-                if colours[w] < 0:
-                    forbidden[colours[x]] = v
-                    continue
-                # v - w - x - y with y coloured like w: v must not take x's colour.
-                for y in _neighbours(graph, x):
-                    if y != w and colours[y] == colours[w]:
-                        forbidden[colours[x]] = v
-                        break
-        colours[v] = int(np.argmax(forbidden[:-1] != v)) if n else 0
+            colour_w = colours[w]
+            if colour_w >= 0:
+                forbidden[colour_w] = v
+            xs = _neighbours(graph, w)
+            xs = xs[(xs != v) & (colours[xs] >= 0)]
+            if colour_w >= 0:
+                # v - w - x - y with y coloured like w (y is not w: a second one around x):
+                # v must not take x's colour, or the path is two-coloured.
+                xs = xs[around[xs, colour_w] >= 2]
+            forbidden[colours[xs]] = v
+        colour = int(np.argmax(forbidden[:-1] != v)) if n else 0
+        colours[v] = colour
+        if colour >= around.shape[1]:
+            around = np.concatenate([around, np.zeros_like(around)], axis=1)
+        around[_neighbours(graph, v), colour] += 1
     return colours
 
 

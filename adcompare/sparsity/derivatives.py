@@ -155,7 +155,13 @@ def _jacobian_plan(mode: str, pattern, order: str, in_shape, out_shape) -> Jacob
 
 
 def prepare_jacobian(
-    f: Callable, x, mode: str = "auto", *, pattern=None, order: str = "best", local: bool = False
+    f: Callable,
+    x,
+    mode: str = "auto",
+    *,
+    pattern=None,
+    order: str = "largest-first",
+    local: bool = False,
 ) -> JacobianPlan:
     """Detect (or take) the pattern of ``f``'s Jacobian at ``x``'s shape and colour it.
 
@@ -201,7 +207,12 @@ def prepare_jacobian(
 
 
 def sparse_jacobian(
-    f: Callable, mode: str = "auto", *, pattern=None, order: str = "best", local: bool = False
+    f: Callable,
+    mode: str = "auto",
+    *,
+    pattern=None,
+    order: str = "largest-first",
+    local: bool = False,
 ) -> Callable:
     """The Jacobian of ``f`` as a ``scipy.sparse`` matrix, one pass per colour.
 
@@ -339,7 +350,13 @@ def _recover_substitution(pattern, colours, compressed) -> sparse.csr_array:
 
 
 def prepare_hessian(
-    f: Callable, x, mode: str = "auto", *, pattern=None, order: str = "best", local: bool = False
+    f: Callable,
+    x,
+    mode: str = "auto",
+    *,
+    pattern=None,
+    order: str = "largest-first",
+    local: bool = False,
 ) -> HessianPlan:
     """Detect (or take) the Hessian pattern of a scalar ``f`` and colour it.
 
@@ -383,7 +400,7 @@ def sparse_hessian(
     mode: str = "auto",
     *,
     pattern=None,
-    order: str = "best",
+    order: str = "largest-first",
     hvp_mode: str = "fwd-over-rev",
     local: bool = False,
 ) -> Callable:
