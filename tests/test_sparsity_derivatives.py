@@ -102,7 +102,7 @@ def test_sparse_hessian_equals_the_dense_one(mode, passes, hvp_mode):
 
 
 def test_a_given_pattern_is_used_and_checked():
-    f = lambda x: x[1:] * x[:-1]  # noqa: E731
+    f = lambda x: x[1:] * x[:-1]
     band = np.eye(3, 4, dtype=bool) | np.eye(3, 4, 1, dtype=bool)
     jac = sparse_jacobian(f, "forward", pattern=band)
     np.testing.assert_allclose(
