@@ -345,7 +345,7 @@ def _jacfwd_at(f, args, position, chunk_size, scalar=False):
         seeds = np.eye(width, n, k=start, dtype=dtype)
         dual = Dual._make(x, seeds.reshape((width,) + x_shape), width, level)
         if cost._ACTIVE:
-            cost.record_pass()
+            cost.record_pass(width)
         out = f(*_replace(args, [position], [dual]))
         _check_array_output(out, "jacfwd")
         if isinstance(out, Dual) and out._level == level:

@@ -18,7 +18,8 @@ report:
 
 A backward sweep's rule applications show up as ``"numpy"`` work (or as
 forward or reverse work when derivatives are nested). ``passes`` counts
-forward passes with dual numbers and ``sweeps`` counts backward sweeps.
+forward passes with dual numbers and ``sweeps`` counts backward sweeps;
+``seeds`` counts the tangent directions the passes carried (one per lane).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class Cost:
     tape_bytes: int = 0
     passes: int = 0
     sweeps: int = 0
+    seeds: int = 0
 
     def as_dict(self) -> dict:
         """The counts as plain JSON-ready values.
@@ -65,6 +67,7 @@ class Cost:
             "tape_bytes": self.tape_bytes,
             "passes": self.passes,
             "sweeps": self.sweeps,
+            "seeds": self.seeds,
         }
 
 
@@ -124,10 +127,11 @@ def record_reverse(name: str, out, saved_bytes: int) -> None:
         cost.tape_bytes += saved_bytes
 
 
-def record_pass() -> None:
-    """Report one forward pass with dual numbers."""
+def record_pass(lanes: int = 1) -> None:
+    """Report one forward pass with dual numbers, carrying ``lanes`` tangent directions."""
     for cost in _ACTIVE:
         cost.passes += 1
+        cost.seeds += lanes
 
 
 def record_sweep() -> None:

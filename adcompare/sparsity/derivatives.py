@@ -16,8 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sparse
 
-from adcompare.engines.forward import as_float
-from adcompare.ops.registry import shape_of
+from adcompare.engines.forward import Dual, as_float
+from adcompare.ops.registry import new_level, shape_of
+from adcompare.runtime import cost
 from adcompare.sparsity.colouring import (
     acyclic_colouring,
     adjacency_graph,
@@ -28,7 +29,7 @@ from adcompare.sparsity.colouring import (
 )
 from adcompare.sparsity.orderings import ORDERINGS
 from adcompare.sparsity.patterns import hessian_pattern, jacobian_pattern
-from adcompare.transforms import hvp, jvp, vjp
+from adcompare.transforms import grad, hvp, vjp
 
 __all__ = [
     "HessianPlan",
@@ -69,6 +70,25 @@ def _unique_counts(matrix: sparse.csr_array, colours: np.ndarray) -> np.ndarray:
     return (sparse.csr_array(matrix, dtype=np.int64) @ onehot).toarray()
 
 
+def _seeds(colours: np.ndarray, shape: tuple) -> np.ndarray:
+    """One seed per colour, stacked as lanes: ``(colours, *shape)``, 1 where the colour is."""
+    count = _count(colours)
+    return (colours[None, :] == np.arange(count)[:, None]).reshape((count, *shape)) * 1.0
+
+
+def _lanes_jvp(f: Callable, x: np.ndarray, seeds: np.ndarray) -> np.ndarray:
+    """``J · seeds`` in one forward pass of ``len(seeds)`` lanes, as an ``m × lanes`` matrix."""
+    level = new_level()
+    if cost._ACTIVE:
+        cost.record_pass(len(seeds))
+    out = f(Dual(x, seeds, level=level))
+    if isinstance(out, Dual):
+        tangent = np.asarray(out.tangent).reshape(len(seeds), -1)
+    else:
+        tangent = np.zeros((len(seeds), int(np.size(out))))
+    return tangent.T
+
+
 @dataclass
 class JacobianPlan:
     """Everything about a sparse Jacobian that does not depend on the input's values.
@@ -89,7 +109,7 @@ class JacobianPlan:
 
     @property
     def forward_passes(self) -> int:
-        """One JVP per column colour."""
+        """One JVP per column colour (the lanes of one forward pass)."""
         return _count(self.column_colours)
 
     @property
@@ -110,13 +130,7 @@ class JacobianPlan:
         values = np.zeros(len(rows))
         forward = self.from_columns
         if self.forward_passes:
-            compressed = np.stack(
-                [
-                    np.ravel(jvp(f, (x,), ((self.column_colours == c).reshape(x.shape) * 1.0,))[1])
-                    for c in range(self.forward_passes)
-                ],
-                axis=1,
-            )
+            compressed = _lanes_jvp(f, x, _seeds(self.column_colours, x.shape))
             values[forward] = compressed[rows[forward], self.column_colours[cols[forward]]]
         if self.reverse_sweeps:
             out, pullback = vjp(f, x)
@@ -229,8 +243,10 @@ def sparse_jacobian(
     pattern is detected by :func:`~adcompare.sparsity.jacobian_pattern`
     unless given, and the plan (pattern, colouring) is kept per input shape,
     so later calls only run the passes. Rows and columns number the
-    elements of ``f(x)`` and ``x`` in C order; ``adcompare.count()`` sees
-    ``passes`` equal to the JVPs and ``sweeps`` to the VJPs.
+    elements of ``f(x)`` and ``x`` in C order. The JVPs run as the lanes of
+    one forward pass (``adcompare.count()`` shows one pass and a seed per
+    column colour), the VJPs as sweeps over one recorded pass (a sweep per
+    row colour).
 
     >>> import adcompare as ad
     >>> arrow = lambda x: ad.concatenate([ad.sum(x, keepdims=True), x[1:] * x[0]])
@@ -260,7 +276,7 @@ def sparse_jacobian(
             plans[key] = plan
         sparse_jacobian_of.last_plan = plan
         if isinstance(plan, HessianPlan):
-            return plan.recover(lambda seed: jvp(f, (x,), (seed,))[1], x.shape)
+            return plan.recover(_lanes_jvp(f, x, _seeds(plan.colours, x.shape)))
         return plan(f, x)
 
     sparse_jacobian_of.last_plan = None
@@ -284,17 +300,15 @@ class HessianPlan:
     def __call__(self, f: Callable, x, hvp_mode: str = "fwd-over-rev") -> sparse.csr_array:
         """The Hessian of ``f`` at ``x`` with this plan's pattern."""
         x = np.asarray(as_float(x))
-        return self.recover(lambda seed: hvp(f, x, seed, hvp_mode), x.shape)
+        seeds = _seeds(self.colours, x.shape)
+        if hvp_mode == "fwd-over-rev":
+            # All the HVPs in one forward pass over the gradient, one lane each.
+            return self.recover(_lanes_jvp(grad(f), x, seeds))
+        products = [np.ravel(hvp(f, x, seed, hvp_mode)) for seed in seeds]
+        return self.recover(np.stack(products, axis=1))
 
-    def recover(self, product: Callable, shape: tuple) -> sparse.csr_array:
-        """The symmetric matrix from ``product(seed)`` (its product with a seed), one per colour."""
-        compressed = np.stack(
-            [
-                np.ravel(product((self.colours == c).reshape(shape) * 1.0))
-                for c in range(self.passes)
-            ],
-            axis=1,
-        ).reshape(-1, self.passes)
+    def recover(self, compressed: np.ndarray) -> sparse.csr_array:
+        """The symmetric matrix from its products with the seeds, ``n × colours``."""
         if self.mode == "star":
             return _recover_direct(self.pattern, self.colours, compressed)
         return _recover_substitution(self.pattern, self.colours, compressed)
