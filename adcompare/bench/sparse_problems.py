@@ -163,7 +163,7 @@ SPARSE_PROBLEMS: dict[str, SparseProblem] = {
             "jacobian",
             "arrowhead map F₀ = Σxᵢ², Fᵢ = x₀xᵢ + sin xᵢ",
             _arrowhead,
-            (16, 64, 256, 1024, 4096),
+            (16, 64, 256, 1024),
         ),
         SparseProblem(
             "rosenbrock-hessian",

@@ -141,11 +141,12 @@ SPARSE_MODES: dict[str, SparseMode] = {
 
 
 def colour_counts(pattern, kind: str) -> dict[str, dict[str, int]]:
-    """Colours per strategy and vertex ordering (``largest-first`` when the graph is large).
+    """Colours per strategy and vertex ordering (only ``largest-first`` past 1024 rows).
 
     >>> import numpy as np
-    >>> colour_counts(np.eye(3, dtype=bool) | np.eye(3, k=1, dtype=bool), "jacobian")["forward"]
-    {'largest-first': 2, 'natural': 2, 'smallest-last': 2, 'incidence-degree': 2, 'dynamic-largest-first': 2}
+    >>> counts = colour_counts(np.eye(3, dtype=bool) | np.eye(3, k=1, dtype=bool), "jacobian")
+    >>> counts["forward"]["largest-first"], counts["bidirectional"]["natural"]
+    (2, 2)
     """
     from adcompare.sparsity.orderings import ORDERINGS
 
@@ -153,8 +154,8 @@ def colour_counts(pattern, kind: str) -> dict[str, dict[str, int]]:
         return len(set(colours[colours >= 0].tolist()))
 
     orders = ["largest-first"] + [o for o in ORDERINGS if o != "largest-first"]
-    if pattern.nnz > 200_000:
-        orders = orders[:1]
+    if max(pattern.shape) > 1024:
+        orders = orders[:1]  # the dynamic orderings keep a heap entry per edge
     if kind == "jacobian":
         strategies = {
             "forward": lambda o: count(column_colouring(pattern, o)),
@@ -190,7 +191,7 @@ def _cell(problem, size, instance, mode: SparseMode, reference) -> dict:
         result = work()
     slow = mode.prepares or prepare_time > 1.0
     timing, _ = time_calls(work, repeats=1 if slow else 5, budget=2.0)
-    cell.update(time=timing["median"], passes=cost.passes, sweeps=cost.sweeps)
+    cell.update(time=timing["median"], passes=cost.passes, seeds=cost.seeds, sweeps=cost.sweeps)
     if plan is not None:
         cell.update(colours=plan.passes, prepare_time=prepare_time, reason=plan.reason)
     if reference is not None:
@@ -247,7 +248,55 @@ def run_sparse_sweep(
                 results["cells"].append(cell)
                 log(_describe(cell))
             out.write_text(json.dumps(results, indent=1, default=_jsonable))
+    results["patterns"] = spy_examples()
+    out.write_text(json.dumps(results, indent=1, default=_jsonable))
     return results
+
+
+def spy_examples() -> dict:
+    """Small patterns with, per non-zero, the seed it is read from (for the spy figure).
+
+    Forward seeds are numbered first, then reverse ones.
+
+    >>> example = spy_examples()["arrowhead, n = 12"]
+    >>> example["shape"], max(example["colours"]) + 1
+    ((12, 12), 3)
+    """
+    examples = {}
+    for title, name, size, mode in [
+        ("2-D Laplacian, k = 6", "laplacian-2d", 6, "forward"),
+        ("arrowhead, n = 12", "arrowhead", 12, "bidirectional"),
+        ("ADBench BA test", "bundle-adjustment", "test", "forward"),
+    ]:
+        instance = get_sparse_problem(name).build(size)
+        plan = prepare_jacobian(instance.on(ad), instance.x, mode)
+        entries = plan.pattern.tocoo()
+        column_seed = plan.column_colours[entries.col]
+        row_seed = plan.forward_passes + plan.row_colours[entries.row]
+        seeds = np.where(plan.from_columns, column_seed, row_seed)
+        caption = f"{mode}: {plan.forward_passes} JVPs + {plan.reverse_sweeps} VJPs"
+        examples[title] = {
+            "shape": plan.pattern.shape,
+            "rows": entries.row.tolist(),
+            "cols": entries.col.tolist(),
+            "colours": seeds.tolist(),
+            "caption": caption,
+        }
+    instance = get_sparse_problem("rosenbrock-hessian").build(12)
+    plan = prepare_hessian(instance.on(ad), instance.x, "star")
+    entries = plan.pattern.tocoo()
+    counts = np.zeros((12, plan.passes), dtype=int)
+    np.add.at(counts, (entries.row, plan.colours[entries.col]), 1)
+    alone = counts[entries.row, plan.colours[entries.col]] == 1
+    seeds = np.where(alone, plan.colours[entries.col], plan.colours[entries.row])
+    examples["Rosenbrock Hessian, n = 12"] = {
+        "shape": plan.pattern.shape,
+        "rows": entries.row.tolist(),
+        "cols": entries.col.tolist(),
+        "colours": seeds.tolist(),
+        "caption": f"star: {plan.passes} HVPs",
+    }
+    return examples
 
 
 def _jsonable(value):
@@ -260,5 +309,5 @@ def _describe(cell: dict) -> str:
     where = f"{cell['problem']} {cell['size']} (n={cell['n']})"
     if "skipped" in cell:
         return f"{where} {cell['mode']}: skipped, {cell['skipped']}"
-    passes = f"{cell['passes']} passes + {cell['sweeps']} sweeps"
+    passes = f"{cell['seeds']} JVPs in {cell['passes']} pass(es) + {cell['sweeps']} sweeps"
     return f"{where} {cell['mode']}: {cell['time'] * 1e3:.2f} ms, {passes}"

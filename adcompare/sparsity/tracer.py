@@ -32,18 +32,35 @@ def _links_matrix(rows, cols, shape) -> sparse.csr_array:
     return sparse.csr_array((data, (rows, cols)), shape=shape)
 
 
-def _row_outer(first: sparse.csr_array, second: sparse.csr_array, n: int) -> sparse.csr_array:
-    """Row ``t``: every pair ``p * n + q``, ``p`` in ``first[t]`` and ``q`` in ``second[t]``."""
-    first, second = first.tocsr(), second.tocsr()
-    first.sort_indices()
-    rows_of_first = np.repeat(np.arange(first.shape[0]), np.diff(first.indptr))
-    counts = np.diff(second.indptr)[rows_of_first]
-    p = np.repeat(first.indices, counts)
-    starts = np.repeat(second.indptr[:-1][rows_of_first], counts)
+def _gather(sets: sparse.csr_array, rows: np.ndarray, sources: np.ndarray):
+    """``(rows', cols')``: row ``rows[t]`` receives every entry of row ``sources[t]`` of ``sets``.
+
+    Done on the index arrays, never by a sparse product: a product allocates a
+    work array as long as a row, and Hessian rows are ``n²`` long.
+    """
+    counts = np.diff(sets.indptr)[sources]
+    starts = np.repeat(sets.indptr[:-1][sources], counts)
     offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-    q = second.indices[starts + offsets]
-    rows = np.repeat(rows_of_first, counts)
-    return _links_matrix(rows, p.astype(np.int64) * n + q, (first.shape[0], n * n))
+    return np.repeat(rows, counts), sets.indices[starts + offsets].astype(np.int64)
+
+
+def _row_outer(first, second, rows, a, b, n: int):
+    """Row ``rows[t]`` receives every pair ``p * n + q``, ``p`` in ``first[a[t]]`` and ``q``
+    in ``second[b[t]]``."""
+    t, p = _gather(first, np.arange(len(rows)), a)
+    entry, q = _gather(second, np.arange(len(t)), b[t])
+    return rows[t[entry]], p[entry] * n + q
+
+
+def _assemble(pieces: list, shape: tuple) -> sparse.csr_array:
+    """One boolean sparse matrix from ``(rows, cols)`` pieces, duplicates merged."""
+    if not pieces:
+        return _empty(*shape)
+    rows = np.concatenate([r for r, _ in pieces])
+    cols = np.concatenate([c for _, c in pieces])
+    matrix = sparse.coo_array((np.ones(len(rows), dtype=bool), (rows, cols)), shape=shape).tocsr()
+    matrix.sum_duplicates()
+    return matrix
 
 
 class Trace:
@@ -93,22 +110,20 @@ class Trace:
             op, out, tuple(values), params, local=self.local, second_order=self.hessian
         )
         size = int(np.size(out))
-        jac = _empty(size, self.n)
-        hess = _empty(size, self.n * self.n) if self.hessian else None
-        for tracer, value, link in zip(tracers, values, links.inputs):
+        jac_pieces, hess_pieces = [], []
+        for tracer, link in zip(tracers, links.inputs):
             if tracer is None or link is None:
                 continue
-            select = _links_matrix(*link, (size, int(np.size(value))))
-            jac = jac + select @ tracer.jac
-            if hess is not None:
-                hess = hess + select @ tracer.hess
-        if hess is not None:
+            jac_pieces.append(_gather(tracer.jac, *link))
+            if self.hessian:
+                hess_pieces.append(_gather(tracer.hess, *link))
+        if self.hessian:
             for i, j, rows, a, b in links.interactions:
                 if tracers[i] is None or tracers[j] is None or not len(rows):
                     continue
-                pairs = _row_outer(tracers[i].jac[a], tracers[j].jac[b], self.n)
-                gather = _links_matrix(rows, np.arange(len(rows)), (size, len(rows)))
-                hess = hess + gather @ pairs
+                hess_pieces.append(_row_outer(tracers[i].jac, tracers[j].jac, rows, a, b, self.n))
+        jac = _assemble(jac_pieces, (size, self.n))
+        hess = _assemble(hess_pieces, (size, self.n * self.n)) if self.hessian else None
         return Tracer(self, out, jac, hess)
 
 
