@@ -10,13 +10,13 @@ from adcompare.bench.sparse_report import crossover, write_sparse_report
 from adcompare.bench.sparse_sweep import SPARSE_MODES, run_sparse_sweep
 from adcompare.cli import main
 
-TINY = {"arrowhead": (8,), "rosenbrock-hessian": (8,), "bundle-adjustment": ("test",)}
+TINY = {"arrowhead": (8,), "rosenbrock-hessian": (6,), "bundle-adjustment": ("test",)}
 
 
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory):
     out = tmp_path_factory.mktemp("sparse") / "sparse.json"
-    run_sparse_sweep(out, problems=list(TINY), sizes=TINY, log=lambda line: None)
+    run_sparse_sweep(out, problems=list(TINY), sizes=TINY, log=lambda line: None, budget=0.01)
     return out
 
 

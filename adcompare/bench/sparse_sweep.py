@@ -176,7 +176,7 @@ def _as_dense(value, shape) -> np.ndarray:
     return np.asarray(value).reshape(shape)
 
 
-def _cell(problem, size, instance, mode: SparseMode, reference) -> dict:
+def _cell(problem, size, instance, mode: SparseMode, reference, budget: float) -> dict:
     f, x = instance.on(ad), instance.x
     kind = problem.kind
     shape = (instance.n, instance.n) if kind == "hessian" else (instance.m, instance.n)
@@ -190,7 +190,7 @@ def _cell(problem, size, instance, mode: SparseMode, reference) -> dict:
     with ad.count() as cost:
         result = work()
     slow = mode.prepares or prepare_time > 1.0
-    timing, _ = time_calls(work, repeats=1 if slow else 5, budget=2.0)
+    timing, _ = time_calls(work, repeats=1 if slow else 5, budget=budget)
     cell.update(time=timing["median"], passes=cost.passes, seeds=cost.seeds, sweeps=cost.sweeps)
     if plan is not None:
         cell.update(colours=plan.passes, prepare_time=prepare_time, reason=plan.reason)
@@ -212,10 +212,12 @@ def run_sparse_sweep(
     problems: list[str] | None = None,
     sizes: dict[str, tuple] | None = None,
     log: Callable[[str], None] = print,
+    budget: float = 2.0,
 ) -> dict:
     """Measure every mode on every problem and size; write and return the results.
 
-    ``sizes`` overrides a problem's default sweep (``{"arrowhead": (16, 64)}``).
+    ``sizes`` overrides a problem's default sweep (``{"arrowhead": (16, 64)}``);
+    ``budget`` is the seconds of timing one cell may take.
     """
     results: dict = {"schema": SCHEMA, "cells": [], "colours": [], "patterns": {}}
     for name in problems or list(SPARSE_PROBLEMS):
@@ -244,7 +246,7 @@ def run_sparse_sweep(
             for mode in SPARSE_MODES.values():
                 if problem.kind not in mode.kinds:
                     continue
-                cell = _cell(problem, size, instance, mode, reference)
+                cell = _cell(problem, size, instance, mode, reference, budget)
                 results["cells"].append(cell)
                 log(_describe(cell))
             out.write_text(json.dumps(results, indent=1, default=_jsonable))
