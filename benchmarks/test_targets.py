@@ -1,4 +1,4 @@
-"""Time every entry of issue 9's targets with pytest-benchmark, grouped by target.
+"""Time every performance target with pytest-benchmark, grouped by target.
 
 The same cases as ``adcompare targets`` (:func:`~adcompare.bench.targets.target_cases`):
 adcompare's modes, hand-written numpy, plain numpy f for the ratio targets,

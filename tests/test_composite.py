@@ -19,6 +19,12 @@ def _logsumexp(x, axis=None):
     return np.log(np.sum(np.exp(x), axis=axis))
 
 
+def _assigned(x, index, value):
+    out = x.copy()
+    out[index] = value
+    return out
+
+
 # name -> (call, reference formula on numpy arrays, argument shapes, domain)
 CASES = {
     "square": (ad.square, np.square, [(3, 4)], (-2, 2)),
@@ -50,6 +56,12 @@ CASES = {
     "dot": (ad.dot, np.dot, [(3, 4), (4,)], (-2, 2)),
     "outer": (ad.outer, np.outer, [(3,), (4,)], (-2, 2)),
     "flatten": (ad.flatten, lambda x: x.flatten(), [(3, 4)], (-2, 2)),
+    "assign_at": (
+        lambda x, v: ad.assign_at(x, (slice(None), [0, 2]), v),
+        lambda x, v: _assigned(x, (slice(None), [0, 2]), v),
+        [(3, 4), (3, 1)],
+        (-2, 2),
+    ),
     "select": (
         lambda x, y: ad.select([x > 0.5, y > 0], [x, y], 0.25),
         lambda x, y: np.select([x > 0.5, y > 0], [x, y], 0.25),

@@ -1,4 +1,4 @@
-"""The MLP target's eager backward does no numpy work it does not need (issue 9).
+"""The MLP target's eager backward does no numpy work it does not need.
 
 Each rule change is pinned twice: on the counts of ``adcompare.count()``
 (op applications by name, element work), never on time, and on exact

@@ -17,7 +17,7 @@ from adcompare.ops import COMPOSITES, OPS
 from adcompare.ops.registry import ARRAY_ONLY, HOLOMORPHIC, NUMPY_NAMES
 from tests.opcases import domain_of, draw
 
-BUILT_IN = [op for op in OPS.values() if op.fn.__module__.startswith("adcompare.ops")]
+BUILT_IN = [op for op in OPS.values() if op.built_in]
 PUBLIC = {name: op.api for name, op in OPS.items()} | {
     name: composite.fn for name, composite in COMPOSITES.items()
 }

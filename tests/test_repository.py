@@ -30,12 +30,12 @@ def test_ruff_format_is_clean():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def readme() -> str:
+def _readme() -> str:
     return (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_readme_opens_with_the_two_commands_and_ci_runs_the_second():
-    block = re.search(r"```sh\n(.*?)```", readme(), re.S).group(1).strip().splitlines()
+    block = re.search(r"```sh\n(.*?)```", _readme(), re.S).group(1).strip().splitlines()
     assert len(block) == 2
     assert "pip install" in block[0] and "pip install" in block[1]
     assert block[1].endswith("python -m pytest")
@@ -45,5 +45,14 @@ def test_readme_opens_with_the_two_commands_and_ci_runs_the_second():
 
 def test_readme_python_examples_run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the examples write files (graph.png): not into the checkout
-    for example in re.findall(r"```python\n(.*?)```", readme(), re.S):
+    for example in re.findall(r"```python\n(.*?)```", _readme(), re.S):
         exec(compile(example, "README.md", "exec"), {})
+
+
+def test_the_readme_lists_exactly_what_the_registry_differentiates():
+    from adcompare.cli.ops import coverage_markdown
+
+    text = _readme()
+    start, end = text.index("<!-- ops:start -->\n"), text.index("<!-- ops:end -->")
+    listed = text[start + len("<!-- ops:start -->\n") : end].strip()
+    assert listed == coverage_markdown(), "regenerate it: adcompare ops --markdown"

@@ -1,4 +1,4 @@
-"""Throughput work pinned on deterministic counts, never on time (issue 9).
+"""Throughput work pinned on deterministic counts, never on time.
 
 Each fast path is checked twice: against exact derivatives (SymPy or a hand
 formula), and against the element work it promises, counted by

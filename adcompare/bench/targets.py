@@ -1,4 +1,4 @@
-"""The performance targets of issue 9, measured side by side in one run.
+"""The performance targets, measured side by side in one run.
 
 Five targets, each a set of entries (adcompare's modes, hand-written numpy,
 the installed peers) computing the same derivative of the same problem:

@@ -72,7 +72,7 @@ def render_markdown(result: dict) -> str:
     | c | w | ms | adcompare 2 | – | t | not measured |
     """
     lines = [
-        "# Performance targets (issue 9), measured side by side in one run",
+        "# Performance targets, measured side by side in one run",
         "",
         "| | what | unit | adcompare | peers and hand-written numpy measured here | target | met |",
         "|---|---|---|---|---|---|---|",

@@ -1,4 +1,4 @@
-"""``adcompare targets``: issue 9's performance targets, measured in one run."""
+"""``adcompare targets``: the performance targets, measured side by side in one run."""
 
 from __future__ import annotations
 
@@ -23,10 +23,11 @@ def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "targets",
         help="measure the performance targets beside PyTorch, JAX and autograd (minutes)",
-        description="Measure issue 9's targets (per-op overhead of a 200-op chain, Rosenbrock "
-        "gradients in reverse and forward mode, an MLP gradient, jacobian(mode='auto')) for "
-        "adcompare, hand-written numpy and the installed peers in one run, one BLAS thread. "
-        "Every result is checked against adcompare's derivative before it is timed. Writes "
+        description="Measure the performance targets (per-op overhead of a 200-op chain, "
+        "Rosenbrock gradients in reverse and forward mode, an MLP gradient, "
+        "jacobian(mode='auto')) for adcompare, hand-written numpy and the installed peers "
+        "in one run, one BLAS thread. Every result is checked against adcompare's "
+        "derivative before it is timed. Writes "
         "targets.md and targets.json and prints the table.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -27,7 +27,7 @@ from contextlib import nullcontext
 import numpy as np
 
 from adcompare.engines.box import ArrayBox
-from adcompare.ops import OpDef, add, scatter_add, where
+from adcompare.ops import OpDef, add, assign_at
 from adcompare.ops.registry import (
     Box,
     apply,
@@ -559,26 +559,7 @@ class Tensor(ArrayBox):
         return self._inplace(lambda a, b: a / b, other)
 
     def __setitem__(self, index, value):
-        self._inplace(lambda a, v: _assign_at(a, index, v), value)
-
-
-def _assign_at(x, index, value):
-    """``x`` with ``value`` written at ``index``, as a differentiable expression."""
-    from adcompare.ops.registry import OPS
-
-    index = OPS["getitem"].prepare(x, index)["index"]
-    hits = np.zeros(shape_of(x), dtype=np.int64)
-    np.add.at(hits, index, 1)
-    if hits.max(initial=0) > 1:
-        raise IndexError(
-            "assignment through an index that repeats positions is ambiguous; "
-            "use adcompare.scatter_add to add at repeated positions"
-        )
-    target_shape = np.empty(shape_of(x))[index].shape
-    from adcompare.ops import broadcast_to
-
-    placed = scatter_add(broadcast_to(value, target_shape), index=index, shape=shape_of(x))
-    return where(hits > 0, placed, x)
+        self._inplace(lambda a, v: assign_at(a, index, v), value)
 
 
 def _cotangent(tensor: Tensor, gradient, create_graph: bool):

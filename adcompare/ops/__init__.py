@@ -13,8 +13,7 @@ numpy's names for it, and tested.
 import importlib
 import pkgutil
 
-from adcompare.ops.composite import COMPOSITES
-from adcompare.ops.registry import OPS, OpDef, defop, public_functions, unbroadcast
+from adcompare.ops.registry import COMPOSITES, OPS, OpDef, defop, public_functions, unbroadcast
 
 # Every module of the package registers its ops when imported: a new module needs no edit here.
 for _module in pkgutil.iter_modules(__path__):

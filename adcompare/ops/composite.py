@@ -9,8 +9,6 @@ engines and the tests iterate over them as they do over ``OPS``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -32,66 +30,13 @@ from adcompare.ops.elementwise import (
 from adcompare.ops.linalg import matmul
 from adcompare.ops.reductions import max, sum
 from adcompare.ops.registry import (
-    default_numpy_names,
+    composite,
     ndim_of,
     normalize_axes,
     raw,
-    register_numpy_names,
     shape_of,
 )
 from adcompare.ops.shape import concatenate, expand_dims, reshape, squeeze
-
-
-@dataclass(frozen=True)
-class Composite:
-    """A composite op, where users reach it and how the tests call it.
-
-    ``method``, ``numpy`` and ``cli`` mean what :class:`OpDef`'s fields of
-    those names do. ``cases`` lists ``(arg_shapes, params)`` examples and
-    ``domain`` the interval arguments are drawn from: the registry's tests
-    check each case's value against numpy's function of the op's first numpy
-    name and its derivatives against finite differences in both modes.
-    ``listed`` says the arrays are passed as one list (``vstack([a, b])``).
-    """
-
-    fn: Callable
-    method: str | None = None
-    numpy: tuple[str, ...] = ()
-    cli: bool = False
-    cases: tuple = ()
-    domain: tuple[float, float] = (-2.0, 2.0)
-    listed: bool = False
-
-
-COMPOSITES: dict[str, Composite] = {}
-
-
-def composite(
-    method: str | None = None,
-    numpy: tuple[str, ...] | None = None,
-    cli: bool = False,
-    cases: tuple = (),
-    domain: tuple[float, float] = (-2.0, 2.0),
-    listed: bool = False,
-):
-    """Register a composite op (the fields are :class:`Composite`'s).
-
-    ``numpy`` defaults to its own name where numpy has a function of that
-    name; ``method`` makes it a method of boxes; ``cli`` lets command-line
-    formulas call it (functions of one array only).
-    """
-
-    def register(fn: Callable) -> Callable:
-        names = default_numpy_names(fn.__name__) if numpy is None else numpy
-        if fn.__name__ in COMPOSITES:
-            raise ValueError(f"composite {fn.__name__!r} is registered twice")
-        COMPOSITES[fn.__name__] = Composite(
-            fn, method, tuple(names), cli, tuple(cases), domain, listed
-        )
-        register_numpy_names(names, fn)
-        return fn
-
-    return register
 
 
 @composite(method="square", cli=True)

@@ -20,11 +20,17 @@ from collections.abc import Callable
 
 import numpy as np
 
-from adcompare.ops.composite import composite
 from adcompare.ops.elementwise import where
 from adcompare.ops.reductions import sum
-from adcompare.ops.registry import Box, raw, shape_of
-from adcompare.ops.shape import broadcast_to, concatenate, getitem, reshape, transpose
+from adcompare.ops.registry import OPS, Box, composite, raw, shape_of
+from adcompare.ops.shape import (
+    broadcast_to,
+    concatenate,
+    getitem,
+    reshape,
+    scatter_add,
+    transpose,
+)
 
 _ONE = [(((3, 4),), {})]
 
@@ -545,3 +551,29 @@ def full_like(x, fill_value, dtype=None):
     if not isinstance(fill_value, Box):
         return np.full_like(raw(x), fill_value, dtype=dtype)
     return broadcast_to(fill_value, shape_of(x))
+
+
+@composite(numpy=())
+def assign_at(x, index, value):
+    """``x`` with ``value`` written at ``index`` (``x[index] = value`` as an expression).
+
+    Positions the index writes take ``value`` (broadcast to their shape) and
+    its derivative; the others keep ``x``'s. What ``Tensor.__setitem__``
+    records. An index that names a position twice is refused: which write
+    wins would be arbitrary.
+
+    >>> print(assign_at([1.0, 2.0, 3.0], slice(1, None), 0.0))
+    [1. 0. 0.]
+    """
+    x = _array(x)
+    index = OPS["getitem"].prepare(x, index)["index"]
+    hits = np.zeros(shape_of(x), dtype=np.int64)
+    np.add.at(hits, index, 1)
+    if hits.max(initial=0) > 1:
+        raise IndexError(
+            "assignment through an index that repeats positions is ambiguous; "
+            "use adcompare.scatter_add to add at repeated positions"
+        )
+    target_shape = np.empty(shape_of(x), dtype=bool)[index].shape
+    placed = scatter_add(broadcast_to(value, target_shape), index=index, shape=shape_of(x))
+    return where(hits > 0, placed, x)

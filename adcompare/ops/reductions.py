@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
+from adcompare.ops.elementwise import where
 from adcompare.ops.links import Links, element_numbers, reduction_links
 from adcompare.ops.registry import (
     ARRAY_ONLY,
@@ -23,6 +24,7 @@ from adcompare.ops.registry import (
     raw,
     shape_of,
 )
+from adcompare.ops.shape import broadcast_to, getitem, reshape
 
 
 def _prepare_axes(x, axis=None, keepdims=False):
@@ -44,15 +46,11 @@ def _aligned(out_bar, x, axis, keepdims):
     """
     if keepdims or axis == tuple(range(-ndim_of(x), -ndim_of(x) + len(axis))):
         return out_bar
-    from adcompare.ops.shape import reshape
-
     return reshape(out_bar, _kept_shape(shape_of(x), axis))
 
 
 def _spread(out_bar, x, axis, keepdims):
     """Broadcast a reduced cotangent back over the reduced axes of ``x``."""
-    from adcompare.ops.shape import broadcast_to
-
     return broadcast_to(_aligned(out_bar, x, axis, keepdims), shape_of(x))
 
 
@@ -179,8 +177,6 @@ def _product_of_others(x, axis):
     slice it is ``prod / x``; with exactly one zero it is the product of the
     non-zeros at the zero and 0 elsewhere; with more zeros it is 0.
     """
-    from adcompare.ops.elementwise import where
-
     zero = raw(x) == 0
     zeros_in_slice = np.sum(zero, axis=axis, keepdims=True)
     nonzero = where(zero, 1.0, x)
@@ -239,8 +235,6 @@ def _prepare_scan(x, axis):
 
 
 def _reversed(x, axis):
-    from adcompare.ops.shape import getitem
-
     return getitem(x, (Ellipsis, slice(None, None, -1)) + (slice(None),) * (-1 - axis))
 
 
@@ -278,7 +272,5 @@ def cumsum(x, axis=None):
     [1. 3. 6.]
     """
     if axis is None:
-        from adcompare.ops.shape import reshape
-
         x, axis = reshape(x, (-1,)), 0
     return _cumsum(x, axis)

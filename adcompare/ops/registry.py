@@ -31,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,17 +43,20 @@ from adcompare.runtime.hooks import RECORDING_HOOKS
 
 __all__ = [
     "ARRAY_ONLY",
+    "COMPOSITES",
     "HOLOMORPHIC",
     "NUMPY_NAMES",
     "OPS",
     "SELECTS",
     "Box",
     "ComplexNotSupportedError",
+    "Composite",
     "Hints",
     "OpDef",
     "apply",
     "apply_plain",
     "complex_error",
+    "composite",
     "defop",
     "keep_number",
     "lane_count",
@@ -144,6 +148,8 @@ class OpDef:
     for complex arguments, else the reason they do not (``None``: not
     declared, so not trusted).
 
+    ``module`` names the module that defined it.
+
     Where users reach it: ``api`` is the public function (the registered one
     unless a wrapper with another signature stands in front, as ``where``'s
     does); ``numpy`` lists the numpy names that dispatch to it
@@ -187,7 +193,13 @@ class OpDef:
     hints: Hints = _NO_HINTS
     fn: Callable | None = None
     api: Callable | None = None
+    module: str = ""
     sparsity: Callable | str | None = None
+
+    @property
+    def built_in(self) -> bool:
+        """Whether the op set defines it (rather than a user's ``defop``)."""
+        return self.module.startswith("adcompare.ops")
 
     def __post_init__(self):
         #: What the tape keeps when every argument needs a gradient (see :meth:`kept`).
@@ -419,6 +431,7 @@ def defop(
         test_params=test_params,
         hints=hints,
         sparsity=sparsity,
+        module=sys._getframe(1).f_globals.get("__name__", ""),
     )
     op.fn = op.api = _public_function(op)
     OPS[name] = op
@@ -489,6 +502,58 @@ def public_face(op_fn: Callable) -> Callable:
     return register
 
 
+@dataclass(frozen=True)
+class Composite:
+    """A composite op, where users reach it and how the tests call it.
+
+    ``method``, ``numpy`` and ``cli`` mean what :class:`OpDef`'s fields of
+    those names do. ``cases`` lists ``(arg_shapes, params)`` examples and
+    ``domain`` the interval arguments are drawn from: the registry's tests
+    check each case's value against numpy's function of the op's first numpy
+    name and its derivatives against finite differences in both modes.
+    ``listed`` says the arrays are passed as one list (``vstack([a, b])``).
+    """
+
+    fn: Callable
+    method: str | None = None
+    numpy: tuple[str, ...] = ()
+    cli: bool = False
+    cases: tuple = ()
+    domain: tuple[float, float] = (-2.0, 2.0)
+    listed: bool = False
+
+
+COMPOSITES: dict[str, Composite] = {}
+
+
+def composite(
+    method: str | None = None,
+    numpy: tuple[str, ...] | None = None,
+    cli: bool = False,
+    cases: tuple = (),
+    domain: tuple[float, float] = (-2.0, 2.0),
+    listed: bool = False,
+):
+    """Register a composite op (the fields are :class:`Composite`'s).
+
+    ``numpy`` defaults to its own name where numpy has a function of that
+    name; ``method`` makes it a method of boxes; ``cli`` lets command-line
+    formulas call it (functions of one array only).
+    """
+
+    def register(fn: Callable) -> Callable:
+        names = default_numpy_names(fn.__name__) if numpy is None else numpy
+        if fn.__name__ in COMPOSITES:
+            raise ValueError(f"composite {fn.__name__!r} is registered twice")
+        COMPOSITES[fn.__name__] = Composite(
+            fn, method, tuple(names), cli, tuple(cases), domain, listed
+        )
+        register_numpy_names(names, fn)
+        return fn
+
+    return register
+
+
 def public_functions() -> dict[str, Callable]:
     """Every public function of the op set by name: primitives' and composites'.
 
@@ -496,8 +561,6 @@ def public_functions() -> dict[str, Callable]:
     >>> funcs["sin"] is OPS["sin"].fn, "softmax" in funcs
     (True, True)
     """
-    from adcompare.ops.composite import COMPOSITES
-
     funcs = {name: op.api for name, op in OPS.items() if not name.startswith("_")}
     funcs.update((name, composite.fn) for name, composite in COMPOSITES.items())
     return funcs
@@ -560,9 +623,7 @@ def pad_lanes(tangent, primal_ndim: int, target_ndim: int):
     if missing <= 0:
         return tangent
     shape = shape_of(tangent)
-    from adcompare.ops.shape import reshape
-
-    return reshape(tangent, shape[:1] + (1,) * missing + shape[1:])
+    return OPS["reshape"].fn(tangent, shape[:1] + (1,) * missing + shape[1:])
 
 
 def unbroadcast(value, shape: tuple[int, ...]):
@@ -576,16 +637,14 @@ def unbroadcast(value, shape: tuple[int, ...]):
     shape = tuple(shape)
     if value_shape == shape:
         return value
-    from adcompare.ops.reductions import sum as op_sum
-    from adcompare.ops.shape import reshape
-
     lead = len(value_shape) - len(shape)
     inner = tuple(lead + i for i, n in enumerate(shape) if n == 1 and value_shape[lead + i] != 1)
     axes = tuple(range(lead)) + inner
     if axes:
         # Summing away leading axes only (no keepdims) leaves exactly ``shape``.
-        value = op_sum(value, axis=tuple(a - len(value_shape) for a in axes), keepdims=bool(inner))
-    return value if shape_of(value) == shape else reshape(value, shape)
+        axes = tuple(a - len(value_shape) for a in axes)
+        value = OPS["sum"].fn(value, axis=axes, keepdims=bool(inner))
+    return value if shape_of(value) == shape else OPS["reshape"].fn(value, shape)
 
 
 def normalize_axes(axis, ndim: int) -> tuple[int, ...]:

@@ -12,12 +12,12 @@ import math
 
 import numpy as np
 
-from adcompare.ops.composite import composite, mean
+from adcompare.ops.composite import mean, stack
 from adcompare.ops.elementwise import add, divide, multiply, sqrt, subtract
 from adcompare.ops.rearrange import ravel, sort
 from adcompare.ops.reductions import sum
-from adcompare.ops.registry import Box, ndim_of, normalize_axes, raw, shape_of
-from adcompare.ops.shape import concatenate, getitem
+from adcompare.ops.registry import Box, composite, ndim_of, normalize_axes, raw, shape_of
+from adcompare.ops.shape import broadcast_to, concatenate, expand_dims, getitem, reshape
 
 _AXES = [
     (((3, 4),), {}),
@@ -88,8 +88,6 @@ def average(x, axis=None, weights=None, returned: bool = False, keepdims: bool =
                 f"{shape_of(x)}; give weights shaped like x, or 1-D weights with one axis"
             )
         (axis_,) = normalize_axes(axis, ndim_of(x))
-        from adcompare.ops.shape import reshape
-
         weights = reshape(weights, (-1,) + (1,) * (-1 - axis_))
     total = sum(multiply(weights, np.ones(shape_of(x))), axis=axis, keepdims=keepdims)
     out = divide(sum(multiply(x, weights), axis=axis, keepdims=keepdims), total)
@@ -139,8 +137,6 @@ def quantile(x, q, axis=None, keepdims: bool = False, method: str = "linear"):
         ordered = sort(x, axis=axis_)
     parts = [_quantile_of_sorted(ordered, float(value), axis_) for value in qs.ravel()]
     if keepdims:
-        from adcompare.ops.shape import expand_dims
-
         kept = range(ndim) if axis is None else (axis_,)
         parts = [
             expand_dims(part, tuple(kept)) if axis is None else expand_dims(part, axis_)
@@ -148,8 +144,6 @@ def quantile(x, q, axis=None, keepdims: bool = False, method: str = "linear"):
         ]
     if qs.ndim == 0:
         return parts[0]
-    from adcompare.ops.composite import stack
-
     return stack(parts).reshape(qs.shape + shape_of(parts[0]))
 
 
@@ -211,8 +205,6 @@ def diff(x, n: int = 1, axis: int = -1, prepend=None, append=None):
     >>> print(diff([1.0, 4.0, 9.0, 16.0]))
     [3. 5. 7.]
     """
-    from adcompare.ops.shape import broadcast_to
-
     x = _array(x)
     (axis,) = normalize_axes(axis, ndim_of(x))
     edge_shape = tuple(1 if i - ndim_of(x) == axis else d for i, d in enumerate(shape_of(x)))

@@ -35,6 +35,7 @@ from collections.abc import Callable
 import numpy as np
 
 from adcompare.engines.replay.codegen import GuardFlip, Program, build
+from adcompare.engines.replay.passes import PASSES
 from adcompare.engines.replay.record import CompileError, record
 from adcompare.ops.registry import Box, new_level
 
@@ -50,11 +51,12 @@ class CompiledFunction:
     (``.source`` is its code, ``.instructions`` and ``.guards`` its size).
     """
 
-    def __init__(self, f: Callable, argnums, example_args: tuple):
+    def __init__(self, f: Callable, argnums, example_args: tuple, passes=PASSES):
         if not callable(f):
             raise TypeError(f"compile: f must be callable, got {type(f).__name__}")
         many = isinstance(argnums, (tuple, list))
         self._f = f
+        self._passes = passes
         self._many = many
         self._argnums = tuple(argnums) if many else (argnums,)
         self._nargs = len(example_args)
@@ -74,6 +76,20 @@ class CompiledFunction:
     def program(self) -> Program:
         """The most recently recorded value-and-gradient program."""
         return self._latest[1]
+
+    def stats(self) -> list[tuple[str, int, int]]:
+        """``(pass, instructions before, after)`` for each pass over the current program.
+
+        >>> import numpy as np
+        >>> import adcompare as ad
+        >>> compiled = ad.compile(lambda x: ad.sum(-(-x) * 1.0), np.ones(3))
+        >>> for name, before, after in compiled.stats():
+        ...     print(f"{name}: {before} -> {after}")
+        simplify: 4 -> 2
+        eliminate_common_subexpressions: 2 -> 2
+        eliminate_dead_code: 2 -> 1
+        """
+        return list(self.program.pass_stats)
 
     def __call__(self, *args):
         """``f(*args)``, by replaying the recorded forward pass."""
@@ -115,7 +131,7 @@ class CompiledFunction:
         self._bindings = _array_bindings(self._f)
         recording = record(self._f, arrays, self._argnums, new_level(), gradient=True)
         self.recordings += 1
-        programs = build(recording)
+        programs = build(recording, self._passes)
         self._programs[_signature(arrays)] = programs
         self._latest = programs
         return programs
@@ -189,7 +205,7 @@ def _rebound(bindings: list[tuple]) -> bool:
     return False
 
 
-def compile(f: Callable, *example_args, argnums=0) -> CompiledFunction:  # noqa: A001
+def compile(f: Callable, *example_args, argnums=0, optimise: bool = True) -> CompiledFunction:  # noqa: A001
     """Record ``f`` and its reverse sweep at ``example_args``; replay them per call.
 
     The result computes ``f(*args)`` (call it), ``value_and_grad(*args)``
@@ -206,6 +222,12 @@ def compile(f: Callable, *example_args, argnums=0) -> CompiledFunction:  # noqa:
     a traced value (``W > 0`` for a plain ``W``), runs once, at recording:
     pass those arrays as arguments, or compute with adcompare ops.
 
+    With ``optimise`` (the default) the recorded program goes through the
+    optimising passes of :mod:`adcompare.engines.replay.passes` (exact
+    algebraic simplification, common subexpressions, dead code; constants
+    are folded as ``f`` is recorded), which keep every result bit-identical;
+    :meth:`CompiledFunction.stats` shows what each pass removed.
+
     >>> import numpy as np
     >>> import adcompare as ad
     >>> def f(x):  # the branch depends on x: a guard
@@ -216,4 +238,4 @@ def compile(f: Callable, *example_args, argnums=0) -> CompiledFunction:  # noqa:
     >>> print(compiled.grad(-2.0), compiled.recordings)  # guard flipped: recorded again
     -12.0 2
     """
-    return CompiledFunction(f, argnums, example_args)
+    return CompiledFunction(f, argnums, example_args, PASSES if optimise else ())

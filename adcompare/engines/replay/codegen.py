@@ -20,6 +20,7 @@ import operator
 
 import numpy as np
 
+from adcompare.engines.replay.passes import PASSES, eliminate_dead_code, optimise
 from adcompare.engines.replay.record import Guard, Instruction, Recording, bind, shapes
 from adcompare.ops.registry import keep_number
 
@@ -72,23 +73,6 @@ def _scalar_kernel(instruction: Instruction):
     return None
 
 
-def _live(recording: Recording, steps: list, outputs: list) -> list:
-    """The steps the outputs and guards depend on, in order."""
-    needed = {slot for kind, slot in outputs if kind == "s"}
-    kept = []
-    for step in reversed(steps):
-        if isinstance(step, Guard):
-            needed.add(step.slot)
-        elif step.out in needed:
-            operands = list(step.args) + [v for _, v in step.kwargs]
-            needed.update(slot for kind, slot in operands if kind == "s")
-        else:
-            continue
-        kept.append(step)
-    kept.reverse()
-    return kept
-
-
 def _scalar_fits(recording: Recording, steps: list, outputs: list) -> bool:
     def single(value, kinds="fb") -> bool:
         value = np.asarray(value)
@@ -120,14 +104,18 @@ class Program:
     instruction, to read.
     """
 
-    def __init__(self, recording: Recording, steps: list, outputs: list):
-        self._inputs = list(recording.inputs)
-        self._outputs = list(outputs)
+    def __init__(self, recording: Recording, steps: list, outputs: list, passes=PASSES):
         forward = {id(step) for step in recording.steps[: recording.forward_end]}
-        self.steps = _live(recording, steps, outputs)
+        tagged = [("forward" if id(step) in forward else "reverse", step) for step in steps]
+        tagged, outputs, self.pass_stats = optimise(
+            recording, tagged, list(outputs), (*passes, eliminate_dead_code)
+        )
+        self._inputs = list(recording.inputs)
+        self._outputs = outputs
+        self.steps = [step for _, step in tagged]
         read = _externals_read(recording, self.steps, outputs)
         self._externals = {slot: recording.externals[slot] for slot in read}
-        self.forward_steps = sum(id(step) in forward for step in self.steps)
+        self.forward_steps = sum(sweep == "forward" for sweep, _ in tagged)
         self.instructions = sum(isinstance(s, Instruction) for s in self.steps)
         self.guards = sum(isinstance(s, Guard) for s in self.steps)
         self.scalar = _scalar_fits(recording, self.steps, outputs)
@@ -296,8 +284,13 @@ def _to_array(value, shape_dtype):
     return np.full(shape, value, dtype=dtype)
 
 
-def build(recording: Recording) -> tuple[Program, Program]:
-    """The forward-only program (the value) and the full one (value and gradients)."""
-    forward = Program(recording, recording.steps[: recording.forward_end], recording.outputs[:1])
-    full = Program(recording, recording.steps, recording.outputs)
+def build(recording: Recording, passes=PASSES) -> tuple[Program, Program]:
+    """The forward-only program (the value) and the full one (value and gradients).
+
+    ``passes`` are the optimising passes to run (:mod:`.passes`); dead code is
+    always removed.
+    """
+    forward_steps = recording.steps[: recording.forward_end]
+    forward = Program(recording, forward_steps, recording.outputs[:1], passes)
+    full = Program(recording, recording.steps, recording.outputs, passes)
     return forward, full

@@ -1,0 +1,82 @@
+"""``adcompare ops``: what adcompare differentiates, read from the op registry.
+
+The README's coverage table is this command's ``--markdown`` output, and a
+test keeps the two the same.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from adcompare.ops import COMPOSITES, OPS
+from adcompare.ops.registry import HOLOMORPHIC
+
+
+def _numpy_names(names) -> str:
+    return ", ".join(f"`np.{name}`" for name in names) or "–"
+
+
+def coverage_rows() -> list[tuple[str, str, str, str]]:
+    """``(function, numpy names, kind, complex input)`` for every public op, by name.
+
+    >>> [row for row in coverage_rows() if row[0] == "`sin`"]
+    [('`sin`', '`np.sin`', 'primitive', 'holomorphic')]
+    """
+    rows = []
+    for name, op in OPS.items():
+        if name.startswith("_") or not op.built_in:
+            continue
+        complex_input = "holomorphic" if op.complex == HOLOMORPHIC else "refused"
+        rows.append((f"`{name}`", _numpy_names(op.numpy), "primitive", complex_input))
+    for name, composite in COMPOSITES.items():
+        rows.append((f"`{name}`", _numpy_names(composite.numpy), "composite", "as its parts"))
+    return sorted(rows)
+
+
+def coverage_markdown() -> str:
+    """The coverage table in Markdown, with a line counting numpy's functions reached.
+
+    >>> print(coverage_markdown().splitlines()[0])  # doctest: +ELLIPSIS
+    adcompare differentiates ... functions (... primitives, ... composites); ... numpy ...
+    """
+    rows = coverage_rows()
+    numpy_names = {name for op in OPS.values() if op.built_in for name in op.numpy}
+    numpy_names |= {name for composite in COMPOSITES.values() for name in composite.numpy}
+    primitives = sum(1 for row in rows if row[2] == "primitive")
+    lines = [
+        f"adcompare differentiates {len(rows)} functions ({primitives} primitives, "
+        f"{len(rows) - primitives} composites); {len(numpy_names)} numpy and SciPy names "
+        "dispatch to them when called on a `Tensor` or `Dual`.",
+        "",
+        "| function | numpy's names for it | kind | complex input |",
+        "|---|---|---|---|",
+    ]
+    lines += [f"| {' | '.join(row)} |" for row in rows]
+    return "\n".join(lines)
+
+
+def add_parser(subparsers) -> None:
+    """Register ``adcompare ops``."""
+    parser = subparsers.add_parser(
+        "ops",
+        help="list the functions adcompare differentiates, with numpy's names for them",
+        description="List every op (primitives with their own derivative rules, composites "
+        "built from them) and the numpy names that dispatch to it.",
+        epilog="examples:\n  adcompare ops | grep linalg\n  adcompare ops --markdown",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--markdown", action="store_true", help="print the Markdown table the README shows"
+    )
+    parser.set_defaults(run=_run)
+
+
+def _run(args) -> int:
+    if args.markdown:
+        print(coverage_markdown())
+        return 0
+    rows = [[cell.replace("`", "") for cell in row] for row in coverage_rows()]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[3])
+    return 0
