@@ -22,6 +22,7 @@ STRATEGY_STYLE = {
     "bidirectional": ("tab:green", "D", "-"),
     "star": ("tab:blue", "^", "-"),
     "acyclic": ("tab:red", "v", "--"),
+    "symmetric star": ("tab:purple", "s", "-"),
 }
 MODE_STYLE = {
     "dense-forward": ("black", "^", "-"),
@@ -29,6 +30,7 @@ MODE_STYLE = {
     "sparse-forward": ("tab:blue", "^", "-"),
     "sparse-reverse": ("tab:red", "v", "-"),
     "bidirectional": ("tab:green", "D", "-"),
+    "symmetric-star": ("tab:purple", "s", "-"),
 }
 
 

@@ -30,7 +30,11 @@ __all__ = ["SPARSE_PROBLEMS", "SparseProblem", "ba_instance", "get_sparse_proble
 
 @dataclass(frozen=True)
 class SparseProblem:
-    """A family of functions with sparse derivatives; ``sizes`` is its default sweep."""
+    """A family of functions with sparse derivatives; ``sizes`` is its default sweep.
+
+    ``symmetric``: its Jacobian is symmetric (a gradient's), so it may be
+    coloured as a Hessian.
+    """
 
     name: str
     kind: str
@@ -38,6 +42,7 @@ class SparseProblem:
     make: Callable
     sizes: tuple
     size_name: str = "n"
+    symmetric: bool = False
 
     def build(self, size) -> Instance:
         """The problem at ``size``.
@@ -149,6 +154,7 @@ SPARSE_PROBLEMS: dict[str, SparseProblem] = {
             "1-D Bratu residual u'' + 2eᵘ on n points: a tridiagonal Jacobian",
             _bratu_1d,
             (16, 64, 256, 1024, 4096),
+            symmetric=True,
         ),
         SparseProblem(
             "laplacian-2d",
@@ -157,6 +163,7 @@ SPARSE_PROBLEMS: dict[str, SparseProblem] = {
             _laplacian_2d,
             (4, 8, 16, 32, 64),
             size_name="k",
+            symmetric=True,
         ),
         SparseProblem(
             "arrowhead",

@@ -11,6 +11,8 @@ every mode computes the whole Jacobian (or Hessian) once per call:
 ``sparse-reverse``      one VJP per row colour (Hessian: ``sparse-acyclic``, fewer
                         colours, recovered by substitution)
 ``bidirectional``       JVPs and VJPs of a star bicolouring (Jacobians only)
+``symmetric-star``      a symmetric Jacobian coloured as a Hessian: one JVP per star
+                        colour (dynamic largest-first ordering)
 ======================  ===============================================================
 
 Each sparse mode is measured twice: ``MODE`` with its plan prepared once
@@ -35,7 +37,7 @@ import numpy as np
 import adcompare as ad
 from adcompare.bench.measure import time_calls
 from adcompare.bench.sparse_problems import SPARSE_PROBLEMS, get_sparse_problem
-from adcompare.sparsity import prepare_hessian, prepare_jacobian
+from adcompare.sparsity import prepare_hessian, prepare_jacobian, sparse_jacobian
 from adcompare.sparsity.colouring import (
     acyclic_colouring,
     column_colouring,
@@ -70,6 +72,7 @@ class SparseMode:
     make: Callable
     dense: bool = False
     prepares: bool = False
+    symmetric: bool = False
 
 
 def _dense(kind_transform: dict) -> Callable:
@@ -92,6 +95,21 @@ def _sparse(jacobian_mode: str, hessian_mode: str, *, prepares: bool) -> Callabl
     return make
 
 
+#: The ordering the symmetric modes colour with.
+SYMMETRIC_ORDER = "dynamic-largest-first"
+
+
+def _symmetric(*, prepares: bool) -> Callable:
+    def make(f, x, kind):
+        jac = sparse_jacobian(f, "star", order=SYMMETRIC_ORDER)
+        jac(x)
+        if prepares:
+            return (lambda: sparse_jacobian(f, "star", order=SYMMETRIC_ORDER)(x)), jac.last_plan
+        return (lambda: jac(x)), jac.last_plan
+
+    return make
+
+
 def _sparse_modes() -> list[SparseMode]:
     modes = []
     for name, label, jacobian_mode, hessian_mode, kinds in [
@@ -110,6 +128,18 @@ def _sparse_modes() -> list[SparseMode]:
                     prepares=prepares,
                 )
             )
+    for prepares in (False, True):
+        suffix = "+prep" if prepares else ""
+        modes.append(
+            SparseMode(
+                "symmetric-star" + suffix,
+                "symmetric Jacobian, star colouring" + (", prepare included" if prepares else ""),
+                ("jacobian",),
+                _symmetric(prepares=prepares),
+                prepares=prepares,
+                symmetric=True,
+            )
+        )
     return modes
 
 
@@ -140,7 +170,7 @@ SPARSE_MODES: dict[str, SparseMode] = {
 }
 
 
-def colour_counts(pattern, kind: str) -> dict[str, dict[str, int]]:
+def colour_counts(pattern, kind: str, symmetric: bool = False) -> dict[str, dict[str, int]]:
     """Colours per strategy and vertex ordering (only ``largest-first`` past 1024 rows).
 
     >>> import numpy as np
@@ -162,6 +192,8 @@ def colour_counts(pattern, kind: str) -> dict[str, dict[str, int]]:
             "reverse": lambda o: count(row_colouring(pattern, o)),
             "bidirectional": lambda o: sum(map(count, star_bicolouring(pattern, o))),
         }
+        if symmetric:
+            strategies["symmetric star"] = lambda o: count(star_colouring(pattern, o))
     else:
         strategies = {
             "star": lambda o: count(star_colouring(pattern, o)),
@@ -231,7 +263,7 @@ def run_sparse_sweep(
                 shape = (instance.n if problem.kind == "hessian" else instance.m, instance.n)
                 reference = np.asarray(dense(x)).reshape(shape)
             plan = (prepare_jacobian if problem.kind == "jacobian" else prepare_hessian)(f, x)
-            counts = colour_counts(plan.pattern, problem.kind)
+            counts = colour_counts(plan.pattern, problem.kind, problem.symmetric)
             results["colours"].append(
                 {
                     "problem": name,
@@ -244,7 +276,7 @@ def run_sparse_sweep(
                 }
             )
             for mode in SPARSE_MODES.values():
-                if problem.kind not in mode.kinds:
+                if problem.kind not in mode.kinds or (mode.symmetric and not problem.symmetric):
                     continue
                 cell = _cell(problem, size, instance, mode, reference, budget)
                 results["cells"].append(cell)
