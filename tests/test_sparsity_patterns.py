@@ -136,3 +136,24 @@ def test_an_op_without_a_rule_is_dense_with_a_warning():
 def test_hessian_pattern_refuses_a_vector_output():
     with pytest.raises(ValueError, match="scalar"):
         hessian_pattern(lambda v: v * v, np.ones(3))
+
+
+def test_an_elementwise_op_with_a_zero_derivative_links_nothing():
+    """Derived from the record's JVP rule: it does not read the tangent."""
+    stepped = defop(
+        "stepped_example",
+        np.floor,
+        numpy=(),
+        elementwise=True,
+        jvp=lambda out, x, x_dot: 0.0,
+        vjp=lambda out, x, out_bar: 0.0,
+    )
+    try:
+        x = np.array([1.5, 2.5, 3.5])
+        found = jacobian_pattern(lambda v: stepped(v) * v[0], x).toarray()
+        np.testing.assert_array_equal(found, [[1, 0, 0]] * 3)
+        np.testing.assert_array_equal(
+            found, np.asarray(ad.jacfwd(lambda v: stepped(v) * v[0])(x)) != 0
+        )
+    finally:
+        del OPS["stepped_example"]

@@ -19,7 +19,7 @@ import numpy as np
 from adcompare.ops.links import Links, element_numbers, elementwise_links
 from adcompare.ops.registry import SELECTS, OpDef
 
-__all__ = ["DenseFallbackWarning", "links_of", "second_order_pairs"]
+__all__ = ["DenseFallbackWarning", "derivative_structure", "links_of"]
 
 
 class DenseFallbackWarning(UserWarning):
@@ -27,12 +27,22 @@ class DenseFallbackWarning(UserWarning):
 
 
 def links_of(
-    op: OpDef, out, args: tuple, params: dict, *, local: bool, second_order: bool = True
+    op: OpDef,
+    out,
+    args: tuple,
+    params: dict,
+    *,
+    local: bool,
+    second_order: bool = True,
+    derived: bool = True,
 ) -> Links:
     """The dependencies of one application of ``op`` (plain values in, :class:`Links` out).
 
-    Without ``second_order`` an elementwise op's interactions are left out
-    (deriving them traces its JVP rules, which is what needs first order only).
+    An elementwise op's links are pruned to the positions its JVP rules
+    depend on and get their interactions (:func:`derivative_structure`)
+    unless ``derived`` is false: that derivation itself traces JVP rules,
+    and there plain broadcasting links are what it needs. Without
+    ``second_order`` the interactions are left out.
     """
     rule = op.sparsity
     if callable(rule):
@@ -45,8 +55,13 @@ def links_of(
     else:
         return _dense(op, out, args)
     if op.elementwise:
+        inputs = _differentiable(op, links.inputs)
+        if not derived:
+            return Links(inputs)
+        linked, _ = derivative_structure(op)
+        inputs = tuple(link if i in linked else None for i, link in enumerate(inputs))
         pairs = _elementwise_pairs(op, out, args, links) if second_order else ()
-        links = Links(_differentiable(op, links.inputs), pairs)
+        links = Links(inputs, pairs)
     return links
 
 
@@ -60,7 +75,7 @@ def _elementwise_pairs(op: OpDef, out, args: tuple, links: Links) -> tuple:
     """Per interacting pair of positions, the elements that meet in each output element."""
     pairs = []
     size = np.size(out)
-    for i, j in second_order_pairs(op):
+    for i, j in derivative_structure(op)[1]:
         a, b = np.full(size, -1), np.full(size, -1)
         a[links.inputs[i][0]] = links.inputs[i][1]
         b[links.inputs[j][0]] = links.inputs[j][1]
@@ -70,19 +85,21 @@ def _elementwise_pairs(op: OpDef, out, args: tuple, links: Links) -> tuple:
 
 
 @functools.cache
-def second_order_pairs(op: OpDef) -> tuple[tuple[int, int], ...]:
-    """Which argument positions of an elementwise op have a non-zero second derivative.
+def derivative_structure(op: OpDef) -> tuple[tuple[int, ...], tuple[tuple[int, int], ...]]:
+    """Which positions of an elementwise op its derivative depends on, and which interact.
 
     Derived from the record's own JVP rules by abstract interpretation: each
-    rule runs on tracers standing for the arguments (and for ``out``, which
-    depends on all of them), and the arguments its result depends on are
-    those the first derivative varies with. ``x * y`` gives ``((0, 1),)``;
-    ``x + y`` gives ``()``; ``exp`` gives ``((0, 0),)``. A rule that reads
-    only a value's sign (``abs``, ``maximum``) is linear almost everywhere.
+    rule runs on tracers standing for the arguments, for ``out`` (which
+    depends on all of them) and for the tangent. A rule whose result does
+    not depend on the tangent has a zero derivative (``floor``); the
+    arguments it does depend on are those the first derivative varies with:
+    ``x * y`` interacts ``((0, 1),)``, ``x + y`` not at all, ``exp`` with
+    itself. A rule that reads only a value's sign (``abs``, ``maximum``) is
+    linear almost everywhere.
 
     >>> from adcompare.ops import OPS
-    >>> [second_order_pairs(OPS[name]) for name in ("multiply", "add", "exp", "abs")]
-    [((0, 1),), (), ((0, 0),), ()]
+    >>> [derivative_structure(OPS[name]) for name in ("multiply", "add", "exp", "abs")]
+    [((0, 1), ((0, 1),)), ((0, 1), ()), ((0,), ((0, 0),)), ((0,), ())]
     """
     from adcompare.sparsity.tracer import Trace
 
@@ -92,15 +109,18 @@ def second_order_pairs(op: OpDef) -> tuple[tuple[int, int], ...]:
     params = op.test_params((), np.random.default_rng(0)) if op.test_params else {}
     if op.prepare is not None:
         params = op.prepare(*values, **params)
-    trace = Trace(nargs, local=False, hessian=False)
+    trace = Trace(nargs + 1, local=False, hessian=False, derived=False)
     tracers = [trace.argument(v, i) if i in positions else v for i, v in enumerate(values)]
     out = trace.depending_on(op.value(*values, **params), positions)
-    found = set()
+    tangent = trace.argument(np.ones(1), nargs)
+    linked, pairs = set(), set()
     for i in positions:
-        contribution = op.jvp_at(i)(out, *tracers, np.ones(1), **params)
-        for j in trace.dependencies(contribution):
-            found.add((min(i, int(j)), max(i, int(j))))
-    return tuple(sorted(found))
+        contribution = op.jvp_at(i)(out, *tracers, tangent, **params)
+        found = {int(j) for j in trace.dependencies(contribution)}
+        if nargs in found:
+            linked.add(i)
+            pairs.update((min(i, j), max(i, j)) for j in found - {nargs})
+    return tuple(sorted(linked)), tuple(sorted(pairs))
 
 
 def _sample_point(op: OpDef) -> list[float]:

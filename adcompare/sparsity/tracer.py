@@ -66,10 +66,11 @@ def _assemble(pieces: list, shape: tuple) -> sparse.csr_array:
 class Trace:
     """One tracing run: ``n`` inputs, global or local, with or without Hessian pairs."""
 
-    def __init__(self, n: int, *, local: bool, hessian: bool):
+    def __init__(self, n: int, *, local: bool, hessian: bool, derived: bool = True):
         self.n = n
         self.local = local
         self.hessian = hessian
+        self.derived = derived  # see links_of
         self.level = new_level()
 
     def argument(self, value, first: int = 0) -> Tracer:
@@ -107,7 +108,13 @@ class Trace:
                 tracers.append(None)
         out = apply(op, tuple(values), params)
         links = links_of(
-            op, out, tuple(values), params, local=self.local, second_order=self.hessian
+            op,
+            out,
+            tuple(values),
+            params,
+            local=self.local,
+            second_order=self.hessian,
+            derived=self.derived,
         )
         size = int(np.size(out))
         jac_pieces, hess_pieces = [], []
