@@ -21,7 +21,7 @@ LAYERS = [
     {"ops"},
     {"engines"},
     {"transforms"},
-    {"symbolic", "graph", "optim"},
+    {"symbolic", "graph", "optim", "sparsity"},
     {"check", "testing", "nn"},
     {"adcompare"},
     {"adbench", "train"},
