@@ -40,6 +40,7 @@ from adcompare.bench.sparse_problems import SPARSE_PROBLEMS, get_sparse_problem
 from adcompare.sparsity import prepare_hessian, prepare_jacobian, sparse_jacobian
 from adcompare.sparsity.colouring import (
     acyclic_colouring,
+    colours_in_rows,
     column_colouring,
     row_colouring,
     star_bicolouring,
@@ -319,8 +320,7 @@ def spy_examples() -> dict:
     instance = get_sparse_problem("rosenbrock-hessian").build(12)
     plan = prepare_hessian(instance.on(ad), instance.x, "star")
     entries = plan.pattern.tocoo()
-    counts = np.zeros((12, plan.passes), dtype=int)
-    np.add.at(counts, (entries.row, plan.colours[entries.col]), 1)
+    counts = colours_in_rows(plan.pattern, plan.colours)
     alone = counts[entries.row, plan.colours[entries.col]] == 1
     seeds = np.where(alone, plan.colours[entries.col], plan.colours[entries.row])
     examples["Rosenbrock Hessian, n = 12"] = {

@@ -30,6 +30,7 @@ from adcompare.sparsity.orderings import order_vertices
 __all__ = [
     "acyclic_colouring",
     "adjacency_graph",
+    "colours_in_rows",
     "column_colouring",
     "column_intersection_graph",
     "row_colouring",
@@ -216,8 +217,8 @@ def star_bicolouring(pattern, order: str = "natural") -> tuple[np.ndarray, np.nd
     column_colours, row_colours = colours[:n].copy(), colours[n:].copy()
     entries = matrix.tocoo()
     i, j = entries.row, entries.col
-    by_column = _unique_in_line(matrix, column_colours)[i, column_colours[j]] == 1
-    by_row = _unique_in_line(matrix.T, row_colours)[j, row_colours[i]] == 1
+    by_column = colours_in_rows(matrix, column_colours)[i, column_colours[j]] == 1
+    by_row = colours_in_rows(matrix.T, row_colours)[j, row_colours[i]] == 1
     if not np.all(by_column | by_row):
         raise AssertionError("star colouring of the bipartite graph left an entry unrecoverable")
     # Entries only one side can give fix that side's colour as used; the others use the
@@ -233,14 +234,20 @@ def star_bicolouring(pattern, order: str = "natural") -> tuple[np.ndarray, np.nd
     return _renumbered(row_colours), _renumbered(column_colours)
 
 
-def _unique_in_line(matrix: sparse.csr_array, colours: np.ndarray) -> np.ndarray:
-    """``counts[r, c]``: how many non-zeros of row ``r`` lie in columns of colour ``c``."""
+def colours_in_rows(matrix, colours: np.ndarray) -> np.ndarray:
+    """``counts[r, c]``: how many non-zeros of row ``r`` lie in columns of colour ``c``
+    (columns coloured ``-1`` are not counted).
+
+    >>> colours_in_rows(np.array([[1, 1, 0], [0, 1, 1]]), np.array([0, 1, 0])).tolist()
+    [[1, 1], [1, 1]]
+    """
+    seeded = colours >= 0
     count = int(colours.max(initial=-1)) + 1
     onehot = sparse.csr_array(
-        (np.ones(len(colours)), (np.arange(len(colours)), np.maximum(colours, 0))),
+        (np.ones(int(seeded.sum())), (np.flatnonzero(seeded), colours[seeded])),
         shape=(len(colours), max(count, 1)),
     )
-    return (matrix.astype(np.int64) @ onehot).toarray()
+    return (sparse.csr_array(matrix, dtype=np.int64) @ onehot).toarray()
 
 
 def _renumbered(colours: np.ndarray) -> np.ndarray:

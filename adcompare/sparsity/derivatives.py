@@ -22,6 +22,7 @@ from adcompare.runtime import cost
 from adcompare.sparsity.colouring import (
     acyclic_colouring,
     adjacency_graph,
+    colours_in_rows,
     column_colouring,
     row_colouring,
     star_bicolouring,
@@ -58,16 +59,6 @@ def _fewest(colour, pattern, order: str):
         (colour(pattern, name) for name in ORDERINGS),
         key=lambda c: sum(_count(part) for part in (c if isinstance(c, tuple) else (c,))),
     )
-
-
-def _unique_counts(matrix: sparse.csr_array, colours: np.ndarray) -> np.ndarray:
-    """``counts[r, c]``: how many non-zeros of row ``r`` lie in columns of colour ``c``."""
-    seeded = colours >= 0
-    onehot = sparse.csr_array(
-        (np.ones(int(seeded.sum())), (np.flatnonzero(seeded), colours[seeded])),
-        shape=(len(colours), max(_count(colours), 1)),
-    )
-    return (sparse.csr_array(matrix, dtype=np.int64) @ onehot).toarray()
 
 
 def _seeds(colours: np.ndarray, shape: tuple) -> np.ndarray:
@@ -163,7 +154,7 @@ def _jacobian_plan(mode: str, pattern, order: str, in_shape, out_shape) -> Jacob
     entries = pattern.tocoo()
     by_column = np.zeros(nnz, dtype=bool)
     seeded = columns[entries.col] >= 0
-    counts = _unique_counts(pattern, columns)
+    counts = colours_in_rows(pattern, columns)
     by_column[seeded] = counts[entries.row[seeded], columns[entries.col[seeded]]] == 1
     return JacobianPlan(mode, pattern, rows, columns, by_column, "", in_shape, out_shape)
 
@@ -318,7 +309,7 @@ def _recover_direct(pattern, colours, compressed) -> sparse.csr_array:
     """Each entry is alone among its row's columns of its colour, in its row or in its column."""
     entries = pattern.tocoo()
     i, j = entries.row, entries.col
-    counts = _unique_counts(pattern, colours)
+    counts = colours_in_rows(pattern, colours)
     alone = counts[i, colours[j]] == 1
     if not np.all(alone | (counts[j, colours[i]] == 1)):
         raise ValueError("sparse_hessian: the colouring is not a star colouring of the pattern")
