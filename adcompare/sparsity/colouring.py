@@ -244,7 +244,7 @@ def colours_in_rows(matrix, colours: np.ndarray) -> np.ndarray:
     seeded = colours >= 0
     count = int(colours.max(initial=-1)) + 1
     onehot = sparse.csr_array(
-        (np.ones(int(seeded.sum())), (np.flatnonzero(seeded), colours[seeded])),
+        (np.ones(int(seeded.sum()), dtype=np.int64), (np.flatnonzero(seeded), colours[seeded])),
         shape=(len(colours), max(count, 1)),
     )
     return (sparse.csr_array(matrix, dtype=np.int64) @ onehot).toarray()
