@@ -75,7 +75,10 @@ def colours_figure(results: dict) -> Figure:
             ax.grid(True, alpha=0.3)
             ax.minorticks_off()
             ax.legend(loc="upper left", fontsize=8)
-        figure.suptitle("Colours against n (largest-first ordering; dotted: best of five)")
+        figure.suptitle(
+            "Colours against n (largest-first ordering; dotted: the best of five orderings, "
+            "tried up to n = 1024)"
+        )
         figure.tight_layout()
     return figure
 
