@@ -12,6 +12,7 @@ exact and numeric references.
 
 from adcompare import symbolic  # registers mode="symbolic"
 from adcompare.check import check_grad, compare
+from adcompare.checkpointing import checkpoint
 from adcompare.engines.forward import Dual
 from adcompare.engines.replay import CompiledFunction, compile  # noqa: A004 - the API's name
 from adcompare.engines.reverse import (
@@ -52,6 +53,7 @@ __all__ = [
     "Tensor",
     "autograd_grad",
     "check_grad",
+    "checkpoint",
     "choose_mode",
     "compare",
     "compile",

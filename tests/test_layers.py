@@ -20,7 +20,7 @@ LAYERS = [
     {"runtime"},
     {"ops"},
     {"engines"},
-    {"transforms"},
+    {"transforms", "checkpointing", "revolve"},
     {"symbolic", "graph", "optim", "sparsity"},
     {"check", "testing", "nn"},
     {"adcompare"},

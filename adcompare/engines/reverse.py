@@ -47,7 +47,9 @@ __all__ = [
     "autograd_grad",
     "enable_grad",
     "is_grad_enabled",
+    "lift",
     "no_grad",
+    "pullback",
 ]
 
 
@@ -233,6 +235,8 @@ class Node:
 
     def free(self) -> None:
         """Release the saved values (done by a backward sweep)."""
+        if cost._ACTIVE:
+            cost.record_release(self.saved_bytes)
         self.saved_args = None
         self.saved_out = None
         self.freed = True
@@ -766,6 +770,55 @@ def run_backward(roots, cotangents, *, retain_graph: bool, create_graph: bool, t
 def node_level(node) -> int:
     """The nesting level of a record's tensors."""
     return node.variable._level if isinstance(node, AccumulateGrad) else node.level
+
+
+def lift(values) -> list[Tensor]:
+    """Leaf tensors over ``values`` at one fresh nesting level: a new tape.
+
+    The values may be boxes of lower levels (a ``Tensor`` of an outer tape):
+    the new tape's sweep then records its own rules on theirs. This is the
+    hook that lets a transform re-run a function under a tape of its own.
+
+    >>> import adcompare as ad
+    >>> (x,) = lift([3.0])
+    >>> y = x * x
+    >>> print(pullback([y], [1.0], [x])[0])
+    6.0
+    """
+    level = new_level()
+    return [Tensor._wrap(_as_leaf_value(v), level, requires_grad=True) for v in values]
+
+
+def _as_leaf_value(value):
+    if isinstance(value, Box):
+        return value
+    value = np.asarray(value)
+    return value if np.issubdtype(value.dtype, np.floating) else value.astype(np.float64)
+
+
+def pullback(outputs, cotangents, inputs) -> list:
+    """Cotangents of ``inputs`` after one sweep from ``outputs`` seeded with ``cotangents``.
+
+    The sweep frees the tape as it goes. Cotangents are used as they are
+    (tensors of an outer tape stay in its graph); an input the outputs do
+    not reach gets zeros; outputs that are not on a tape are skipped. See
+    :func:`lift` for an example.
+    """
+    level = inputs[0]._level if inputs else None
+    roots, seeds = [], []
+    for out, cotangent in zip(outputs, cotangents):
+        if isinstance(out, Tensor) and out._level == level and out._requires_grad:
+            roots.append(out._node())
+            seeds.append(cotangent)
+    targets = {t._node() for t in inputs}
+    captured = {}
+    if roots:
+        captured = run_backward(
+            roots, seeds, retain_graph=False, create_graph=False, targets=targets
+        )
+    return [
+        captured[t._node()] if t._node() in captured else np.zeros(t.shape, t.dtype) for t in inputs
+    ]
 
 
 def autograd_grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False):

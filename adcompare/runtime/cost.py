@@ -20,6 +20,16 @@ A backward sweep's rule applications show up as ``"numpy"`` work (or as
 forward or reverse work when derivatives are nested). ``passes`` counts
 forward passes with dual numbers and ``sweeps`` counts backward sweeps;
 ``seeds`` counts the tangent directions the passes carried (one per lane).
+
+Checkpointing trades memory for recomputation, so both sides are counted:
+``live_tape_bytes`` is what the tape holds now (records not yet freed by a
+sweep, plus the snapshots checkpointed loops keep) and ``peak_tape_bytes``
+its maximum inside the block; ``recomputed_ops`` counts the op applications
+on plain arrays done again while a backward sweep re-runs a checkpointed
+function, ``recomputed_steps`` the loop steps that ``checkpoint.scan``
+evaluates again, and ``peak_snapshots`` the most loop states it held at once.
+Run the forward pass and the sweep in the same block: a record made before
+the block and freed inside it is not subtracted.
 """
 
 from __future__ import annotations
@@ -34,6 +44,8 @@ import numpy as np
 __all__ = ["Cost", "count"]
 
 _ACTIVE: list[Cost] = []
+#: How many checkpointed re-runs are under way (ops then count as recomputed).
+_RECOMPUTING = [0]
 
 
 @dataclass
@@ -52,6 +64,11 @@ class Cost:
     passes: int = 0
     sweeps: int = 0
     seeds: int = 0
+    live_tape_bytes: int = 0
+    peak_tape_bytes: int = 0
+    recomputed_ops: int = 0
+    recomputed_steps: int = 0
+    peak_snapshots: int = 0
 
     def as_dict(self) -> dict:
         """The counts as plain JSON-ready values.
@@ -68,7 +85,16 @@ class Cost:
             "passes": self.passes,
             "sweeps": self.sweeps,
             "seeds": self.seeds,
+            "peak_tape_bytes": self.peak_tape_bytes,
+            "recomputed_ops": self.recomputed_ops,
+            "recomputed_steps": self.recomputed_steps,
+            "peak_snapshots": self.peak_snapshots,
         }
+
+    def _hold(self, nbytes: int) -> None:
+        self.live_tape_bytes += nbytes
+        if self.live_tape_bytes > self.peak_tape_bytes:
+            self.peak_tape_bytes = self.live_tape_bytes
 
 
 @contextlib.contextmanager
@@ -102,10 +128,13 @@ def record_numpy(op, args, out) -> None:
         touched = _size(out)
         for a in args:
             touched = max(touched, _size(a))
+    recomputing = _RECOMPUTING[0] > 0
     for cost in _ACTIVE:
         cost.ops["numpy"] += 1
         cost.elements["numpy"] += touched
         cost.by_op["numpy", op.name] += 1
+        if recomputing:
+            cost.recomputed_ops += 1
 
 
 def record_forward(name: str, lanes: int, out) -> None:
@@ -125,6 +154,48 @@ def record_reverse(name: str, out, saved_bytes: int) -> None:
         cost.by_op["reverse", name] += 1
         cost.tape_records += 1
         cost.tape_bytes += saved_bytes
+        cost._hold(saved_bytes)
+
+
+def record_release(nbytes: int) -> None:
+    """Report ``nbytes`` of the tape released (a record freed by a sweep, a snapshot dropped)."""
+    for cost in _ACTIVE:
+        cost.live_tape_bytes = max(0, cost.live_tape_bytes - nbytes)
+
+
+def record_hold(nbytes: int) -> None:
+    """Report ``nbytes`` kept for a backward sweep outside the records (a snapshot)."""
+    for cost in _ACTIVE:
+        cost._hold(nbytes)
+
+
+def record_snapshots(held: int) -> None:
+    """Report that a checkpointed loop holds ``held`` snapshots now."""
+    for cost in _ACTIVE:
+        cost.peak_snapshots = max(cost.peak_snapshots, held)
+
+
+def record_recomputed_step() -> None:
+    """Report one loop step evaluated again by a backward sweep."""
+    for cost in _ACTIVE:
+        cost.recomputed_steps += 1
+
+
+@contextlib.contextmanager
+def recomputing() -> Iterator[None]:
+    """Count the ops applied inside the block as recomputed (``recomputed_ops``).
+
+    >>> import adcompare as ad
+    >>> with ad.count() as c, recomputing():
+    ...     _ = ad.sin(ad.Tensor([1.0]))
+    >>> c.recomputed_ops
+    1
+    """
+    _RECOMPUTING[0] += 1
+    try:
+        yield
+    finally:
+        _RECOMPUTING[0] -= 1
 
 
 def record_pass(lanes: int = 1) -> None:

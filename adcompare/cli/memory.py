@@ -1,0 +1,88 @@
+"""``adcompare memory``: the memory study of long loops, its figures and report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from adcompare.bench.loops import LOOP_PROBLEMS
+from adcompare.bench.memory_modes import MEMORY_MODES
+from adcompare.bench.memory_report import parse_bytes, write_memory_report
+from adcompare.bench.memory_sweep import (
+    MemoryResults,
+    load_memory_results,
+    memory_preset,
+    merge_cells,
+    run_memory_sweep,
+)
+
+EXAMPLES = """\
+examples:
+  adcompare memory                          # T = 10, 100, 1000: a few minutes
+  adcompare memory --full                   # T up to 10^5: long
+  adcompare memory --memory-budget 256MiB   # where each mode stops fitting 256 MiB
+  adcompare memory --report reports/memory/results.json   # redraw from results
+"""
+
+
+def add_parser(subparsers) -> None:
+    """Register ``adcompare memory``."""
+    parser = subparsers.add_parser(
+        "memory",
+        help="memory against time for long loops: full tape, checkpoints, revolve, forward",
+        description="Differentiate long loops (a heat equation, an LSTM) by forward mode, the "
+        "full tape, checkpointed blocks and revolve, measuring time and peak memory against "
+        "the number of steps T; write results.json, one figure per problem and report.md.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--full", action="store_true", help="T up to 10^5 (long)")
+    parser.add_argument("--problems", nargs="+", choices=list(LOOP_PROBLEMS), default=None)
+    parser.add_argument("--modes", nargs="+", choices=list(MEMORY_MODES), default=None)
+    parser.add_argument("--steps", nargs="+", type=int, default=None, help="the values of T")
+    parser.add_argument(
+        "--memory-budget",
+        default="1GiB",
+        help="the memory each mode must fit, e.g. 1GiB (default), 512MiB, 2e9",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=Path("reports") / "memory", help="output folder"
+    )
+    parser.add_argument(
+        "--report",
+        nargs="+",
+        type=Path,
+        default=None,
+        metavar="RESULTS",
+        help="measure nothing: draw the figures and report from these results files",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    parser.set_defaults(run=run)
+
+
+def run(args) -> int:
+    """Carry out ``adcompare memory``."""
+    try:
+        budget = parse_bytes(args.memory_budget)
+        if args.report:
+            cells = merge_cells(*(load_memory_results(path).cells for path in args.report))
+        else:
+            config = memory_preset(
+                "full" if args.full else "quick",
+                problems=args.problems,
+                modes=args.modes,
+                steps=args.steps,
+            )
+    except ValueError as error:
+        print(f"adcompare memory: {error}", file=sys.stderr)
+        return 2
+    if not args.report:
+        results = MemoryResults(args.out / "results.json")
+        cells = run_memory_sweep(config, results, quiet=args.quiet).cells
+    report = write_memory_report(cells, args.out, budget)
+    print(f"report: {report}")
+    return 0
+
+
+__all__ = ["add_parser", "run"]
