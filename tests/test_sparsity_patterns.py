@@ -157,3 +157,20 @@ def test_an_elementwise_op_with_a_zero_derivative_links_nothing():
         )
     finally:
         del OPS["stepped_example"]
+
+
+def test_an_elementwise_op_whose_rule_cannot_be_traced_is_taken_as_fully_nonlinear():
+    opaque = defop(
+        "opaque_example",
+        np.sinh,
+        numpy=(),
+        elementwise=True,
+        jvp=lambda out, x, x_dot: np.cosh(np.asarray(x)) * x_dot,
+        vjp=lambda out, x, out_bar: out_bar * np.cosh(np.asarray(x)),
+    )
+    try:
+        with pytest.warns(DenseFallbackWarning, match="opaque_example"):
+            pairs = hessian_pattern(lambda v: ad.sum(opaque(v)), np.ones(3))
+        np.testing.assert_array_equal(pairs.toarray(), np.eye(3, dtype=bool))
+    finally:
+        del OPS["opaque_example"]

@@ -233,7 +233,9 @@ def sparse_jacobian(
     symmetric. The
     pattern is detected by :func:`~adcompare.sparsity.jacobian_pattern`
     unless given, and the plan (pattern, colouring) is kept per input shape,
-    so later calls only run the passes. Rows and columns number the
+    so later calls only run the passes (with ``local=True`` the pattern
+    holds at one point only, so it is detected again at every call). Rows
+    and columns number the
     elements of ``f(x)`` and ``x`` in C order. The JVPs run as the lanes of
     one forward pass (``adcompare.count()`` shows one pass and a seed per
     column colour), the VJPs as sweeps over one recorded pass (a sweep per

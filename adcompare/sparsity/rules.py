@@ -115,7 +115,17 @@ def derivative_structure(op: OpDef) -> tuple[tuple[int, ...], tuple[tuple[int, i
     tangent = trace.argument(np.ones(1), nargs)
     linked, pairs = set(), set()
     for i in positions:
-        contribution = op.jvp_at(i)(out, *tracers, tangent, **params)
+        try:
+            contribution = op.jvp_at(i)(out, *tracers, tangent, **params)
+        except (TypeError, ValueError) as error:
+            warnings.warn(
+                f"sparsity: the JVP rule of op {op.name!r} does not run on index sets ({error}); "
+                "its arguments are taken to interact in every way (correct, but denser)",
+                DenseFallbackWarning,
+                stacklevel=2,
+            )
+            every = tuple((i, j) for i in positions for j in positions if i <= j)
+            return tuple(positions), every
         found = {int(j) for j in trace.dependencies(contribution)}
         if nargs in found:
             linked.add(i)
