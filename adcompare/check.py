@@ -39,6 +39,7 @@ import numpy as np
 from adcompare import symbolic, transforms
 from adcompare.engines.forward import as_float
 from adcompare.ops.registry import HOLOMORPHIC, OPS, Box, ComplexNotSupportedError
+from adcompare.pytree import flat_call
 from adcompare.runtime.cost import count
 
 __all__ = [
@@ -721,6 +722,7 @@ def check_grad(
     >>> [r.mode for r in report.results], report.passed
     (['forward', 'reverse'], True)
     """
+    f, args, argnums = flat_call(f, args, argnums)  # pytrees: one entry per leaf
     args, positions, value, dtype, names = _setup(f, args, argnums, order, "check_grad")
     if isinstance(modes, str):
         modes = (modes,)
@@ -921,6 +923,7 @@ def compare(
     >>> [(r.mode, r.derivative[0].item(), r.passed) for r in result.rows][:2]
     [('symbolic', 15.0, True), ('forward', 15.0, True)]
     """
+    f, args, argnums = flat_call(f, args, argnums)  # pytrees: one entry per leaf
     args, positions, value, dtype, names = _setup(f, args, argnums, order, "compare")
     if isinstance(modes, str):
         modes = (modes,)

@@ -793,6 +793,11 @@ def _record(f: Callable, args: tuple, positions: tuple[int, ...]) -> Trace:
         symbols[p] = _symbol_array(bases[p], point.shape)
         call_args[p] = Symbolic._make(symbols[p], point, state, level)
     out = f(*call_args)
+    if out is None:
+        raise TypeError(
+            "symbolic mode: the function returned None; did it forget a `return`? Return the "
+            "value to differentiate (an output that does not depend on the inputs is fine)"
+        )
     if isinstance(out, (tuple, list)):
         output = tuple(_output_exprs(o, level) for o in out)
         size = sum(o.size for o in output)

@@ -19,9 +19,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[1] / "adcompare"
 LAYERS = [
     {"runtime"},
     {"ops"},
-    {"engines"},
+    {"engines", "pytree"},
     {"transforms", "checkpointing", "revolve"},
-    {"symbolic", "graph", "optim", "sparsity"},
+    {"symbolic", "graph", "optim", "custom", "sparsity"},
     {"check", "testing", "nn"},
     {"adcompare"},
     {"adbench", "train"},

@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 #: The count a one-parameter family is plotted against.
-AXIS = {"many-inputs": "n", "one-input": "m"}
+AXIS = {"many-inputs": "n", "one-input": "m", "batch": "m"}
 
 
 def work(cell: dict) -> float:

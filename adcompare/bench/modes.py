@@ -14,6 +14,10 @@ m×n Jacobian (an n-vector gradient when m = 1) by one of the engines.
                ``adcompare.symbolic`` is installed
 =============  ===================================================================
 
+``per-example:loop`` and ``per-example:vmap`` (:mod:`~adcompare.bench.per_example`)
+compute the per-example gradients of the ``per_example`` problem; they are
+measured only when named.
+
 Second-order modes (:mod:`~adcompare.bench.second_order`), on scalar-valued
 f only: ``hvp:C``, one Hessian-vector product, and ``hessian:C``, the full
 Hessian (n HVPs), for each composition C of
@@ -33,7 +37,7 @@ import numpy as np
 
 import adcompare as ad
 from adcompare import transforms
-from adcompare.bench import second_order
+from adcompare.bench import per_example, second_order
 from adcompare.bench.peers import PEER_MODES, PeerMode
 from adcompare.bench.problems import Instance
 from adcompare.check import finite_differences
@@ -82,6 +86,8 @@ class Mode:
         """
         if self.order == 2:
             return second_order.unavailable_reason(self.name.split(":")[0], instance)
+        if self.name in per_example.PREPARERS:
+            return per_example.unavailable_reason(instance)
         if self.name != "symbolic":
             return None
         if not symbolic_available():
@@ -199,12 +205,19 @@ MODES: dict[str, Mode] = {
     ]
 }
 
+#: Measured only when named (alone or by the ``per-example`` group): no other
+#: problem has examples to map over.
+PER_EXAMPLE_MODES: dict[str, Mode] = {
+    name: Mode(name, label, prepare) for name, (label, prepare) in per_example.PREPARERS.items()
+}
+
 #: Names that stand for several modes on the command line.
 MODE_GROUPS: dict[str, tuple[str, ...]] = {
     "hvp": second_order.second_order_mode_names("hvp"),
     "hessian": second_order.second_order_mode_names("hessian"),
     "second-order": second_order.second_order_mode_names("hvp")
     + second_order.second_order_mode_names("hessian"),
+    "per-example": per_example.MODE_NAMES,
 }
 
 
@@ -225,10 +238,11 @@ def get_mode(name: str) -> Mode | PeerMode:
     >>> get_mode("reverse").label, get_mode("torch:reverse").library
     ('reverse', 'torch')
     """
-    found = MODES.get(name) or PEER_MODES.get(name)
+    found = MODES.get(name) or PER_EXAMPLE_MODES.get(name) or PEER_MODES.get(name)
     if found is None:
         raise ValueError(
-            f"unknown mode {name!r}; the modes are {', '.join(MODES)}, the groups "
+            f"unknown mode {name!r}; the modes are {', '.join([*MODES, *PER_EXAMPLE_MODES])}, "
+            f"the groups "
             f"{', '.join(MODE_GROUPS)}, and the peers' {', '.join(PEER_MODES)}"
         )
     return found
@@ -240,5 +254,5 @@ def mode_label(name: str) -> str:
     >>> mode_label("forward1"), mode_label("jax:grad+jit"), mode_label("retired")
     ('forward, 1 lane', 'JAX grad + jit', 'retired')
     """
-    found = MODES.get(name) or PEER_MODES.get(name)
+    found = MODES.get(name) or PER_EXAMPLE_MODES.get(name) or PEER_MODES.get(name)
     return found.label if found else name

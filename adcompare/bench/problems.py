@@ -6,7 +6,7 @@ code runs on dual numbers and tensors. Building a problem at a size gives
 an :class:`Instance`: the function, a point, the input count ``n`` and the
 output count ``m``.
 
-Four families:
+Five families:
 
 ``"many-inputs"``
     n inputs, one output (a loss over its parameters); swept over ``n``.
@@ -14,6 +14,9 @@ Four families:
     one input, m outputs (a trajectory, features of a scalar); swept over ``m``.
 ``"jacobian"``
     n inputs, m outputs; swept over a grid of ``(n, m)``.
+``"batch"``
+    a loss per example of a batch of m, over n fixed weights: the Jacobian is
+    the matrix of per-example gradients; swept over the batch size ``m``.
 ``"fixed"``
     one instance at its published size, not swept: the ADBench and
     GradBench problems (:mod:`~adcompare.bench.real_problems`).
@@ -33,6 +36,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from adcompare.bench.per_example import make_per_example
 from adcompare.bench.real_problems import REAL_PROBLEMS
 
 __all__ = ["FAMILIES", "PROBLEMS", "Instance", "Problem", "default_problems", "get_problem"]
@@ -42,6 +46,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "many-inputs": ("n",),
     "one-input": ("m",),
     "jacobian": ("n", "m"),
+    "batch": ("m",),
     "fixed": (),
 }
 
@@ -273,6 +278,15 @@ PROBLEMS: dict[str, Problem] = {
             "Fourier features sin(kx), cos(kx), k = 1..m/2, of a scalar x",
             _fourier,
             {"m": (_MILLION, "the sweep stops at 2²⁰ outputs")},
+        ),
+        Problem(
+            "per_example",
+            "batch",
+            "squared error of a 4-8-1 tanh network, one loss per example: per-example "
+            "gradients (measure with --modes per-example)",
+            make_per_example,
+            {"m": (4096, "a loop of 4096 reverse passes is where the sweep stops")},
+            opt_in=True,
         ),
         Problem(
             "tanh_map",

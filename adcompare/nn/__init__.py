@@ -21,7 +21,12 @@ from adcompare.nn.layers import Flatten, Linear, ReLU, Sequential, Sigmoid, Tanh
 from adcompare.nn.losses import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
 from adcompare.nn.module import Module
 from adcompare.nn.parameter import Parameter
-from adcompare.nn.stateless import functional_call, parameters_to_vector, vector_to_parameters
+from adcompare.nn.stateless import (
+    functional_call,
+    parameters_to_vector,
+    per_example_gradients,
+    vector_to_parameters,
+)
 
 __all__ = [
     "BCEWithLogitsLoss",
@@ -40,5 +45,6 @@ __all__ = [
     "functional_call",
     "init",
     "parameters_to_vector",
+    "per_example_gradients",
     "vector_to_parameters",
 ]

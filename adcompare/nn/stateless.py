@@ -10,15 +10,20 @@ one forward pass.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
 from adcompare.nn.module import Module
 from adcompare.ops import getitem, reshape
-from adcompare.ops.registry import shape_of
+from adcompare.ops.registry import Box, raw, shape_of
 
-__all__ = ["functional_call", "parameters_to_vector", "vector_to_parameters"]
+__all__ = [
+    "functional_call",
+    "parameters_to_vector",
+    "per_example_gradients",
+    "vector_to_parameters",
+]
 
 
 def functional_call(module: Module, parameters: Mapping, *args, **kwargs):
@@ -60,6 +65,44 @@ def functional_call(module: Module, parameters: Mapping, *args, **kwargs):
     finally:
         for sub, short, original in reversed(saved):
             sub._parameters[short] = original
+
+
+def per_example_gradients(
+    module: Module, loss: Callable, inputs, targets, mode: str = "reverse"
+) -> dict:
+    """The gradient of ``loss(module(x), y)`` for each example, by parameter name.
+
+    This is ``vmap(grad(example_loss), in_axes=(None, 0, 0))`` over a
+    functional call (torch.func's recipe, what Opacus computes): entry
+    ``name`` has shape ``(batch, *parameter.shape)``, and its mean over the
+    batch is the gradient of the mean loss. ``loss`` sees one example as a
+    batch of one. Targets must be floating (regression, or one-hot classes).
+
+    >>> from adcompare import nn
+    >>> _ = nn.init.manual_seed(0)
+    >>> model = nn.Linear(3, 2)
+    >>> x, y = np.ones((5, 3)), np.zeros((5, 2))
+    >>> grads = per_example_gradients(model, nn.functional.mse_loss, x, y)
+    >>> grads["weight"].shape, grads["bias"].shape
+    ((5, 2, 3), (5, 2))
+    """
+    from adcompare.engines.batched import vmap
+    from adcompare.transforms import grad
+
+    targets = np.asarray(raw(targets)) if not isinstance(targets, Box) else targets
+    if not np.issubdtype(np.result_type(raw(targets)), np.floating):
+        raise TypeError(
+            "per_example_gradients: the targets are integers; vmap maps floating arrays, so "
+            "pass one-hot targets and a loss of them, e.g. "
+            "lambda z, t: -ad.sum(t * nn.functional.log_softmax(z))"
+        )
+    parameters = {name: np.asarray(p.data) for name, p in module.named_parameters()}
+
+    def example_loss(parameters, x, y):
+        out = functional_call(module, parameters, reshape(x, (1, *shape_of(x))))
+        return loss(out, reshape(y, (1, *shape_of(y))))
+
+    return vmap(grad(example_loss, mode=mode), in_axes=(None, 0, 0))(parameters, inputs, targets)
 
 
 def parameters_to_vector(parameters) -> np.ndarray:

@@ -18,7 +18,7 @@ import operator
 import numpy as np
 import sympy
 
-from adcompare.ops.links import elementwise_links
+from adcompare.ops.links import Links, elementwise_links
 from adcompare.ops.registry import (
     ARRAY_ONLY,
     HOLOMORPHIC,
@@ -151,6 +151,42 @@ negative = defop(
     vjp=lambda out, x, out_bar: negative(out_bar),
     doc="Negation, elementwise (``-x``).",
     example="negative(2.0) -> -2.0",
+)
+
+
+class _StopGradient(sympy.Function):
+    """SymPy's face of ``stop_gradient``: its argument's value, with derivative zero."""
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_Number:
+            return x
+        return None
+
+    def fdiff(self, argindex=1):
+        return sympy.Integer(0)
+
+    def _numpycode(self, printer):
+        return printer._print(self.args[0])
+
+
+stop_gradient = defop(
+    "stop_gradient",
+    np.positive,
+    replay=operator.pos,
+    complex="has a zero derivative by definition, which the complex step cannot see",
+    elementwise=True,
+    saves=(),
+    label="StopGradient",
+    sym=_StopGradient,
+    jvp=lambda out, x, x_dot: multiply(x_dot, 0.0),
+    vjp=lambda out, x, out_bar: multiply(out_bar, 0.0),
+    doc=(
+        "``x`` itself, treated as a constant: its JVP and VJP are zero (JAX's "
+        "``lax.stop_gradient``, PyTorch's ``detach`` inside a computation)."
+    ),
+    example="stop_gradient(2.0) -> 2.0",
+    sparsity=lambda out, x, *, local: Links((None,)),  # no output depends on x
 )
 
 
@@ -500,7 +536,7 @@ minimum = defop(
 
 
 def _prepare_where(x, y, *, cond):
-    return {"cond": np.asarray(raw(cond), dtype=bool)}
+    return {"cond": np.asanyarray(raw(cond), dtype=bool)}  # a vmap's BatchArray stays one
 
 
 def _choose(x, y, cond):
@@ -557,11 +593,11 @@ def _prepare_clip(x, lo=None, hi=None):
 
 def _inside(x, lo, hi):
     x = raw(x)
-    mask = np.ones(np.shape(x), dtype=bool)
+    mask = np.ones_like(x, dtype=bool)
     if lo is not None:
-        mask &= x >= lo
+        mask = mask & (x >= lo)
     if hi is not None:
-        mask &= x <= hi
+        mask = mask & (x <= hi)
     return mask
 
 

@@ -21,7 +21,7 @@ from adcompare.ops.registry import (
     shape_of,
     unbroadcast,
 )
-from adcompare.ops.shape import expand_dims, reshape, squeeze, transpose
+from adcompare.ops.shape import expand_dims, pad_batched, reshape, squeeze, transpose
 
 
 def _prepare_matmul(x, y):
@@ -113,9 +113,31 @@ def _matmul_sparsity(out, x, y, *, local):
     return Links(((rows, a), (rows, b)), ((0, 1, rows, a, b),))
 
 
+def _batch(args, batched):
+    """A batch of matrix products: 1-D operands become one-row or one-column matrices,
+    and batched operands get size-1 axes after the batch axis so that numpy's
+    broadcasting of the stack axes lines the examples up."""
+    x, y = args
+    x_vector = ndim_of(x) - batched[0] == 1
+    y_vector = ndim_of(y) - batched[1] == 1
+    if x_vector:
+        x = expand_dims(x, -2)
+    if y_vector:
+        y = expand_dims(y, -1)
+    rank = max(ndim_of(x) - batched[0], ndim_of(y) - batched[1])
+    x, y = (pad_batched(a, rank) if b else a for a, b in zip((x, y), batched))
+    out = matmul(x, y)
+    if y_vector:
+        out = squeeze(out, -1)
+    if x_vector:
+        out = squeeze(out, -1 if y_vector else -2)
+    return out
+
+
 matmul = defop(
     "matmul",
     np.matmul,
+    batch=_batch,
     operators=("__matmul__", "__rmatmul__"),
     replay=operator.mul,
     complex=HOLOMORPHIC,

@@ -16,6 +16,7 @@ from adcompare.ops.links import Links, element_numbers, reduction_links
 from adcompare.ops.registry import (
     ARRAY_ONLY,
     HOLOMORPHIC,
+    LEADING_AXIS,
     defop,
     keep_number,
     ndim_of,
@@ -79,6 +80,7 @@ def _sum_sparsity(out, x, *, local, axis, keepdims):
 sum = defop(
     "sum",
     lambda x, axis, keepdims: np.add.reduce(x, axis=axis, keepdims=keepdims),
+    batch=LEADING_AXIS,
     replay=keep_number,
     complex=HOLOMORPHIC,
     saves=(),
@@ -136,6 +138,7 @@ def _select_sparsity(out, x, *, local, axis, keepdims):
 max = defop(
     "max",
     lambda x, axis, keepdims: np.maximum.reduce(x, axis=axis, keepdims=keepdims),
+    batch=LEADING_AXIS,
     numpy=("max", "amax"),
     replay=ARRAY_ONLY,
     complex="compares complex numbers",
@@ -154,6 +157,7 @@ max = defop(
 min = defop(
     "min",
     lambda x, axis, keepdims: np.minimum.reduce(x, axis=axis, keepdims=keepdims),
+    batch=LEADING_AXIS,
     numpy=("min", "amin"),
     replay=ARRAY_ONLY,
     complex="compares complex numbers",
@@ -202,6 +206,7 @@ def _prod_sparsity(out, x, *, local, axis, keepdims):
 prod = defop(
     "prod",
     lambda x, axis, keepdims: np.multiply.reduce(x, axis=axis, keepdims=keepdims),
+    batch=LEADING_AXIS,
     replay=ARRAY_ONLY,
     complex=HOLOMORPHIC,
     saves=("args",),
@@ -249,6 +254,7 @@ def _cumsum_sparsity(out, x, *, local, axis):
 _cumsum = defop(
     "cumsum",
     lambda x, axis: np.cumsum(x, axis=axis),
+    batch=LEADING_AXIS,
     replay=keep_number,
     complex=HOLOMORPHIC,
     saves=(),

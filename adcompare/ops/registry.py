@@ -39,12 +39,14 @@ from typing import Any
 import numpy as np
 
 from adcompare.runtime import buffers, cost
+from adcompare.runtime.batch_arrays import BatchArray, rebox
 from adcompare.runtime.hooks import RECORDING_HOOKS
 
 __all__ = [
     "ARRAY_ONLY",
     "COMPOSITES",
     "HOLOMORPHIC",
+    "LEADING_AXIS",
     "NUMPY_NAMES",
     "OPS",
     "SELECTS",
@@ -93,6 +95,9 @@ ARRAY_ONLY = "array only"
 HOLOMORPHIC = "holomorphic"
 #: ``sparsity`` of an op each of whose output elements is one input element.
 SELECTS = "selects"
+#: ``batch`` of an op whose static axes count from the end: a leading batch axis
+#: passes through it as tangent lanes do (see adcompare.ops.batching).
+LEADING_AXIS = "leading axis"
 
 
 class ComplexNotSupportedError(TypeError):
@@ -195,6 +200,8 @@ class OpDef:
     api: Callable | None = None
     module: str = ""
     sparsity: Callable | str | None = None
+    # vmap: how a mapped axis passes through (see adcompare.ops.batching).
+    batch: Callable | str | None = None
 
     @property
     def built_in(self) -> bool:
@@ -313,6 +320,8 @@ def apply_plain(op: OpDef, args: tuple, params: dict):
         raise ValueError(f"{op.name}: {error} (argument shapes {shapes})") from None
     if cost._ACTIVE:
         cost.record_numpy(op, args, out)
+    if type(out) is not np.ndarray and isinstance(out, BatchArray):
+        return rebox(out)  # computed from a value read inside vmap
     return out
 
 
@@ -380,6 +389,7 @@ def defop(
     test_params: Callable | None = None,
     hints: Hints = _NO_HINTS,
     sparsity: Callable | str | None = None,
+    batch: Callable | str | None = None,
 ) -> Callable:
     """Register a primitive and return its public function.
 
@@ -389,7 +399,9 @@ def defop(
     what is. ``prepare(*args, **params)`` normalises static parameters
     (axes, shapes, indices) once, before dispatch. ``numpy`` defaults to the
     op's own name. ``example`` is a doctest expression whose printed value
-    follows after ``->``. A user's op is registered the same way:
+    follows after ``->``. ``batch(args, batched, **params)`` is the op's
+    batching rule for ``vmap`` (or ``LEADING_AXIS``; see :mod:`adcompare.ops.batching`);
+    elementwise ops derive theirs. A user's op is registered the same way:
 
     >>> import numpy as np
     >>> cube = defop(
@@ -432,6 +444,7 @@ def defop(
         hints=hints,
         sparsity=sparsity,
         module=sys._getframe(1).f_globals.get("__name__", ""),
+        batch=batch,
     )
     op.fn = op.api = _public_function(op)
     OPS[name] = op

@@ -15,6 +15,7 @@ from adcompare.ops.links import Links, element_numbers
 from adcompare.ops.registry import (
     ARRAY_ONLY,
     HOLOMORPHIC,
+    LEADING_AXIS,
     SELECTS,
     Box,
     Hints,
@@ -29,6 +30,7 @@ from adcompare.ops.registry import (
     shape_of,
     unbroadcast,
 )
+from adcompare.runtime.batch_arrays import BatchArray
 
 
 def _lanes(tangent, primal) -> tuple[int, ...]:
@@ -63,6 +65,7 @@ def _prepare_reshape(x, shape):
 reshape = defop(
     "reshape",
     lambda x, shape: np.asarray(x).reshape(shape),
+    batch=lambda args, batched, shape: reshape(args[0], shape_of(args[0])[:1] + shape),
     replay=keep_number,
     complex=HOLOMORPHIC,
     saves=(),
@@ -105,6 +108,7 @@ def _shift(axes, lanes):
 transpose = defop(
     "transpose",
     lambda x, axes: np.asarray(x).transpose(axes),
+    batch=lambda args, batched, axes: transpose(args[0], _shift(axes, 1)),
     replay=keep_number,
     complex=HOLOMORPHIC,
     saves=(),
@@ -142,6 +146,32 @@ def _prepare_broadcast(x, shape):
     return {"shape": shape}
 
 
+# --- batching helpers (see adcompare.ops.batching) ------------------------------------
+
+
+def pad_batched(value, rank: int):
+    """A batched value with size-1 axes after the batch axis, up to ``rank`` per example.
+
+    >>> pad_batched(np.ones((5, 3)), 3).shape
+    (5, 1, 1, 3)
+    """
+    shape = shape_of(value)
+    missing = rank - (len(shape) - 1)
+    if missing <= 0:
+        return value
+    return reshape(value, shape[:1] + (1,) * missing + shape[1:])
+
+
+def broadcast_batch(args, batched) -> tuple:
+    """Every argument with the batch axis: the unbatched ones broadcast along it."""
+    size = next(shape_of(a)[0] for a, b in zip(args, batched) if b)
+    return tuple(a if b else broadcast_to(a, (size,) + shape_of(a)) for a, b in zip(args, batched))
+
+
+def _broadcast_batch(args, batched, shape):
+    return broadcast_to(pad_batched(args[0], len(shape)), shape_of(args[0])[:1] + shape)
+
+
 def _broadcast_jvp(out, x, x_dot, shape):
     lanes = _lanes(x_dot, x)
     padded = pad_lanes(x_dot, ndim_of(x), len(shape)) if lanes else x_dot
@@ -151,6 +181,7 @@ def _broadcast_jvp(out, x, x_dot, shape):
 broadcast_to = defop(
     "broadcast_to",
     lambda x, shape: np.broadcast_to(x, shape),
+    batch=_broadcast_batch,
     replay=keep_number,
     complex=HOLOMORPHIC,
     saves=(),
@@ -181,6 +212,7 @@ def _prepare_expand(x, axis):
 expand_dims = defop(
     "expand_dims",
     lambda x, axis: np.expand_dims(x, axis),
+    batch=LEADING_AXIS,
     replay=keep_number,
     complex=HOLOMORPHIC,
     saves=(),
@@ -212,6 +244,7 @@ def _prepare_squeeze(x, axis=None):
 squeeze = defop(
     "squeeze",
     lambda x, axis: np.squeeze(x, axis),
+    batch=LEADING_AXIS,
     replay=keep_number,
     complex=HOLOMORPHIC,
     saves=(),
@@ -240,6 +273,11 @@ def _prepare_index(x, index):
     for item in index:
         if isinstance(item, Box):
             item = raw(item)
+        if isinstance(item, BatchArray):
+            raise TypeError(
+                "vmap: an index or mask that differs from example to example is not "
+                "supported; select with adcompare.where, or index outside vmap"
+            )
         if isinstance(item, (list, np.ndarray)):
             array = np.asarray(item)
             if array.dtype == bool:
@@ -308,6 +346,9 @@ def _getitem_accumulate(total, out, x, out_bar, index):
 getitem = defop(
     "getitem",
     lambda x, index: np.asarray(x)[index],
+    batch=lambda args, batched, index: _lanes_first(
+        getitem(_lanes_last(args[0], 1), _lane_index(index, 1)), 1
+    ),
     replay=keep_number,
     complex=HOLOMORPHIC,
     saves=(),
@@ -407,6 +448,13 @@ def _scatter_jvp(out, v, v_dot, index, shape):
     return _lanes_first(spread, lanes)
 
 
+def _scatter_batch(args, batched, index, shape):
+    (v,) = args
+    batch_shape = shape_of(v)[:1]
+    spread = scatter_add(_lanes_last(v, 1), index=_lane_index(index, 1), shape=shape + batch_shape)
+    return _lanes_first(spread, 1)
+
+
 def _sym_scatter(v, index, shape):
     out = np.full(shape, 0, dtype=object)
     np.add.at(out, index, np.asarray(v, dtype=object))
@@ -423,6 +471,7 @@ def _scatter_sparsity(out, v, *, local, index, shape):
 scatter_add = defop(
     "scatter_add",
     _scatter_value,
+    batch=_scatter_batch,
     replay=ARRAY_ONLY,
     complex=HOLOMORPHIC,
     saves=(),
@@ -499,6 +548,7 @@ def _concatenate_sparsity(out, *arrays, local, axis, sizes):
 _concatenate = defop(
     "concatenate",
     lambda *arrays, axis, sizes: np.concatenate(arrays, axis=axis),
+    batch=LEADING_AXIS,
     replay=ARRAY_ONLY,
     complex=HOLOMORPHIC,
     nargs=None,

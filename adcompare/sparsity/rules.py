@@ -76,6 +76,8 @@ def _elementwise_pairs(op: OpDef, out, args: tuple, links: Links) -> tuple:
     pairs = []
     size = np.size(out)
     for i, j in derivative_structure(op)[1]:
+        if links.inputs[i] is None or links.inputs[j] is None:
+            continue
         a, b = np.full(size, -1), np.full(size, -1)
         a[links.inputs[i][0]] = links.inputs[i][1]
         b[links.inputs[j][0]] = links.inputs[j][1]

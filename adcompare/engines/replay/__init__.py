@@ -37,7 +37,9 @@ import numpy as np
 from adcompare.engines.replay.codegen import GuardFlip, Program, build
 from adcompare.engines.replay.passes import PASSES
 from adcompare.engines.replay.record import CompileError, record
+from adcompare.engines.replay.trees import TreeCompiledFunction
 from adcompare.ops.registry import Box, new_level
+from adcompare.pytree import tree_structure
 
 __all__ = ["CompileError", "CompiledFunction", "compile"]
 
@@ -221,6 +223,8 @@ def compile(f: Callable, *example_args, argnums=0, optimise: bool = True) -> Com
     What ``f`` computes from such arrays with numpy alone, before they meet
     a traced value (``W > 0`` for a plain ``W``), runs once, at recording:
     pass those arrays as arguments, or compute with adcompare ops.
+    Arguments may be pytrees (see
+    :class:`~adcompare.engines.replay.trees.TreeCompiledFunction`).
 
     With ``optimise`` (the default) the recorded program goes through the
     optimising passes of :mod:`adcompare.engines.replay.passes` (exact
@@ -238,4 +242,9 @@ def compile(f: Callable, *example_args, argnums=0, optimise: bool = True) -> Com
     >>> print(compiled.grad(-2.0), compiled.recordings)  # guard flipped: recorded again
     -12.0 2
     """
-    return CompiledFunction(f, argnums, example_args, PASSES if optimise else ())
+    passes = PASSES if optimise else ()
+    if any(tree_structure(a).kind is not None for a in example_args):
+        return TreeCompiledFunction(
+            f, argnums, example_args, lambda g, a, e: CompiledFunction(g, a, e, passes)
+        )
+    return CompiledFunction(f, argnums, example_args, passes)
