@@ -145,7 +145,9 @@ class OpDef:
     step per argument), and one VJP rule that takes the position as its
     first argument. ``sym`` is the SymPy counterpart, an independent oracle
     for the tests. ``domain`` is where tests draw inputs from, one ``(low,
-    high)`` pair per argument (or one pair for all). ``cases`` lists
+    high)`` pair per argument (or one pair for all); an entry may instead be
+    an input maker ``maker(shape, rng)`` for inputs with structure (the
+    well-conditioned matrices of ``linalg.py``). ``cases`` lists
     ``(arg_shapes, params)`` examples for ops that are not elementwise
     (elementwise ops are tested over standard broadcast shape groups), and
     ``test_params(shape, rng)`` draws static parameters for elementwise ops

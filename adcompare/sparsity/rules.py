@@ -66,7 +66,12 @@ def links_of(
 
 
 def _differentiable(op: OpDef, inputs: tuple) -> tuple:
-    """Drop the links of positions without a derivative rule (``where``'s condition)."""
+    """Drop the links of positions without a derivative rule (``where``'s condition).
+
+    A variadic op (``concatenate``, ``einsum``) differentiates every position.
+    """
+    if op.nargs is None:
+        return inputs
     positions = op.differentiable
     return tuple(link if i in positions else None for i, link in enumerate(inputs))
 
