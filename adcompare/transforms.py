@@ -627,7 +627,7 @@ def _jacfwd_at(f, flat: _Flat, position: int, chunk_size, has_aux, name, scalar=
         seeds = np.eye(width, n, k=start, dtype=dtype)
         dual = Dual._make(x, seeds.reshape((width,) + x_shape), width, level)
         if cost._ACTIVE:
-            cost.record_pass()
+            cost.record_pass(width)
         out, aux = _split_aux(
             flat.call(f, _replace(flat.leaves, [position], [dual])), has_aux, name
         )
