@@ -586,6 +586,7 @@ class CheckReport:
     dtype: str
     results: list[ModeCheck]
     reference: list = field(default_factory=list, repr=False)
+    note: str = ""
 
     @property
     def passed(self) -> bool:
@@ -613,6 +614,7 @@ class CheckReport:
             f"check_grad {self.function}({', '.join(self.arguments)}): {verdict}\n"
             f"{what} against {self.against}; an entry passes if |a-b| <= atol + rtol * "
             f"max(1, |a|+|b|), atol={self.atol:g}; rel err = |a-b| / max(1, |a|+|b|)"
+            + (f"\nnote: {self.note}" if self.note else "")
         )
         rows = []
         for r in self.results:
@@ -656,6 +658,7 @@ class CheckReport:
             "atol": self.atol,
             "dtype": self.dtype,
             "passed": self.passed,
+            "note": self.note,
             "results": [r.as_dict() for r in self.results],
         }
 
@@ -692,11 +695,33 @@ def _reference(f, args, positions, against, order, shape):
     return derivative_blocks(f, reference_args, positions, against, order, shape)
 
 
+def _reference_or_fallback(f, args, positions, against, order, shape):
+    """The reference, and a note when the default symbolic one had to give way.
+
+    The default reference (``against=None``) is SymPy's; a function using an
+    op with no SymPy counterpart is checked against the complex step instead,
+    or finite differences when the op takes no complex input.
+    """
+    if against is not None:
+        return _reference(f, args, positions, against, order, shape), against, ""
+    try:
+        return _reference(f, args, positions, "symbolic", order, shape), "symbolic", ""
+    except symbolic.NoSymbolicCounterpartError as missing:
+        reason = str(missing).split(", so ")[0]
+    for fallback in NUMERIC_REFERENCES[::-1]:
+        try:
+            reference = _reference(f, args, positions, fallback, order, shape)
+        except (TypeError, ValueError):
+            continue
+        return reference, fallback, f"{reason}: checked against {fallback} instead"
+    raise ValueError(f"{reason}, and no numeric reference could evaluate it")
+
+
 def check_grad(
     f: Callable,
     *args,
     modes: Sequence[str] = ("forward", "reverse"),
-    against: str = "symbolic",
+    against: str | None = None,
     order: int = 1,
     argnums=None,
     rtol: float | None = None,
@@ -705,9 +730,11 @@ def check_grad(
     """Check derivatives of ``f`` at ``args`` by each of ``modes`` against a reference.
 
     ``against`` is ``"symbolic"`` (SymPy's exact derivative), ``"fd"``,
-    ``"complex_step"`` or another mode. ``order=1`` checks the gradient
-    (the Jacobian for array outputs); ``order=2`` checks the Hessian, where
-    ``"forward"`` means forward-over-forward and ``"reverse"``
+    ``"complex_step"`` or another mode; by default SymPy's, or, when ``f``
+    uses an op with no SymPy counterpart, the complex step (finite
+    differences if the op takes no complex input), with a note saying so.
+    ``order=1`` checks the gradient (the Jacobian for array outputs);
+    ``order=2`` checks the Hessian, where ``"forward"`` means forward-over-forward and ``"reverse"``
     reverse-over-reverse, and ``"fwd-over-rev"`` and ``"rev-over-fwd"`` name
     the mixed compositions. ``argnums`` defaults to every real floating
     argument. ``rtol`` defaults by dtype and reference (see
@@ -726,6 +753,9 @@ def check_grad(
     args, positions, value, dtype, names = _setup(f, args, argnums, order, "check_grad")
     if isinstance(modes, str):
         modes = (modes,)
+    reference, against, note = _reference_or_fallback(
+        f, args, positions, against, order, value.shape
+    )
     base_rtol = default_tolerance(dtype, against, order) if rtol is None else rtol
     atol = 0.0 if atol is None else float(atol)
 
@@ -735,7 +765,6 @@ def check_grad(
             return rtol
         return max(base_rtol, default_tolerance(dtype, mode, order))
 
-    reference = _reference(f, args, positions, against, order, value.shape)
     labels = _labeller(names, positions, args, value.shape, order)
     results = []
     for mode in modes:
@@ -759,6 +788,7 @@ def check_grad(
         dtype=str(dtype),
         results=results,
         reference=reference,
+        note=note,
     )
 
 

@@ -65,6 +65,7 @@ from adcompare.transforms import register_mode
 
 __all__ = [
     "LIMITS",
+    "NoSymbolicCounterpartError",
     "SizeLimits",
     "Symbolic",
     "SymbolicSizeError",
@@ -114,6 +115,10 @@ LIMITS = SizeLimits()
 
 class SymbolicSizeError(ValueError):
     """A symbolic trace or derivative would exceed :data:`LIMITS`."""
+
+
+class NoSymbolicCounterpartError(TypeError):
+    """An op without a SymPy counterpart (``defop(..., sym=None)``) met symbolic mode."""
 
 
 @contextlib.contextmanager
@@ -339,6 +344,11 @@ class Symbolic(ArrayBox):
                 )
             else:
                 points.append(a)
+        if op.sym is None:
+            raise NoSymbolicCounterpartError(
+                f"op {op.name!r} has no SymPy counterpart (defop(..., sym=...) gives it one), "
+                "so symbolic mode cannot differentiate it; use against='complex_step' or 'fd'"
+            )
         out_point = apply(op, tuple(points), params)
         out_shape = np.shape(out_point)
         exprs = [

@@ -20,7 +20,7 @@ def assert_grad_close(
     f: Callable,
     *args,
     modes: Sequence[str] = ("forward", "reverse"),
-    against: str = "symbolic",
+    against: str | None = None,
     order: int = 1,
     argnums=None,
     rtol: float | None = None,

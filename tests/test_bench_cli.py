@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -73,16 +75,16 @@ def test_ctrl_c_keeps_the_cells_and_says_how_to_resume(tmp_path, capsys, monkeyp
     calls = []
     real = sweep.measure_cell
 
-    def interrupt_on_the_third_cell(*args, **kwargs):
+    def interrupt_on_the_fourth_cell(*args, **kwargs):
         calls.append(1)
-        if len(calls) == 3:
+        if len(calls) == 4:  # the first at n = 4: n = 2's three cells are written
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(sweep, "measure_cell", interrupt_on_the_third_cell)
+    monkeypatch.setattr(sweep, "measure_cell", interrupt_on_the_fourth_cell)
     assert main(["bench", *TINY, "--out", str(out)]) == 130
     assert "--resume" in capsys.readouterr().err
-    assert len(json.loads(out.read_text())["cells"]) == 2
+    assert len(json.loads(out.read_text())["cells"]) == 3
     monkeypatch.setattr(sweep, "measure_cell", real)
     assert main(["bench", *TINY, "--out", str(out), "--resume"]) == 0
     assert len(json.loads(out.read_text())["cells"]) == 12
@@ -109,14 +111,108 @@ def test_report_rejects_a_foreign_file_clearly(tmp_path, capsys):
     assert "not an adcompare results file" in capsys.readouterr().err
 
 
-def test_run_measures_and_reports_into_one_folder(tmp_path, capsys, monkeypatch):
-    small = {"sizes": [2, 4], "grid": [2, 4], "repeats": 1, "budget": 2.0, "min_repeat_time": 0.0}
+@pytest.fixture
+def small_run(monkeypatch):
+    """``adcompare run`` with a preset of seconds: three problems at two sizes."""
+    small = {
+        "problems": ["rosenbrock", "fourier", "tanh_map"],
+        "sizes": [2, 4],
+        "grid": [2, 4],
+        "repeats": 1,
+        "budget": 2.0,
+        "min_repeat_time": 0.0,
+    }
     monkeypatch.setitem(sweep.PRESETS, "quick", small)
     monkeypatch.setattr(
         cmd_run, "preset", lambda name, **kw: sweep.preset(name, memory=False, **kw)
     )
-    assert main(["run", "--out", str(tmp_path), "--quiet"]) == 0
+
+
+def test_run_measures_and_reports_into_one_folder(tmp_path, capsys, small_run):
+    assert main(["run", "--out", str(tmp_path / "mine"), "--quiet"]) == 0
+    tmp_path = tmp_path / "mine"
     printed = capsys.readouterr().out
-    assert "rosenbrock: time against n" in printed and "report:" in printed
+    assert "rosenbrock (time against n" in printed and "report:" in printed
     assert (tmp_path / "results.json").exists() and (tmp_path / "report.md").exists()
     assert {p.name for p in tmp_path.glob("*.png")} >= {"rosenbrock.png", "tanh_map-crossover.png"}
+
+
+def test_run_leaves_the_committed_reference_alone(tmp_path, capsys, small_run, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "--quiet"]) == 0
+    assert (tmp_path / "reports" / "latest" / "report.md").exists()
+    assert not (tmp_path / "reports" / "quick").exists(), "run wrote into the reference folder"
+    printed = capsys.readouterr().out
+    assert "report: reports/latest/report.md" in printed
+    assert "no reference run to compare with at reports/quick/results.json" in printed
+
+    assert main(["run", "--quiet", "--refresh-reference"]) == 0
+    assert (tmp_path / "reports" / "quick" / "report.md").exists()
+    assert "this run replaced the reference" in capsys.readouterr().out
+    assert main(["run", "--quiet"]) == 0, "the default folder is rewritten without asking"
+    assert "the reference reports/quick/results.json" in capsys.readouterr().out
+    shutil.copy(tmp_path / "reports/latest/results.json", tmp_path / "reports/quick/results.json")
+    same = cmd_run.comparison_lines(
+        Path("reports/latest/results.json"), Path("reports/quick/results.json")
+    )
+    assert same[0].startswith("the same conclusions as the reference reports/quick/results.json")
+
+
+def test_run_names_the_crossover_that_moved(tmp_path, capsys, small_run):
+    mine = tmp_path / "mine"
+    assert main(["run", "--quiet", "--out", str(mine)]) == 0
+    data = json.loads((mine / "results.json").read_text())
+    for cell in data["cells"]:  # the reference's forward mode is 1000 times dearer
+        if cell["problem"] == "fourier" and cell["mode"].startswith("forward"):
+            cell["time"]["median"] *= 1000
+    reference = tmp_path / "reference.json"
+    reference.write_text(json.dumps(data))
+    lines = cmd_run.comparison_lines(mine / "results.json", reference)
+    assert lines[0].endswith("crossovers agree, 1 moved:"), lines
+    assert lines[1] == (
+        "  fourier: forward, chunked beats reverse by time at every m measured (m ≥ 2), "
+        "the reference not within m ≤ 4"
+    )
+    capsys.readouterr()
+    assert (
+        main(["run", "--quiet", "--out", str(mine), "--overwrite", "--reference", str(reference)])
+        == 0
+    )
+    assert f"compared with the reference {reference}" in capsys.readouterr().out
+
+
+def test_run_keeps_a_named_folders_results_unless_told(tmp_path, capsys, small_run):
+    out = ["run", "--quiet", "--out", str(tmp_path)]
+    assert main(out) == 0
+    before = json.loads((tmp_path / "results.json").read_text())["cells"]
+    capsys.readouterr()
+    assert main(out) == 2
+    assert "already exists; pass --resume to continue it, --overwrite" in capsys.readouterr().err
+    assert json.loads((tmp_path / "results.json").read_text())["cells"] == before
+    assert main([*out, "--resume"]) == 0
+    assert main([*out, "--overwrite"]) == 0
+
+
+@pytest.mark.parametrize("where", ["a file", "results.json a folder", "read-only"])
+def test_run_refuses_an_unwritable_folder_before_measuring(where, tmp_path, capsys, monkeypatch):
+    folder = tmp_path / "out"
+    if where == "a file":
+        folder.write_text("")
+    elif where == "results.json a folder":
+        (folder / "results.json").mkdir(parents=True)
+    else:
+        folder = tmp_path / "/proc/no-such-folder"
+    monkeypatch.setattr(sweep, "measure_cell", lambda *a, **k: pytest.fail("measured"))
+    assert main(["run", "--quiet", "--out", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("adcompare run: ") and err.count("\n") == 1 and "--out" in err
+
+
+def test_run_prints_a_line_per_problem_when_not_on_a_terminal(tmp_path, capsys, small_run):
+    assert main(["run", "--out", str(tmp_path)]) == 0
+    err = capsys.readouterr().err
+    planned = [problem.name for problem, _, _ in sweep.plan(cmd_run.preset("quick"))]
+    lines = [line for line in err.splitlines() if " cells done (" in line]
+    assert [line.split(":")[0] for line in lines] == ["rosenbrock", "fourier", "tanh_map"]
+    for line in lines:
+        assert line.startswith(f"{line.split(':')[0]}: {planned.count(line.split(':')[0])} cells")

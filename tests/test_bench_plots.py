@@ -7,7 +7,14 @@ import pytest
 from matplotlib.collections import QuadMesh
 
 from adcompare.bench import analysis
-from adcompare.bench.plots import crossover_figure, figures, problem_figure, save_figures
+from adcompare.bench.plots import (
+    crossover_figure,
+    figures,
+    problem_figure,
+    save_figures,
+    summary_figure,
+)
+from adcompare.bench.report import write_report
 from adcompare.bench.results import Results
 from adcompare.bench.sweep import run_sweep
 
@@ -89,7 +96,7 @@ def test_the_crossover_map_covers_the_grid_and_marks_the_diagonal(results):
 
 
 def test_every_problem_gets_its_figure(results):
-    assert set(figures(results)) == {"rosenbrock", "fourier", "tanh_map-crossover"}
+    assert set(figures(results)) == {"summary", "rosenbrock", "fourier", "tanh_map-crossover"}
 
 
 def test_figures_are_written_as_png_and_svg(results, tmp_path):
@@ -111,3 +118,55 @@ def test_partial_results_still_plot():
     figure = problem_figure(results, "rosenbrock")
     assert any(t.startswith("reverse") for t in labels(figure.axes[0]))
     assert figures(Results()) == {}
+
+
+def test_the_summary_figure_shows_every_many_inputs_problems_ratios(results):
+    (ax,) = summary_figure(results).axes
+    lines = {line.get_label(): line for line in ax.get_lines() if line.get_label()[0] != "_"}
+    assert set(lines) == {
+        f"rosenbrock, {m}" for m in ("reverse", "forward, chunked", "forward, 1 lane")
+    }
+    _, y = analysis.series(results, "rosenbrock", "reverse", relative=True)
+    np.testing.assert_allclose(lines["rosenbrock, reverse"].get_ydata(), y)
+    assert "fourier" not in " ".join(lines), "one-input problems have their own figures"
+    assert summary_figure(Results()) is None
+
+
+def test_the_report_opens_with_the_summary_figure(results, tmp_path):
+    text = write_report(results, tmp_path).read_text()
+    assert text.index("](summary.png)") < text.index("## Summary")
+    assert (tmp_path / "summary.png").exists()
+
+
+def test_without_f_there_is_no_empty_cost_ratio_panel():
+    results = synthetic_results()
+    for cell in results.cells:
+        if cell["mode"] == "f":
+            cell["status"] = "skipped"
+    figure = problem_figure(results, "rosenbrock")
+    titles = [ax.get_title() for ax in figure.axes]
+    assert len(figure.axes) == 3 and not any("Cost ratio" in t for t in titles)
+    assert problem_figure(synthetic_results(), "rosenbrock").axes[1].get_title().startswith("Cost")
+
+
+def test_titles_use_mathtext_and_theory_lines_sit_over_the_data(results):
+    figure = problem_figure(results, "rosenbrock")
+    assert "$x_{i+1}$" in figure._suptitle.get_text() and "x_{i+1} " not in (
+        figure._suptitle.get_text().replace("$x_{i+1}$", "")
+    )
+    work_ax = figure.axes[2]
+    theory = [line for line in work_ax.get_lines() if line.get_label().startswith("theory")]
+    data = [line for line in work_ax.get_lines() if not line.get_label().startswith("theory")]
+    assert len(theory) == 2 and {line.get_linestyle() for line in theory} == {"--", "-."}
+    assert min(line.get_zorder() for line in theory) > max(line.get_zorder() for line in data)
+
+
+def test_the_memory_panel_says_why_tape_bytes_exceed_the_peak():
+    results = synthetic_results()
+    for cell in results.cells:
+        if cell["mode"] == "reverse":
+            cell["counts"]["tape_bytes"] = 10 * cell["memory"]["peak_bytes"]
+    memory_ax = problem_figure(results, "rosenbrock").axes[3]
+    assert any(text.get_text().startswith("tape bytes > peak") for text in memory_ax.texts)
+    quiet = problem_figure(synthetic_results(), "rosenbrock").axes[3]
+    assert not quiet.texts

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from adcompare.bench.analysis import crossover, fit_slope
@@ -14,13 +16,14 @@ from .benchcases import synthetic_cell, synthetic_results
 def test_slopes_and_crossovers_come_from_the_data():
     # forward 1e-4·n against a constant 1e-3: they cross at n = 10.
     text = render(synthetic_results(forward_per_input=1e-4, reverse_time=1e-3))
-    assert "forward, 1 lane about linear (slope 1.00)" in text
-    assert "reverse nearly flat (slope 0.00)" in text
-    assert "Reverse beats forward, 1 lane from n ≈ 10 (between 4 and 16)" in text
+    assert "| rosenbrock | n | 0.00 (n 64–256) | 1.00 (n 64–256) | 0.00 (n 64–256) |" in text
+    assert "time against n: reverse nearly flat, forward, 1 lane about linear" in text
+    assert "| rosenbrock | reverse beats forward, 1 lane | from n ≈ 10 (between 4 and 16) |" in text
+    assert text.count("from n ≈ 10 (between 4 and 16)") == 1, "a conclusion is stated once"
     # Other data, other conclusions: nothing is hard-coded.
     text = render(synthetic_results(forward_per_input=1e-6, reverse_time=1e-3))
     assert "from n ≈ 1e+03" not in text
-    assert "Reverse beats forward, 1 lane not within n ≤ 256" in text
+    assert "| rosenbrock | reverse beats forward, 1 lane | not within n ≤ 256 |" in text
 
 
 def test_the_report_names_the_machine_and_the_measures():
@@ -90,3 +93,39 @@ def test_crossover_kinds(forward_per_input, kind):
     if kind == "at":
         assert found.value == pytest.approx(10.0)
         assert (found.below, found.above) == (4, 16)
+
+
+def test_a_pytest_benchmark_reports_machine_section_says_what_is_unknown(tmp_path):
+    from adcompare.bench.results import load_any
+
+    machine_info = {  # the keys pytest-benchmark 5 writes
+        "node": "ci-box",
+        "processor": "x86_64",
+        "machine": "x86_64",
+        "python_implementation": "CPython",
+        "python_version": "3.11.7",
+        "release": "6.1.0",
+        "system": "Linux",
+        "cpu": {"brand_raw": "AMD EPYC", "count": 2, "arch_string_raw": "x86_64"},
+    }
+    bench = {
+        "name": "test_cost[rosenbrock-n8-reverse]",
+        "extra_info": {
+            "problem": "rosenbrock",
+            "family": "many-inputs",
+            "mode": "reverse",
+            "size": {"n": 8},
+            "n": 8,
+            "m": 1,
+        },
+        "stats": {"median": 0.001, "iqr": 0.0001, "min": 0.0009, "max": 0.002, "rounds": 9},
+    }
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps({"machine_info": machine_info, "benchmarks": [bench]}))
+    text = render(load_any(path))
+    machine = text[text.index("## Machine") : text.index("\n## ", text.index("## Machine") + 1)]
+    assert "None" not in machine
+    assert "- CPU: AMD EPYC, 2 cores (how many were available: unknown)" in machine
+    assert "- Python 3.11.7; library versions unknown" in machine
+    assert "- BLAS: unknown; threads: unknown" in machine
+    assert "- machine: ci-box, Linux" in machine

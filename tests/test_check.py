@@ -17,6 +17,7 @@ from adcompare.check import (
     finite_differences,
     relative_error,
 )
+from adcompare.ops import OPS, defop
 from adcompare.testing import assert_grad_close
 
 WORKED = lambda x, y: 3 * x**2 + x * y + 5 * y**2
@@ -262,3 +263,34 @@ def test_compare_without_a_symbolic_reference_says_why():
         result = compare(lambda x: ad.sum(x**2), np.ones(3), modes=("forward", "reverse"))
     assert not result.passed and "input elements exceed" in result.reference_error
     assert "no symbolic reference" in str(result)
+
+
+@pytest.fixture
+def user_op_without_sym():
+    """A user's op with no SymPy counterpart: x³, with a right JVP and a VJP off by 10%."""
+    fn = defop(
+        "user_cube",
+        lambda x: x**3,
+        elementwise=True,
+        saves=("args",),
+        jvp=lambda out, x, x_dot: 3 * x * x * x_dot,
+        vjp=lambda out, x, out_bar: out_bar * 3.3 * x * x,
+    )
+    yield fn
+    del OPS["user_cube"]
+
+
+def test_an_op_without_sympy_is_checked_against_the_other_references(user_op_without_sym):
+    x = np.array([0.5, -2.0])
+    report = ad.check_grad(lambda v: ad.sum(user_op_without_sym(v)), x)
+    # The op declares no complex support either, so the complex step gives way to fd.
+    assert report.against == "fd"
+    assert "op 'user_cube' has no SymPy counterpart" in str(report)
+    assert "checked against fd instead" in report.note
+    np.testing.assert_allclose(report.reference[0], 3 * x**2, rtol=1e-7)  # d(x³) = 3x²
+    assert report["forward"].passed and not report["reverse"].passed  # the 3.3x² VJP is caught
+
+
+def test_asking_sympy_for_an_op_without_it_says_so(user_op_without_sym):
+    with pytest.raises(TypeError, match=r"op 'user_cube' has no SymPy counterpart.*'fd'"):
+        ad.check_grad(lambda v: ad.sum(user_op_without_sym(v)), [1.0], against="symbolic")

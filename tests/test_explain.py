@@ -68,7 +68,7 @@ def test_explain_warns_where_f_is_not_finite(capsys):
 
 def test_explain_cannot_write(tmp_path, capsys):
     missing = tmp_path / "no" / "such" / "dir" / "f.dot"
-    assert main(["explain", "x*x", "--at", "x=1", "--dot", str(missing)]) == 1
+    assert main(["explain", "x*x", "--at", "x=1", "--dot", str(missing)]) == 2
     assert "cannot write" in capsys.readouterr().err
 
 

@@ -57,6 +57,21 @@ def saved_arrays_by_hand(tensor):
     return list(seen.values())
 
 
+def saved_bytes_by_hand(tensor):
+    """Bytes saved for backward: each record's distinct values, summed over the records."""
+    total, stack, visited = 0, [tensor.grad_fn], set()
+    while stack:
+        node = stack.pop()
+        if node is None or node in visited or not hasattr(node, "saved_args"):
+            continue
+        visited.add(node)
+        values = [*(node.saved_args or ()), node.saved_out]
+        kept = {id(v): v for v in values if v is not None and not isinstance(v, _Placeholder)}
+        total += sum(np.asarray(v).nbytes for v in kept.values())
+        stack.extend(node.next)
+    return total
+
+
 # --- the worked example's trace ----------------------------------------------------------
 
 
@@ -215,8 +230,8 @@ def test_stats_on_a_known_graph_counts_each_saved_array_once():
 @pytest.mark.parametrize("build", [worked_graph, mlp_graph])
 def test_saved_bytes_are_the_arrays_actually_saved(build):
     out, _ = build()
-    expected = sum(np.asarray(a).nbytes for a in saved_arrays_by_hand(out))
-    assert stats(out).saved_bytes == expected > 0
+    assert stats(out).saved_bytes == saved_bytes_by_hand(out) > 0
+    assert stats(out).saved_values == len(saved_arrays_by_hand(out))
 
 
 def test_backward_frees_the_graph_unless_retained():
@@ -393,3 +408,25 @@ def test_draw_handles_fifty_records(tmp_path):
     draw(acc, tmp_path / "big.png", dpi=60)
     nbytes, width, height = png_size(tmp_path / "big.png")
     assert nbytes > 20_000 and height > width
+
+
+def test_saved_bytes_are_one_number_everywhere(tmp_path, capsys):
+    """stats, count(), explain, demo, the picture's header and its node labels agree."""
+    from adcompare.cli import main
+    from adcompare.cli.demo import demo_lines
+    from adcompare.graph.picture import _build
+
+    x, y = ad.Tensor(2.0, requires_grad=True), ad.Tensor(3.0, requires_grad=True)
+    with ad.count() as cost:
+        f = 3 * x**2 + x * y + 5 * y**2
+    # x**2 and y**2 keep base and exponent, x*y both factors, 3*· and 5*· their constant:
+    # 8 float64 values of 8 bytes; the records that keep nothing are the two additions.
+    by_hand = (2 + 1 + 2 + 2 + 1) * 8
+    assert stats(f).saved_bytes == cost.tape_bytes == by_hand == 64
+    vertices, _ = _build(f, {"x": x, "y": y})
+    labels = [line for v in vertices for line in v.lines if line.startswith("saved ")]
+    assert sum(int(line.split()[1]) for line in labels) == by_hand
+    assert f"({by_hand} bytes saved for the backward pass)" in "\n".join(demo_lines())
+    formula = "3*x**2 + x*y + 5*y**2"
+    assert main(["explain", formula, "--at", "x=2,y=3", "--dot", str(tmp_path / "g.dot")]) == 0
+    assert f"{by_hand} bytes saved for backward" in capsys.readouterr().out

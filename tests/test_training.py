@@ -73,3 +73,13 @@ def test_training_step_costs_reverse_one_sweep_and_forward_work_grows_with_p():
     assert forward_growth > p_ratio
     assert reverse_growth < p_ratio
     assert large["forward"]["elements"] > 20 * large["reverse"]["elements"]
+
+
+def test_train_checks_its_output_folder_before_training(tmp_path, capsys, monkeypatch):
+    from adcompare.cli import train as train_command
+
+    monkeypatch.setattr(train_command, "train", lambda config: pytest.fail("trained first"))
+    (tmp_path / "taken").write_text("a file, not a folder")
+    assert cli.main(["train", "--out", str(tmp_path / "taken")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("adcompare train: cannot write into ") and err.count("\n") == 1

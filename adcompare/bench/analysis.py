@@ -97,22 +97,44 @@ def _value(cell: dict, metric: str) -> float | None:
     raise ValueError(f"unknown metric {metric!r}; use time, work, memory or tape")
 
 
+def flagged(cell: dict) -> bool:
+    """Whether the cell's time was flagged as taken under load (see the sweep's flags).
+
+    >>> flagged({"flags": ["wall time 2× the CPU time"]}), flagged({})
+    (True, False)
+    """
+    return bool(cell.get("flags"))
+
+
 def series(
-    results: Results, problem: str, mode: str, metric: str = "time", *, relative: bool = False
+    results: Results,
+    problem: str,
+    mode: str,
+    metric: str = "time",
+    *,
+    relative: bool = False,
+    unflagged: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(x, y)`` of ``mode`` on a one-parameter ``problem``, sorted by x.
 
     ``relative`` divides each value by plain f's at the same size (sizes
-    where f was not measured are left out).
+    where f was not measured are left out). ``unflagged`` leaves out times
+    flagged as taken under load (and, with ``relative``, sizes where f's
+    time was flagged); counts are never flagged.
     """
     axis = AXIS[family_of(results, problem)]
+    drop = unflagged and metric == "time"
     baseline = {}
     if relative:
         baseline = {
-            c[axis]: _value(c, metric) for c in _ok(results, problem, "f") if _value(c, metric)
+            c[axis]: _value(c, metric)
+            for c in _ok(results, problem, "f")
+            if _value(c, metric) and not (drop and flagged(c))
         }
     points = []
     for cell in _ok(results, problem, mode):
+        if drop and flagged(cell):
+            continue
         value = _value(cell, metric)
         if value is None or (relative and cell[axis] not in baseline):
             continue

@@ -6,6 +6,8 @@ so results from different machines can be merged and still be told apart.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import hashlib
 import json
 import os
@@ -13,7 +15,14 @@ import platform
 import sys
 from importlib import metadata
 
-__all__ = ["THREAD_VARIABLES", "describe", "environment_key"]
+__all__ = [
+    "ALLOCATOR",
+    "THREAD_VARIABLES",
+    "allocator_setting",
+    "describe",
+    "environment_key",
+    "pin_allocator",
+]
 
 #: Environment variables that set how many threads numpy's BLAS uses.
 THREAD_VARIABLES = (
@@ -23,6 +32,71 @@ THREAD_VARIABLES = (
     "BLIS_NUM_THREADS",
     "VECLIB_MAXIMUM_THREADS",
 )
+
+
+#: glibc's ``mallopt`` parameters (malloc.h) and the values a sweep pins them to.
+#: Left adaptive, glibc raises its mmap threshold each time a large block is freed,
+#: so whether numpy's temporaries of a few MB come from reused heap pages or fresh
+#: mmap'd ones (page faults on every call) depends on what ran before: numpy's f
+#: for Rosenbrock at n = 10⁶ varied 4× in one process. Pinned, every block below
+#: 32 MiB (glibc's largest threshold on 64-bit) comes from the heap, and freed
+#: memory below 1 GiB stays mapped for the next call.
+M_TRIM_THRESHOLD = -1
+M_MMAP_THRESHOLD = -3
+ALLOCATOR = {"mmap_threshold": 32 * 2**20, "trim_threshold": 2**30}
+
+_pinned: dict | None = None
+
+
+def _glibc():
+    """glibc as a ctypes library, or ``None`` on another C library or system."""
+    if not hasattr(os, "confstr"):
+        return None
+    try:
+        if not os.confstr("CS_GNU_LIBC_VERSION"):
+            return None
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    except (OSError, ValueError):
+        return None
+
+
+def pin_allocator() -> dict:
+    """Fix glibc's mmap and trim thresholds for the rest of the process.
+
+    Returns what :func:`allocator_setting` reports afterwards. A no-op
+    (saying so) where the C library is not glibc. The thresholds cannot be
+    made adaptive again, so a sweep pins them once, before its first cell.
+
+    >>> pin_allocator()["pinned"] in (True, False)
+    True
+    """
+    global _pinned
+    libc = _glibc()
+    if libc is None:
+        return allocator_setting()
+    applied = all(
+        libc.mallopt(parameter, ALLOCATOR[name]) == 1
+        for parameter, name in (
+            (M_MMAP_THRESHOLD, "mmap_threshold"),
+            (M_TRIM_THRESHOLD, "trim_threshold"),
+        )
+    )
+    if applied:
+        _pinned = dict(ALLOCATOR)
+    return allocator_setting()
+
+
+def allocator_setting() -> dict:
+    """The allocator as recorded with the machine: the C library, whether the
+    thresholds are pinned, and their values when they are.
+
+    >>> {"library", "pinned"} <= set(allocator_setting())
+    True
+    """
+    library = os.confstr("CS_GNU_LIBC_VERSION") if hasattr(os, "confstr") else None
+    if _pinned is not None:
+        return {"library": library, "pinned": True, **_pinned}
+    return {"library": library or "unknown", "pinned": False}
 
 
 def _version(package: str) -> str | None:
@@ -70,7 +144,7 @@ def describe() -> dict:
     """This process's machine, libraries, dtype and thread settings.
 
     >>> sorted(describe())[:4]
-    ['blas', 'cpu', 'cpus_available', 'cpus_total']
+    ['allocator', 'blas', 'cpu', 'cpus_available']
     """
     try:
         available = len(os.sched_getaffinity(0))
@@ -89,6 +163,7 @@ def describe() -> dict:
         "blas": _blas(),
         "dtype": "float64",
         "threads": _threads(),
+        "allocator": allocator_setting(),
     }
 
 

@@ -6,7 +6,8 @@ another:
 - wall time: a warm-up call, then ``repeats`` timed repeats of ``loops``
   calls each (loops chosen so a repeat lasts at least ``min_repeat_time``,
   repeats cut down to fit the time budget); median, IQR, min and the
-  samples;
+  samples, and the CPU time of the same repeats (:class:`Timer`; the sweep
+  takes the repeats of one size's modes in turn);
 - the deterministic counts of :func:`adcompare.count` (op applications,
   element work per engine, passes, sweeps, tape records and bytes);
 - peak memory, traced by :mod:`tracemalloc` in a separate, untimed call;
@@ -35,11 +36,136 @@ from adcompare.bench.problems import Instance
 from adcompare.bench.second_order import check_second_order
 from adcompare.runtime import buffers
 
-__all__ = ["check_derivative", "count_work", "measure_cell", "peak_memory", "time_calls"]
+__all__ = [
+    "RATIO_SHIFT",
+    "WALL_OVER_CPU",
+    "Timer",
+    "check_derivative",
+    "count_work",
+    "measure_cell",
+    "peak_memory",
+    "time_calls",
+]
 
 #: Largest relative error a derivative may have against the other engine.
 TOLERANCE = {"fd": 1e-5}
 EXACT_TOLERANCE = 1e-8
+
+
+#: A cell whose wall time exceeds its CPU time by more than this factor waited for the
+#: CPU: another process ran while it was timed. One BLAS thread keeps the two equal
+#: on an idle machine.
+WALL_OVER_CPU = 1.5
+
+#: A cell whose time ÷ plain f's time moved by more than this factor between two
+#: rounds (taken minutes apart) was measured under changing load.
+RATIO_SHIFT = 1.3
+
+#: The clocks timing reads; tests replace them to simulate a busy machine.
+wall_clock = time.perf_counter
+cpu_clock = time.process_time
+
+
+class Timer:
+    """Times one callable in repeats that can be interleaved with other timers.
+
+    Creating it makes a warm-up call (whose result is kept in ``result``)
+    and a calibration call, then picks ``loops`` calls per repeat (so a
+    repeat lasts at least ``min_repeat_time``) and how many repeats fit in
+    half of ``budget`` (at most ``repeats``, at least one). Each
+    :meth:`time_repeat` adds one repeat, in wall and CPU seconds per call,
+    with the garbage collector off as in :mod:`timeit`. Calling
+    :meth:`time_repeat` on several timers in turn (round-robin) puts their
+    repeats under the same load.
+
+    >>> timer = Timer(lambda: 42, repeats=3)
+    >>> while timer.remaining: timer.time_repeat()
+    >>> timer.result, timer.summary()["repeats"], timer.summary()["median"] < 0.01
+    (42, 3, True)
+    """
+
+    def __init__(
+        self,
+        work: Callable[[], object],
+        *,
+        repeats: int = 5,
+        budget: float = 2.0,
+        min_repeat_time: float = 0.002,
+    ):
+        self.work = work
+        start = wall_clock()
+        self.result = work()
+        self.warmup = wall_clock() - start
+        start, cpu = wall_clock(), cpu_clock()
+        work()
+        calibration, calibration_cpu = wall_clock() - start, cpu_clock() - cpu
+        self.calibration = calibration
+        self.loops = max(1, math.ceil(min_repeat_time / max(calibration, 1e-9)))
+        allowed = int(0.5 * budget // (self.loops * max(calibration, 1e-9)))
+        self.wanted = max(1, min(repeats, allowed))
+        self.samples: list[float] = []
+        self.cpu_samples: list[float] = []
+        self.rounds: list[int] = []  # the round each sample was taken in
+        self.round = 0
+        if self.loops == 1:  # the calibration call was a repeat of one call
+            self.samples.append(calibration)
+            self.cpu_samples.append(calibration_cpu)
+            self.rounds.append(0)
+
+    @property
+    def remaining(self) -> int:
+        """Repeats still wanted."""
+        return self.wanted - len(self.samples)
+
+    def time_repeat(self) -> None:
+        """Time one repeat of ``loops`` calls."""
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            start, cpu = wall_clock(), cpu_clock()
+            for _ in range(self.loops):
+                self.work()
+            wall, used = wall_clock() - start, cpu_clock() - cpu
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+        self.samples.append(wall / self.loops)
+        self.cpu_samples.append(used / self.loops)
+        self.rounds.append(self.round)
+
+    def round_median(self, number: int, *, cpu: bool = False) -> float | None:
+        """The median wall (or ``cpu``) time of round ``number``'s samples, or ``None``."""
+        samples = self.cpu_samples if cpu else self.samples
+        taken = [t for t, r in zip(samples, self.rounds) if r == number]
+        return float(np.median(taken)) if taken else None
+
+    def round_wall_over_cpu(self, number: int) -> float:
+        """Wall time ÷ CPU time of the repeats taken in round ``number``."""
+        pairs = [
+            (t, c) for t, c, r in zip(self.samples, self.cpu_samples, self.rounds) if r == number
+        ]
+        return float(sum(t for t, _ in pairs) / max(sum(c for _, c in pairs), 1e-12))
+
+    def summary(self) -> dict:
+        """The timing as JSON-ready values: median, IQR, min, max, CPU, per-round medians."""
+        q25, median, q75 = np.percentile(self.samples, [25, 50, 75])
+        cpu = float(np.median(self.cpu_samples))
+        rounds = sorted(set(self.rounds))
+        return {
+            "median": float(median),
+            "iqr": float(q75 - q25),
+            "min": float(min(self.samples)),
+            "max": float(max(self.samples)),
+            "repeats": len(self.samples),
+            "loops": self.loops,
+            "warmup": self.warmup,
+            "samples": [float(t) for t in self.samples],
+            "cpu_median": cpu,
+            "wall_over_cpu": float(sum(self.samples) / max(sum(self.cpu_samples), 1e-12)),
+            "round_medians": [self.round_median(r) for r in rounds],
+            "round_cpu_medians": [self.round_median(r, cpu=True) for r in rounds],
+            "round_wall_over_cpu": [self.round_wall_over_cpu(r) for r in rounds],
+        }
 
 
 def time_calls(
@@ -49,49 +175,17 @@ def time_calls(
     budget: float = 2.0,
     min_repeat_time: float = 0.002,
 ) -> tuple[dict, object]:
-    """Time ``work()``; returns the timing summary and the warm-up's result.
-
-    Timed repeats get at most half of ``budget`` seconds; at least one
-    repeat always runs. The garbage collector is off while timing, as in
-    :mod:`timeit`.
+    """Time ``work()`` in back-to-back repeats; returns the timing summary and the
+    warm-up's result (see :class:`Timer`).
 
     >>> timing, result = time_calls(lambda: 42, repeats=3)
     >>> result, timing["repeats"], timing["median"] < 0.01
     (42, 3, True)
     """
-    start = time.perf_counter()
-    result = work()
-    warmup = time.perf_counter() - start
-    start = time.perf_counter()
-    work()
-    calibration = time.perf_counter() - start
-    loops = max(1, math.ceil(min_repeat_time / max(calibration, 1e-9)))
-    allowed = int(0.5 * budget // (loops * max(calibration, 1e-9)))
-    count = max(1, min(repeats, allowed))
-    samples = [calibration] if loops == 1 else []
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        while len(samples) < count:
-            start = time.perf_counter()
-            for _ in range(loops):
-                work()
-            samples.append((time.perf_counter() - start) / loops)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-    q25, median, q75 = np.percentile(samples, [25, 50, 75])
-    timing = {
-        "median": float(median),
-        "iqr": float(q75 - q25),
-        "min": float(min(samples)),
-        "max": float(max(samples)),
-        "repeats": len(samples),
-        "loops": loops,
-        "warmup": warmup,
-        "samples": [float(s) for s in samples],
-    }
-    return timing, result
+    timer = Timer(work, repeats=repeats, budget=budget, min_repeat_time=min_repeat_time)
+    while timer.remaining > 0:
+        timer.time_repeat()
+    return timer.summary(), timer.result
 
 
 def count_work(instance: Instance, mode: Mode, work: Callable[[], object]) -> dict:
@@ -195,8 +289,14 @@ def measure_cell(
     budget: float = 2.0,
     min_repeat_time: float = 0.002,
     memory: bool = True,
+    interleaved: bool = False,
 ) -> dict:
     """Everything measured for one cell, as a JSON-ready dict.
+
+    With ``interleaved``, the timed repeats are left to the caller: the
+    dict holds a :class:`Timer` under ``"timer"`` (warmed up and
+    calibrated) instead of ``"time"``, so the repeats of several cells can
+    be taken in turn (see :mod:`adcompare.bench.sweep`).
 
     >>> from adcompare.bench.problems import get_problem
     >>> from adcompare.bench.modes import get_mode
@@ -207,17 +307,17 @@ def measure_cell(
     # Preparing is set-up, not the cell's cost: a peer's first prepare imports its library.
     work = mode.prepare(instance)
     start = time.perf_counter()
-    timing, result = time_calls(
-        work, repeats=repeats, budget=budget, min_repeat_time=min_repeat_time
-    )
-    check = check_derivative(instance, mode, result)
-    del result
+    timer = Timer(work, repeats=repeats, budget=budget, min_repeat_time=min_repeat_time)
+    check = check_derivative(instance, mode, timer.result)
+    timer.result = None
     counts = count_work(instance, mode, work) if mode.counted else None
     peak = peak_memory(work) if memory and mode.memory_traced else None
-    return {
-        "time": timing,
-        "counts": counts,
-        "memory": {"peak_bytes": peak},
-        "check": check,
-        "seconds": time.perf_counter() - start,
-    }
+    cell = {"counts": counts, "memory": {"peak_bytes": peak}, "check": check}
+    if interleaved:
+        cell["timer"] = timer
+    else:
+        while timer.remaining > 0:
+            timer.time_repeat()
+        cell["time"] = timer.summary()
+    cell["seconds"] = time.perf_counter() - start
+    return cell

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import matplotlib
 
-__all__ = ["AXIS_LABEL", "FONT", "rc", "style_log_axes"]
+__all__ = ["AXIS_LABEL", "FONT", "mathtext", "rc", "style_log_axes"]
 
 # SVG keeps text as text: smaller files, drawn faster.
 FONT = {"font.size": 11, "axes.titlesize": 12, "legend.fontsize": 9, "svg.fonttype": "none"}
@@ -26,3 +28,13 @@ def style_log_axes(ax, axis: str, ylabel: str, title: str) -> None:
     ax.grid(True, which="major", alpha=0.3)
     # Unlabelled minor ticks on log axes cost most of the drawing time.
     ax.minorticks_off()
+
+
+def mathtext(text: str) -> str:
+    """Subscripts written as ``x_{i+1}`` or ``x_i`` set as matplotlib mathtext.
+
+    >>> mathtext("Σ 100(x_{i+1} − x_i²)², A_ij")
+    'Σ 100($x_{i+1}$ − $x_{i}$²)², $A_{ij}$'
+    """
+    text = re.sub(r"\b([A-Za-z])_\{([^}$]*)\}", r"$\1_{\2}$", text)
+    return re.sub(r"\b([A-Za-z])_([A-Za-z0-9]+)", r"$\1_{\2}$", text)

@@ -29,7 +29,7 @@ from matplotlib.figure import Figure
 from adcompare.bench import analysis
 from adcompare.bench.modes import mode_label
 from adcompare.bench.peers import PEER_MODES
-from adcompare.bench.plot_style import AXIS_LABEL, rc, style_log_axes
+from adcompare.bench.plot_style import AXIS_LABEL, mathtext, rc, style_log_axes
 from adcompare.bench.problems import PROBLEMS
 from adcompare.bench.results import Results
 from adcompare.bench.second_order_plots import second_order_figure
@@ -45,6 +45,7 @@ __all__ = [
     "line_style",
     "problem_figure",
     "save_figures",
+    "summary_figure",
 ]
 
 COLORS = {
@@ -55,6 +56,8 @@ COLORS = {
     "fd": "tab:green",
     "symbolic": "tab:purple",
 }
+#: Theory lines: near-black, dashed, over the coloured data.
+THEORY_COLOR = "0.1"
 MARKERS = {"f": "o", "forward1": "s", "forward": "D", "reverse": "^", "fd": "v", "symbolic": "P"}
 #: Peers: one colour per library, hollow markers, dashed lines (dotted when jitted);
 #: the marker says what the mode computes, as adcompare's do.
@@ -88,7 +91,7 @@ def _label(mode: str) -> str:
 def _title(results: Results, problem: str) -> str:
     family = analysis.family_of(results, problem)
     known = PROBLEMS.get(problem)
-    description = f": {known.description}" if known else ""
+    description = f": {mathtext(known.description)}" if known else ""
     return f"{problem}{description}  [{family}]"
 
 
@@ -100,8 +103,10 @@ def _plot_modes(ax, results, problem, metric, *, relative=False, slopes=False) -
         if len(x) == 0:
             continue
         label = _label(mode)
-        if slopes:
-            fit = analysis.fit_slope(x, y)
+        if slopes:  # fitted as the report fits it: without times flagged as under load
+            fit = analysis.fit_slope(
+                *analysis.series(results, problem, mode, metric, unflagged=True)
+            )
             label += f" (slope {fit})" if fit else ""
         ax.plot(x, y, label=label, linewidth=1.6, markersize=5, **line_style(mode))
 
@@ -120,7 +125,7 @@ def _theory_lines(ax, results, problem, axis: str) -> None:
     forward = (
         "forward1" if len(analysis.series(results, problem, "forward1", "work")[0]) else "forward"
     )
-    for mode, count in ((forward, "n"), ("reverse", "m")):
+    for (mode, count), dashes in zip(((forward, "n"), ("reverse", "m")), ("--", "-.")):
         x, y = analysis.series(results, problem, mode, "work")
         theory = {key: work(c) * c[count] for key, c in f_cells.items()}
         ratios = [yi / theory[xi] for xi, yi in zip(x, y) if xi in theory]
@@ -129,13 +134,14 @@ def _theory_lines(ax, results, problem, axis: str) -> None:
         constant = float(np.median(ratios))
         factor = f"·{count}" if count == axis else ""
         xs = sorted(theory)
+        # Drawn over the data, dark and dashed, so a line the data follow stays visible.
         ax.plot(
             xs,
             [constant * theory[k] for k in xs],
-            linestyle="--",
-            color=COLORS[mode],
-            alpha=0.6,
-            linewidth=1.2,
+            linestyle=dashes,
+            color=THEORY_COLOR,
+            linewidth=1.8,
+            zorder=5,
             label=f"theory, {_label(mode)}: {constant:.2g}{factor}·f",
         )
 
@@ -156,12 +162,20 @@ def problem_figure(results: Results, problem: str) -> Figure:
             hspace=0.3,
             wspace=0.2,
         )
-        (time_ax, ratio_ax), (work_ax, memory_ax) = figure.subplots(2, 2)
+        grid = figure.add_gridspec(2, 2)
+        has_f = "f" in analysis.modes_in(results, problem)
+        # Without plain f there is no cost ratio: the time panel takes the whole top row.
+        time_ax = figure.add_subplot(grid[0, 0] if has_f else grid[0, :])
+        ratio_ax = figure.add_subplot(grid[0, 1]) if has_f else None
+        work_ax, memory_ax = figure.add_subplot(grid[1, 0]), figure.add_subplot(grid[1, 1])
         _plot_modes(time_ax, results, problem, "time", slopes=True)
         style_log_axes(time_ax, axis, "seconds per call (median)", f"Time against {axis}")
-        _plot_modes(ratio_ax, results, problem, "time", relative=True)
-        ratio_ax.axhline(1.0, color="black", linewidth=1, alpha=0.5)
-        style_log_axes(ratio_ax, axis, "time ÷ time of plain f", "Cost ratio: mode time ÷ f time")
+        if ratio_ax is not None:
+            _plot_modes(ratio_ax, results, problem, "time", relative=True)
+            ratio_ax.axhline(1.0, color="black", linewidth=1, alpha=0.5)
+            style_log_axes(
+                ratio_ax, axis, "time ÷ time of plain f", "Cost ratio: mode time ÷ f time"
+            )
         _plot_modes(work_ax, results, problem, "work")
         _theory_lines(work_ax, results, problem, axis)
         style_log_axes(
@@ -179,6 +193,7 @@ def problem_figure(results: Results, problem: str) -> Figure:
                 label="reverse: tape bytes",
             )
         style_log_axes(memory_ax, axis, "bytes", "Peak memory (tracemalloc) and tape size")
+        _explain_tape_over_peak(memory_ax, results, problem)
         if with_peers:
             figure.legend(
                 *time_ax.get_legend_handles_labels(),
@@ -186,10 +201,74 @@ def problem_figure(results: Results, problem: str) -> Figure:
                 bbox_to_anchor=(0.8, 0.915),
                 title="top row (peers dashed, hollow)",
             )
-        for ax in (work_ax, memory_ax) if with_peers else (time_ax, ratio_ax, work_ax, memory_ax):
+        shown = (work_ax, memory_ax) if with_peers else (time_ax, ratio_ax, work_ax, memory_ax)
+        for ax in (ax for ax in shown if ax is not None):
             if ax.get_legend_handles_labels()[0]:
                 ax.legend(loc="best")
         figure.suptitle(_title(results, problem), fontsize=13)
+    return figure
+
+
+def _explain_tape_over_peak(ax, results: Results, problem: str) -> None:
+    """Say in the panel why the tape's bytes can exceed the peak, where they do."""
+    tape = dict(zip(*analysis.series(results, problem, "reverse", "tape")))
+    peak = dict(zip(*analysis.series(results, problem, "reverse", "memory")))
+    if not any(tape[x] > peak[x] for x in tape if x in peak):
+        return
+    ax.text(
+        0.98,
+        0.03,
+        "tape bytes > peak: the tape counts each array once per record that keeps it,\n"
+        "and arrays it shares with f (the inputs, constants) that cost no new memory",
+        transform=ax.transAxes,
+        ha="right",
+        va="bottom",
+        fontsize=8.5,
+        color="0.2",
+        bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "0.7", "pad": 3},
+        zorder=6,
+    )
+
+
+def summary_figure(results: Results) -> Figure | None:
+    """Every many-inputs problem's cost ratio against n: reverse ÷ f (solid) and forward
+    ÷ f (dashed, chunked lanes; dotted, one lane), one colour per problem. Reverse stays
+    flat while forward grows like n: the project's headline in one picture."""
+    problems = [
+        p
+        for p in analysis.problems_in(results)
+        if analysis.family_of(results, p) == "many-inputs"
+        and len(analysis.series(results, p, "reverse", relative=True)[0])
+    ]
+    if not problems:
+        return None
+    with rc():
+        figure = Figure(figsize=(9, 5.2))
+        figure.subplots_adjust(left=0.1, right=0.72, bottom=0.12, top=0.88)
+        ax = figure.subplots()
+        palette = colormaps["tab10"]
+        for i, problem in enumerate(problems):
+            for mode, dashes in (("reverse", "-"), ("forward", "--"), ("forward1", ":")):
+                x, y = analysis.series(results, problem, mode, relative=True)
+                if len(x):
+                    ax.plot(
+                        x,
+                        y,
+                        linestyle=dashes,
+                        marker=MARKERS[mode],
+                        color=palette(i),
+                        linewidth=1.8,
+                        markersize=5,
+                        label=f"{problem}, {_label(mode)}",
+                    )
+        ax.axhline(1.0, color="black", linewidth=1, alpha=0.5)
+        style_log_axes(ax, "n", "time ÷ time of plain f", "")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8.5)
+        figure.suptitle(
+            "Cost of the gradient ÷ cost of f, against n\n"
+            "reverse (solid) stays flat; forward (dashed: chunked, dotted: one lane) grows like n",
+            fontsize=12,
+        )
     return figure
 
 
@@ -284,6 +363,9 @@ def figures(results: Results) -> dict[str, Figure]:
     {}
     """
     out = {}
+    summary = summary_figure(results)
+    if summary is not None:
+        out["summary"] = summary
     for problem in analysis.problems_in(results):
         family = analysis.family_of(results, problem)
         if not analysis.modes_in(results, problem):

@@ -84,7 +84,8 @@ class Problem:
     """A family of functions: ``build(**size)`` gives an :class:`Instance`.
 
     ``make(**size)`` returns ``(f, x)``; ``limits`` caps each size parameter
-    (a dense n×n matrix cannot reach n = 10⁶).
+    (a dense n×n matrix cannot reach n = 10⁶). ``sizing`` says why a built
+    instance may have another size than the one asked for.
     """
 
     name: str
@@ -93,6 +94,7 @@ class Problem:
     make: Callable
     limits: dict = field(default_factory=dict)
     opt_in: bool = False
+    sizing: str = ""
 
     @property
     def sweeps(self) -> tuple[str, ...]:
@@ -242,6 +244,7 @@ PROBLEMS: dict[str, Problem] = {
             "extended Rosenbrock Σ 100(x_{i+1} − x_i²)² + (1 − x_i)²",
             _rosenbrock,
             {"n": (_MILLION, "the sweep stops at 2²⁰ inputs")},
+            sizing="each term couples neighbours x_i and x_{i+1}, so it needs n ≥ 2",
         ),
         Problem(
             "quadratic",
@@ -264,6 +267,8 @@ PROBLEMS: dict[str, Problem] = {
             f"{_SAMPLES} samples",
             _mlp,
             {"n": (_MILLION, "the sweep stops at 2²⁰ inputs")},
+            sizing=f"its weights number n = {_MLP_INPUTS + 2}h + 1 for h hidden units, so n "
+            "is the nearest such count",
         ),
         Problem(
             "trajectory",
@@ -278,6 +283,7 @@ PROBLEMS: dict[str, Problem] = {
             "Fourier features sin(kx), cos(kx), k = 1..m/2, of a scalar x",
             _fourier,
             {"m": (_MILLION, "the sweep stops at 2²⁰ outputs")},
+            sizing="its outputs come in sin and cos pairs, so m is even and at least 2",
         ),
         Problem(
             "per_example",

@@ -15,30 +15,28 @@ from collections import Counter
 from pathlib import Path
 
 from adcompare.bench import analysis
+from adcompare.bench.compare import crossovers
+from adcompare.bench.measure import RATIO_SHIFT, WALL_OVER_CPU
 from adcompare.bench.modes import MODES, mode_label
 from adcompare.bench.plots import save_figures
 from adcompare.bench.problems import PROBLEMS
 from adcompare.bench.report_peers import peer_conclusions, peer_section
 from adcompare.bench.report_real import real_conclusions, real_section
 from adcompare.bench.report_replay import replay_section
-from adcompare.bench.report_second_order import second_order_conclusions, second_order_section
+from adcompare.bench.report_second_order import (
+    SECOND_ORDER_LEGEND,
+    second_order_conclusions,
+    second_order_section,
+)
 from adcompare.bench.results import Results
 from adcompare.bench.text import (
-    describe_slope,
+    format_range,
     format_ratio,
     format_time,
     slope_words,
 )
 
 __all__ = ["render", "write_report"]
-
-#: The comparisons that decide each family: (winner, loser) as the count grows.
-#: One-input problems have n = 1, so both forward modes do the same single
-#: pass; the first one measured is compared.
-COMPARISONS = {
-    "many-inputs": [[("reverse", "forward1")], [("reverse", "forward")]],
-    "one-input": [[("forward", "reverse"), ("forward1", "reverse")]],
-}
 
 
 def _label(mode: str) -> str:
@@ -54,23 +52,34 @@ def _slopes(results: Results, problem: str, metric: str = "time", relative: bool
     for mode in analysis.modes_in(results, problem):
         if relative and mode == "f":
             continue
-        x, y = analysis.series(results, problem, mode, metric, relative=relative)
+        x, y = analysis.series(results, problem, mode, metric, relative=relative, unflagged=True)
         fit = analysis.fit_slope(x, y, upper=metric == "time")
         if fit:
             slopes[mode] = fit
     return slopes
 
 
-def _crossovers(results: Results, problem: str, metric: str = "time"):
-    family = analysis.family_of(results, problem)
-    found = []
-    for choices in COMPARISONS.get(family, []):
-        for winner, loser in choices:
-            result = analysis.crossover(results, problem, winner, loser, metric)
-            if result:
-                found.append(result)
-                break
-    return found
+def _flagged_sizes(results: Results, problem: str, mode: str) -> int:
+    """How many of ``mode``'s times on ``problem`` the fitted slopes leave out as flagged."""
+    everything = analysis.series(results, problem, mode)[0]
+    return len(everything) - len(analysis.series(results, problem, mode, unflagged=True)[0])
+
+
+def _flag_conclusion(results: Results) -> list[str]:
+    flagged = [c for c in results.cells if c["status"] == "ok" and analysis.flagged(c)]
+    if not flagged:
+        return []
+    shown = 8
+    names = ", ".join(f"{c['problem']} {c['mode']} at {_size(c)}" for c in flagged[:shown])
+    if len(flagged) > shown:
+        names += f" and {len(flagged) - shown} more"
+    return [
+        f"{len(flagged)} of {sum(c['status'] == 'ok' for c in results.cells)} times are "
+        f"flagged as taken under a burst of load (wall time over {WALL_OVER_CPU:g}× the CPU "
+        f"time, beyond the run's usual excess, or time ÷ f's moving over {RATIO_SHIFT:g}× "
+        f"between rounds): {names}. The tables mark them †, and the fitted slopes leave them "
+        "out."
+    ]
 
 
 def _ratio_at_largest(results: Results, problem: str, mode: str):
@@ -96,10 +105,17 @@ def _summary(results: Results, problems: list[str]) -> list[str]:
         if axis is None:
             continue
         slopes = _slopes(results, problem)
-        row = [
-            f"{slopes[m]} ({axis} {slopes[m].lo:g}–{slopes[m].hi:g})" if m in slopes else "–"
-            for m in modes
-        ]
+        row = []
+        for m in modes:
+            if m not in slopes:
+                row.append("–")
+                continue
+            left_out = _flagged_sizes(results, problem, m)
+            row.append(
+                f"{slopes[m]} ({axis} {slopes[m].lo:g}–{slopes[m].hi:g}"
+                + (f"; fitted without the {left_out} flagged sizes" if left_out else "")
+                + ")"
+            )
         lines.append(f"| {problem} | {axis} | " + " | ".join(row) + " |")
     lines += [
         "",
@@ -114,8 +130,8 @@ def _summary(results: Results, problems: list[str]) -> list[str]:
         axis = _axis(results, problem)
         if axis is None:
             continue
-        by_work = {(c.winner, c.loser): c for c in _crossovers(results, problem, "work")}
-        for c in _crossovers(results, problem):
+        by_work = {(c.winner, c.loser): c for c in crossovers(results, problem, "work")}
+        for c in crossovers(results, problem):
             work = by_work.get((c.winner, c.loser))
             lines.append(
                 f"| {problem} | {_label(c.winner)} beats {_label(c.loser)} | "
@@ -124,24 +140,27 @@ def _summary(results: Results, problems: list[str]) -> list[str]:
     return lines + [""]
 
 
-def _one_parameter_conclusion(results: Results, problem: str) -> str:
+def _one_parameter_conclusion(results: Results, problem: str) -> str | None:
+    """How the modes grow and what they cost at the largest sizes; the crossovers are
+    stated once, in the summary's table."""
     axis = _axis(results, problem)
     slopes = _slopes(results, problem)
-    parts = []
-    for mode in ("reverse", "forward1", "forward", "fd"):
-        if mode in slopes:
-            parts.append(f"{_label(mode)} {describe_slope(slopes[mode].slope)}")
-    text = f"**{problem}**: time against {axis}: " + ", ".join(parts) + "."
-    for c in _crossovers(results, problem):
-        text += f" {_label(c.winner).capitalize()} beats {_label(c.loser)} {c.describe(axis)}."
+    growth = [
+        f"{_label(mode)} {slope_words(slopes[mode].slope)}"
+        for mode in ("reverse", "forward1", "forward")
+        if mode in slopes and slope_words(slopes[mode].slope)
+    ]
     ratios = []
     for mode in ("reverse", "forward", "forward1"):
         found = _ratio_at_largest(results, problem, mode)
         if found:
             ratios.append(f"{_label(mode)} {format_ratio(found[1])} f at {axis} = {found[0]:g}")
-    if ratios:
-        text += " Largest sizes measured: " + "; ".join(ratios) + "."
-    return text
+    if not ratios:
+        return None
+    text = f"**{problem}**"
+    if growth:
+        text += f" (time against {axis}: " + ", ".join(growth) + ")"
+    return text + ": at the largest sizes, " + "; ".join(ratios) + "."
 
 
 def _grid_conclusion(results: Results, problem: str) -> str:
@@ -188,7 +207,10 @@ def _work_conclusion(results: Results, problems: list[str]) -> list[str]:
     if reverse_ratios:
         lines.append(
             "Element work of reverse mode stays within a constant multiple of f's, whatever n: "
-            + ", ".join(f"{lo:.2f}–{hi:.2f}× ({p})" for p, lo, hi in reverse_ratios)
+            + ", ".join(
+                f"{format_range(lo, hi, lambda v: f'{v:.2f}', '×')} ({p})"
+                for p, lo, hi in reverse_ratios
+            )
             + "."
         )
     return lines
@@ -228,18 +250,55 @@ def _conclusions(results: Results, problems: list[str]) -> list[str]:
         if not analysis.modes_in(results, problem):
             continue
         if _axis(results, problem):
-            lines.append("- " + _one_parameter_conclusion(results, problem))
+            verdict = _one_parameter_conclusion(results, problem)
+            if verdict:
+                lines.append("- " + verdict)
         elif analysis.family_of(results, problem) == "jacobian":
             lines.append("- " + _grid_conclusion(results, problem))
     lines += ["- " + line for line in _work_conclusion(results, problems)]
     lines += ["- " + line for line in second_order_conclusions(results, problems)]
     lines += ["- " + line for line in real_conclusions(results)]
     lines += ["- " + line for line in peer_conclusions(results)]
+    lines += ["- " + line for line in _flag_conclusion(results)]
     checks = _checks(results)
     if checks:
         lines.append("- " + checks[0])
         lines += ["  " + line for line in checks[1:]]
     return lines + [""]
+
+
+def _known(value) -> str:
+    return "unknown" if value in (None, "", [], {}) else str(value)
+
+
+def _machine_lines(description: dict) -> list[str]:
+    """One environment as bullet points; what was not recorded reads "unknown".
+
+    >>> print("\\n".join(_machine_lines({"python": "3.11.7", "cpus_total": 2})))
+    - machine: unknown, unknown
+    - CPU: unknown, 2 cores (how many were available: unknown)
+    - Python 3.11.7; library versions unknown
+    - BLAS: unknown; threads: unknown
+    - dtype: float64
+    """
+    versions = {k: v for k, v in (description.get("versions") or {}).items() if v}
+    pools = (description.get("threads") or {}).get("blas_pools") or []
+    available, total = description.get("cpus_available"), description.get("cpus_total")
+    if available is not None and total is not None:
+        cores = f"{available} of {total} cores available"
+    elif total is not None:
+        cores = f"{total} cores (how many were available: unknown)"
+    else:
+        cores = "cores unknown"
+    return [
+        f"- machine: {_known(description.get('machine'))}, {_known(description.get('platform'))}",
+        f"- CPU: {_known(description.get('cpu'))}, {cores}",
+        f"- Python {_known(description.get('python'))}; "
+        + (", ".join(f"{k} {v}" for k, v in versions.items()) or "library versions unknown"),
+        f"- BLAS: {_known(description.get('blas'))}; threads: "
+        + (", ".join(f"{p['library']} {p['threads']}" for p in pools) or "unknown"),
+        f"- dtype: {description.get('dtype', 'float64')}",
+    ]
 
 
 def _machines(results: Results) -> list[str]:
@@ -248,22 +307,7 @@ def _machines(results: Results) -> list[str]:
     for key, description in results.data["environments"].items():
         if key not in used:
             continue
-        versions = description.get("versions") or {}
-        threads = description.get("threads") or {}
-        pools = threads.get("blas_pools") or []
-        lines += [
-            f"`{key}` ({used[key]} measured cells):",
-            "",
-            f"- machine: {description.get('machine')}, {description.get('platform')}",
-            f"- CPU: {description.get('cpu')}, {description.get('cpus_available')} of "
-            f"{description.get('cpus_total')} cores available",
-            f"- Python {description.get('python')}; "
-            + ", ".join(f"{k} {v}" for k, v in versions.items() if v),
-            f"- BLAS: {description.get('blas')}; threads: "
-            + (", ".join(f"{p['library']} {p['threads']}" for p in pools) or "not recorded"),
-            f"- dtype: {description.get('dtype', 'float64')}",
-            "",
-        ]
+        lines += [f"`{key}` ({used[key]} measured cells):", "", *_machine_lines(description), ""]
     loads = [c["load"] for c in results.cells if c.get("load") is not None]
     cores = [
         d.get("cpus_available") or d.get("cpus_total")
@@ -287,37 +331,25 @@ def _machines(results: Results) -> list[str]:
 
 
 def _caption(results: Results, problem: str) -> str:
+    """What the figure shows beyond the summary's fitted time slopes."""
     axis = _axis(results, problem)
-    slopes = _slopes(results, problem)
     work_slopes = _slopes(results, problem, "work", relative=True)
-    sentences = []
-    for mode in ("reverse", "forward1", "forward", "fd", "symbolic"):
-        if mode in slopes:
-            s = slopes[mode]
-            fitted = f"fitted over {axis} {s.lo:g}–{s.hi:g}"
-            words = slope_words(s.slope)
-            if words:
-                sentences.append(f"{_label(mode)} time is {words} in {axis} (slope {s}, {fitted})")
-            else:
-                sentences.append(f"{_label(mode)} time grows with slope {s} in {axis} ({fitted})")
-    caption = "Top left: " + "; ".join(sentences) + "." if sentences else ""
     ratio = [
         f"{_label(m)} {work_slopes[m]}"
         for m in ("forward1", "forward", "reverse", "fd")
         if m in work_slopes
     ]
+    caption = (
+        f"Time and element work against {axis}, and each ÷ f's; dashed lines are the theory "
+        "(forward c·n·f, reverse c·m·f)."
+    )
     if ratio:
-        caption += (
-            f" Bottom left: log-log slope of element work ÷ f's against {axis}: "
-            + ", ".join(ratio)
-            + "; dashed lines are the theory (forward c·n·f, reverse c·m·f)."
-        )
+        caption += " Slope of element work ÷ f's: " + ", ".join(ratio) + "."
     one_lane, chunked = work_slopes.get("forward1"), work_slopes.get("forward")
     if one_lane and chunked and one_lane.slope - chunked.slope > 0.3:
         caption += (
-            " Chunked forward mode's counted work grows more slowly than one-lane forward "
-            "mode's here because a matrix product is counted by its largest operand, not by "
-            "the multiply-adds of all its lanes (see How to read the measurements)."
+            " Chunked forward mode's counted work grows more slowly than one lane's: a matrix "
+            "product is counted by its largest operand, not its multiply-adds."
         )
     return caption
 
@@ -332,8 +364,6 @@ def _median_table(results: Results, problem: str) -> list[str]:
     }
     sizes = sorted({size for size, _ in cells})
     lines = [
-        f"Median time per call (± half the interquartile range, as a percentage), by {axis}:",
-        "",
         f"| {axis} | " + " | ".join(_label(m) for m in modes) + " |",
         "|---:|" + "---:|" * len(modes),
     ]
@@ -350,8 +380,10 @@ def _median_table(results: Results, problem: str) -> list[str]:
                 if t.get("iqr") is not None and t["median"]
                 else ""
             )
-            row.append(format_time(t["median"]) + spread)
+            row.append(format_time(t["median"]) + spread + (" †" if analysis.flagged(cell) else ""))
         lines.append(f"| {size:g} | " + " | ".join(row) + " |")
+    if any(analysis.flagged(cell) for cell in cells.values()):
+        lines += ["", "† taken under load (see the conclusions); left out of the fitted slopes."]
     return lines + [""]
 
 
@@ -379,9 +411,7 @@ def _grid_table(results: Results, problem: str) -> list[str]:
 def _problem_section(results: Results, problem: str, figures: dict) -> list[str]:
     family = analysis.family_of(results, problem)
     known = PROBLEMS.get(problem)
-    lines = [f"## {problem}", ""]
-    if known:
-        lines += [f"{known.description} ({family}).", ""]
+    lines = [f"## {problem}: {known.description} ({family})" if known else f"## {problem}", ""]
     if _axis(results, problem):
         if problem in figures:
             lines += [f"![{problem}]({figures[problem].name})", ""]
@@ -400,7 +430,6 @@ def _problem_section(results: Results, problem: str, figures: dict) -> list[str]
                 "work.",
                 "",
             ]
-        lines += [_grid_conclusion(results, problem), ""]
         lines += _grid_table(results, problem)
     return lines
 
@@ -414,7 +443,10 @@ def _not_measured(results: Results) -> list[str]:
         examples = {}
         for c in skipped:
             reason = c.get("reason", "")
-            kind = reason.split(" (")[0] if "not installed" in reason else reason
+            # "not installed (...)" and "(here 4·64)" vary by cell; the rule is the reason.
+            kind = (
+                reason.split(" (")[0] if "not installed" in reason or "(here " in reason else reason
+            )
             reasons[kind] += 1
             examples.setdefault(kind, c)
         lines += [f"## Skipped cells ({len(skipped)})", ""]
@@ -466,6 +498,11 @@ def render(results: Results, figures: dict | None = None, sources: list[str] | N
     ]
     if not status["ok"]:
         return "\n".join([*lines, "No cell was measured, so there is nothing to report.", ""])
+    if "summary" in figures:
+        lines += [
+            f"![every many-inputs problem's cost ratio against n]({figures['summary'].name})",
+            "",
+        ]
     lines += _summary(results, problems)
     lines += _conclusions(results, problems)
     lines += [
@@ -481,6 +518,9 @@ def render(results: Results, figures: dict | None = None, sources: list[str] | N
         "product) counts less work than it does; one-lane forward mode is counted fully.",
         "- Plain f's counts come from running the same code on an untracked tensor; finite "
         "differences' counts are 2n evaluations of f's.",
+        "- Tables of a problem: the median time per call, ± half the interquartile range as a "
+        "percentage.",
+        "- " + SECOND_ORDER_LEGEND,
         "- Peak memory: tracemalloc in a separate untimed call. The reverse tape's bytes "
         "count the arrays it holds, including constants it shares rather than copies, so "
         "they can exceed the peak.",
@@ -488,7 +528,8 @@ def render(results: Results, figures: dict | None = None, sources: list[str] | N
     ]
     lines += _machines(results)
     for problem in problems:
-        if analysis.modes_in(results, problem):
+        # Fixed-size instances have no sweep to show: the ADBench section covers them.
+        if analysis.modes_in(results, problem) and analysis.family_of(results, problem) != "fixed":
             lines += _problem_section(results, problem, figures)
     lines += peer_section(results)
     lines += real_section(results)

@@ -130,10 +130,12 @@ def real_conclusions(results: Results) -> list[str]:
         ratios = derivative_ratios(results, real.name)
         if not ratios:
             continue
-        measured = ", ".join(f"{MODES[m].label} {format_ratio(r)}" for m, r in ratios.items())
-        text = f"**{real.name}**, derivative ÷ objective time: {measured}."
         comparison = _comparison(results, real.name)
-        lines.append(text + (f" {comparison}" if comparison else ""))
+        if comparison:  # the table in the ADBench section gives every mode's ratio
+            lines.append(f"**{real.name}**: {comparison}")
+            continue
+        measured = ", ".join(f"{MODES[m].label} {format_ratio(r)}" for m, r in ratios.items())
+        lines.append(f"**{real.name}**, derivative ÷ objective time: {measured}.")
     lines += _not_measured(results)
     return lines
 
@@ -157,25 +159,27 @@ def _not_measured(results: Results) -> list[str]:
     return lines
 
 
-def _table(results: Results, problem: str) -> list[str]:
-    cells = _cells(results, problem)
-    ratios = derivative_ratios(results, problem)
+def _table(results: Results, names: list[str]) -> list[str]:
+    """One table for every instance: a column per instance, a row per adcompare mode and
+    per published (tool, source), so each number appears once."""
     lines = [
-        "| tool | derivative ÷ objective | source |",
-        "|---|---:|---|",
+        "| tool (source) | " + " | ".join(names) + " |",
+        "|---|" + "---:|" * len(names),
     ]
+    objective = [format_time(_cells(results, name)["f"]["time"]["median"]) for name in names]
+    lines.append("| objective, time a call (here) | " + " | ".join(objective) + " |")
     for mode in RATIO_MODES:
-        cell = cells.get(mode)
-        if mode in ratios:
-            value = format_ratio(ratios[mode])
-            source = "measured here"
-        elif cell is not None and cell["status"] == "skipped":
-            value, source = "–", f"not measured: {cell.get('reason')}"
-        else:
-            continue
-        lines.append(f"| adcompare {MODES[mode].label} | {value} | {source} |")
-    for entry in published_for(problem):
-        lines.append(f"| {entry.tool} | {_published_text(entry)}× | {entry.source} |")
+        row = [derivative_ratios(results, name).get(mode) for name in names]
+        if any(value is not None for value in row):
+            values = [format_ratio(v) if v is not None else "–" for v in row]
+            lines.append(f"| adcompare {MODES[mode].label} (here) | " + " | ".join(values) + " |")
+    published: dict[tuple[str, str], dict[str, str]] = {}
+    for name in names:
+        for entry in published_for(name):
+            published.setdefault((entry.tool, entry.source), {})[name] = _published_text(entry)
+    for (tool, source), values in published.items():
+        row = [f"{values[name]}×" if name in values else "–" for name in names]
+        lines.append(f"| {tool} ({source}) | " + " | ".join(row) + " |")
     return lines + [""]
 
 
@@ -189,27 +193,20 @@ def real_section(results: Results) -> list[str]:
         "",
         "Each instance at its published size: the time of its full derivative (the gradient; "
         "for bundle adjustment the Jacobian) ÷ the time of its objective, by each mode, "
-        "beside the ratios other tools published for the same instance. The objective "
-        "timed is the hand-written plain-numpy form (`adcompare.adbench.plain`, equal to "
-        "the op-set objective to 1e-12), not the op-set code run on numpy arrays, since "
-        "the published ratios divide by each tool's fastest primal.",
+        "beside the ratios other tools published for the same instance (– where a tool has "
+        "no number for it). The objective timed is the hand-written plain-numpy form "
+        "(`adcompare.adbench.plain`, equal to the op-set objective to 1e-12), not the "
+        "op-set code run on numpy arrays, since the published ratios divide by each tool's "
+        "fastest primal.",
         "",
     ]
+    lines += _table(results, measured)
     for name in measured:
-        objective = format_time(_cells(results, name)["f"]["time"]["median"])
-        lines += [
-            f"### {name}",
-            "",
-            f"{PROBLEMS[name].description}. Objective: {objective} a call.",
-            "",
-        ]
-        lines += _table(results, name)
-        for sentence in (_comparison(results, name), _why(results, name)):
-            if sentence:
-                lines += [sentence, ""]
-    lines += [line for line in _not_measured(results)]
+        why = _why(results, name)
+        lines.append(f"- {name}: {PROBLEMS[name].description}." + (f" {why}" if why else ""))
+    lines.append("")
     cited = {p.source for name in measured for p in published_for(name)}
     if cited:
-        lines += ["", "Sources of the published ratios:", ""]
+        lines += ["Sources of the published ratios:", ""]
         lines += [f"- {key}: {SOURCES[key]}." for key in SOURCES if key in cited]
     return lines + [""]

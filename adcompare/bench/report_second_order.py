@@ -13,7 +13,7 @@ import numpy as np
 from adcompare.bench import analysis
 from adcompare.bench import second_order_analysis as second
 from adcompare.bench.results import Results
-from adcompare.bench.text import format_ratio, format_time
+from adcompare.bench.text import format_range, format_ratio, format_time
 
 __all__ = ["second_order_conclusions", "second_order_section"]
 
@@ -72,7 +72,8 @@ def _hessian_sentence(results: Results, problems: list[str]) -> str | None:
             continue
         median = float(np.median(values))
         words = "about n HVPs" if 0.5 <= median <= 2 else f"{median:.2g} × n HVPs"
-        parts.append(f"{composition} {min(values):.2g}–{max(values):.2g} ({words})")
+        spread = format_range(min(values), max(values), lambda v: f"{v:.2g}")
+        parts.append(f"{composition} {spread} ({words})")
     if not parts:
         return None
     return (
@@ -93,8 +94,9 @@ def _overall(results: Results, problems: list[str]) -> str | None:
         f"On this machine the cheapest HVP composition was {best} at {count} of "
         f"{len(cheapest)} measured (problem, n) pairs"
         + (f" (then {others})" if others else "")
-        + f", ahead of the next composition by {format_ratio(min(margins))}–"
-        f"{format_ratio(max(margins))} (median {format_ratio(float(np.median(margins)))})."
+        + ", ahead of the next composition by "
+        + format_range(min(margins), max(margins), lambda v: format_ratio(v)[:-1], "×")
+        + f" (median {format_ratio(float(np.median(margins)))})."
     )
     largest = {}
     for c in cheapest:
@@ -122,8 +124,6 @@ def _table(results: Results, problem: str) -> list[str]:
     }
     sizes = sorted({n for column in values.values() for n in column})
     lines = [
-        "Median time per call; in brackets an HVP's time ÷ the reverse gradient's:",
-        "",
         "| n | gradient | "
         + " | ".join(f"{'HVP' if kind == 'hvp' else 'Hessian'}, {c}" for kind, c in columns)
         + " |",
@@ -150,15 +150,15 @@ def second_order_section(results: Results, problem: str, figures: dict) -> list[
     stem = f"{problem}-second-order"
     if stem in figures:
         lines += [f"![{problem} second derivatives]({figures[stem].name})", ""]
-        lines += [
-            "Top: time and element work of one HVP (solid) and of the full Hessian (dashed) "
-            "per composition, outer mode first, with one reverse gradient (black). Bottom left: "
-            "one HVP ÷ one gradient, by time (solid) and element work (dotted). Bottom right: "
-            "the Hessian ÷ one HVP of the same composition, by element work (solid) and time "
-            "(dotted), beside the line n.",
-            "",
-        ]
-    conclusion = _problem_conclusion(results, problem)
-    if conclusion:
-        lines += [conclusion, ""]
     return lines + _table(results, problem)
+
+
+#: How to read every second-order figure and table: said once, in "How to read".
+SECOND_ORDER_LEGEND = (
+    "Second derivatives: the figure's top panels show the time and element work of one HVP "
+    "(solid) and of the full Hessian (dashed) per composition, outer mode first, with one "
+    "reverse gradient (black); bottom left one HVP ÷ one gradient, by time (solid) and "
+    "element work (dotted); bottom right the Hessian ÷ one HVP of the same composition, by "
+    "element work (solid) and time (dotted), beside the line n. The table gives median times, "
+    "in brackets an HVP's time ÷ the reverse gradient's."
+)

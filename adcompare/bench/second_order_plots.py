@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 
 from adcompare.bench import analysis
 from adcompare.bench import second_order_analysis as second
-from adcompare.bench.plot_style import rc, style_log_axes
+from adcompare.bench.plot_style import mathtext, rc, style_log_axes
 from adcompare.bench.problems import PROBLEMS
 from adcompare.bench.results import Results
 
@@ -103,6 +103,8 @@ def second_order_figure(results: Results, problem: str) -> Figure:
             if ax.get_legend_handles_labels()[0]:
                 ax.legend(loc="best")
         known = PROBLEMS.get(problem)
-        title = f"{problem}: second derivatives" + (f" of {known.description}" if known else "")
+        title = f"{problem}: second derivatives" + (
+            f" of {mathtext(known.description)}" if known else ""
+        )
         figure.suptitle(title, fontsize=13)
     return figure

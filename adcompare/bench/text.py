@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-__all__ = ["describe_slope", "format_ratio", "format_slope", "format_time", "slope_words"]
+__all__ = [
+    "describe_slope",
+    "format_range",
+    "format_ratio",
+    "format_slope",
+    "format_time",
+    "slope_words",
+]
 
 
 def format_time(seconds: float) -> str:
@@ -61,3 +68,15 @@ def format_ratio(ratio: float) -> str:
     if ratio >= 1000:
         return f"{float(f'{ratio:.3g}'):,.0f}×"
     return f"{ratio:.3g}×"
+
+
+def format_range(low: float, high: float, number=lambda v: f"{v:.3g}", unit: str = "") -> str:
+    """``low–high`` with a unit; a range whose ends read the same is one value.
+
+    >>> format_range(3.361, 3.364, unit="×"), format_range(2.9, 3.1, unit="×")
+    ('3.36×', '2.9–3.1×')
+    """
+    low_text, high_text = number(low), number(high)
+    if low_text == high_text:
+        return f"{low_text}{unit}"
+    return f"{low_text}–{high_text}{unit}"

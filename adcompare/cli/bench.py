@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 from adcompare.bench.modes import MODE_GROUPS, MODES
@@ -172,7 +173,8 @@ def open_results(path: Path, *, resume: bool, overwrite: bool) -> Results:
 def sweep_into(results: Results, config, *, quiet: bool) -> int:
     """Run ``config`` into ``results``; returns the exit status (130 when interrupted)."""
     cells = plan(config)
-    progress = Progress(len(cells), quiet=quiet)
+    groups = Counter(problem.name for problem, _, _ in cells)
+    progress = Progress(len(cells), quiet=quiet, groups=groups)
     start = time.perf_counter()
     try:
         run_sweep(config, results, progress=progress)

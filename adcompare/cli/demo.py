@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import sys
+
 import numpy as np
 
 from adcompare.engines.forward import Dual
@@ -75,4 +78,23 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("--x", type=float, default=2.0, help="the point's x (default 2)")
     parser.add_argument("--y", type=float, default=3.0, help="the point's y (default 3)")
-    parser.set_defaults(run=lambda args: print("\n".join(demo_lines(args.x, args.y))))
+    parser.set_defaults(run=run)
+
+
+def run(args) -> int:
+    """Carry out ``adcompare demo``: refuse a point where f is not a finite number."""
+    try:
+        value = worked_example(args.x, args.y)
+    except OverflowError:
+        value = math.inf
+    if not math.isfinite(value):
+        print(
+            f"adcompare demo: f(x, y) = 3x² + xy + 5y² is not a finite float at "
+            f"(x, y) = ({args.x:g}, {args.y:g}); choose finite x and y with |x|, |y| below "
+            "about 1e153",
+            file=sys.stderr,
+        )
+        return 2
+    lines = demo_lines(args.x, args.y)
+    print("\n".join(lines))
+    return 0

@@ -113,7 +113,7 @@ def _run(args) -> int:
         print(
             f"adcompare explain: cannot write {error.filename}: {error.strerror}", file=sys.stderr
         )
-        return 1
+        return 2
     return 0
 
 

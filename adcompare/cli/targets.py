@@ -9,12 +9,19 @@ from pathlib import Path
 from adcompare.bench.peers import available_peer_modes
 from adcompare.bench.targets import SMALL, Settings, TargetSizes, measure_targets
 from adcompare.bench.targets_report import render_markdown, write_targets
+from adcompare.cli.outfolder import OutputPathError, check_output_folder
+
+#: Where ``targets`` writes by default: git-ignored, rewritten by each run.
+LATEST = Path("reports") / "latest" / "targets"
+#: The committed reference table.
+REFERENCE = Path("reports") / "targets"
 
 EXAMPLES = """\
 examples:
-  adcompare targets                    # a few minutes: reports/targets/targets.md and .json
+  adcompare targets                    # a few minutes: reports/latest/targets/targets.md
   adcompare targets --small            # tiny sizes, seconds: does every entry run and agree?
   adcompare targets --out mine --repeats 11
+  adcompare targets --refresh-reference   # rewrite the committed table in reports/targets/
 """
 
 
@@ -32,11 +39,17 @@ def add_parser(subparsers) -> None:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
         "--out",
         type=Path,
-        default=Path("reports") / "targets",
-        help="the folder for targets.md and targets.json (default reports/targets)",
+        default=LATEST,
+        help=f"the folder for targets.md and targets.json (default {LATEST}, git-ignored)",
+    )
+    where.add_argument(
+        "--refresh-reference",
+        action="store_true",
+        help=f"write into the committed reference folder {REFERENCE} (refused with --small)",
     )
     parser.add_argument(
         "--repeats", type=int, default=Settings.repeats, help="timed repeats per entry (default 7)"
@@ -54,6 +67,19 @@ def run(args) -> int:
             f"adcompare targets: --repeats must be at least 1, not {args.repeats}", file=sys.stderr
         )
         return 2
+    if args.refresh_reference and args.small:
+        print(
+            "adcompare targets: --small measures tiny sizes, not a reference; "
+            "drop --small to refresh the reference",
+            file=sys.stderr,
+        )
+        return 2
+    out = REFERENCE if args.refresh_reference else args.out
+    try:
+        check_output_folder(out)
+    except OutputPathError as error:
+        print(f"adcompare targets: {error}", file=sys.stderr)
+        return 2
     _, note = available_peer_modes()
     if note:
         print(note, file=sys.stderr)
@@ -62,10 +88,10 @@ def run(args) -> int:
         Settings(repeats=args.repeats),
         progress=lambda message: print(message, file=sys.stderr),
     )
-    markdown, data = write_targets(result, args.out)
+    markdown, data = write_targets(result, out)
     print(render_markdown(result))
     print(f"written: {markdown}, {data}", file=sys.stderr)
     return 0
 
 
-__all__ = ["add_parser", "run"]
+__all__ = ["LATEST", "REFERENCE", "add_parser", "run"]

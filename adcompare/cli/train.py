@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import fields
 from pathlib import Path
 
+from adcompare.cli.outfolder import OutputPathError, check_output_folder
 from adcompare.train.datasets import DATASETS
 from adcompare.train.loop import ACTIVATIONS, TrainingConfig, TrainingRun, train
 
@@ -42,15 +44,32 @@ def report_lines(run: TrainingRun, written: list[Path]) -> list[str]:
     return lines
 
 
+def _option_name(message: str) -> str:
+    """``n_per_class must be ...`` as the command line spells it: ``--n-per-class must be ...``."""
+    name, _, rest = message.partition(" ")
+    return f"--{name.replace('_', '-')} {rest}" if name.islower() and rest else message
+
+
 def run_command(args) -> int:
-    """Train with the options given, write the PNGs and the summary; print the report."""
+    """Train with the options given, write the PNGs and the summary; print the report.
+
+    Bad options and an output folder that cannot be written are refused
+    before training, with one line and exit status 2.
+    """
     from adcompare.train.plots import plot_decision_boundary, plot_loss_curve
 
     names = [f.name for f in fields(TrainingConfig) if hasattr(args, f.name)]
     options = {name: getattr(args, name) for name in names}
-    run = train(TrainingConfig(**options))
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        config = TrainingConfig(**options)
+        out = check_output_folder(args.out)
+    except OutputPathError as error:
+        print(f"adcompare train: {error}", file=sys.stderr)
+        return 2
+    except ValueError as error:
+        print(f"adcompare train: {_option_name(str(error))}", file=sys.stderr)
+        return 2
+    run = train(config)
     summary = out / "train.json"
     summary.write_text(json.dumps(run.summary(), indent=2) + "\n")
     written = [
@@ -84,18 +103,63 @@ def add_parser(subparsers) -> None:
         "synthetic data set made with numpy, with a fixed seed, and write the loss curve, "
         "the decision boundary and a JSON summary.",
     )
-    parser.add_argument("--dataset", choices=sorted(DATASETS), default=defaults.dataset)
-    parser.add_argument("--n-per-class", dest="n_per_class", type=int, default=defaults.n_per_class)
-    parser.add_argument("--noise", type=float, default=defaults.noise, help="jitter of the points")
-    parser.add_argument("--hidden", type=int, default=defaults.hidden, help="hidden layer width")
-    parser.add_argument("--depth", type=int, default=defaults.depth, help="number of hidden layers")
-    parser.add_argument("--activation", choices=sorted(ACTIVATIONS), default=defaults.activation)
-    parser.add_argument("--epochs", type=int, default=defaults.epochs)
-    parser.add_argument("--batch-size", dest="batch_size", type=int, default=defaults.batch_size)
-    parser.add_argument("--lr", type=float, default=defaults.lr, help="Adam's learning rate")
-    parser.add_argument("--seed", type=int, default=defaults.seed)
+    d = defaults
     parser.add_argument(
-        "--out", default=str(DEFAULT_OUT), help=f"output folder (default {DEFAULT_OUT})"
+        "--dataset",
+        choices=sorted(DATASETS),
+        default=d.dataset,
+        help=f"the synthetic data set (default {d.dataset})",
+    )
+    parser.add_argument(
+        "--n-per-class",
+        dest="n_per_class",
+        type=int,
+        default=d.n_per_class,
+        metavar="N",
+        help=f"points per class, at least 2 (default {d.n_per_class})",
+    )
+    parser.add_argument(
+        "--noise",
+        type=float,
+        default=d.noise,
+        help=f"standard deviation of the points' jitter, 0 or more (default {d.noise:g})",
+    )
+    parser.add_argument(
+        "--hidden", type=int, default=d.hidden, help=f"hidden layer width (default {d.hidden})"
+    )
+    parser.add_argument(
+        "--depth", type=int, default=d.depth, help=f"number of hidden layers (default {d.depth})"
+    )
+    parser.add_argument(
+        "--activation",
+        choices=sorted(ACTIVATIONS),
+        default=d.activation,
+        help=f"the hidden layers' activation (default {d.activation})",
+    )
+    parser.add_argument(
+        "--epochs", type=int, default=d.epochs, help=f"passes over the data (default {d.epochs})"
+    )
+    parser.add_argument(
+        "--batch-size",
+        dest="batch_size",
+        type=int,
+        default=d.batch_size,
+        metavar="N",
+        help=f"points per mini-batch (default {d.batch_size})",
+    )
+    parser.add_argument(
+        "--lr", type=float, default=d.lr, help=f"Adam's learning rate (default {d.lr:g})"
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=d.seed,
+        help=f"fixes the data, the initial weights and the batch order (default {d.seed})",
+    )
+    parser.add_argument(
+        "--out",
+        default=str(DEFAULT_OUT),
+        help=f"output folder, checked before training (default {DEFAULT_OUT})",
     )
     parser.add_argument(
         "--step-cost",

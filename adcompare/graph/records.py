@@ -125,8 +125,14 @@ class GraphStats:
     ``nodes`` counts op records (``grad_fn`` objects), ``leaves`` the leaf
     tensors that require grad, ``edges`` the links from a record to the
     records of its inputs, ``constants`` the op inputs that need no
-    gradient. ``saved_bytes`` is the memory the graph keeps alive for
-    backward, each array counted once however many records hold it; it is
+    gradient. ``saved_bytes`` is adcompare's one definition of the bytes
+    saved for backward: each record's :attr:`~adcompare.reverse.Node.saved_bytes`
+    (the values its VJP reads, each counted once per record), summed over the
+    records. An array two records keep counts for each, so this is exactly
+    what :func:`adcompare.count` reports as ``tape_bytes``, what ``explain``
+    and ``demo`` print and what the picture's node labels add up to; it can
+    exceed the memory the graph holds. ``saved_values`` counts the distinct
+    arrays behind those bytes (what ``to_dot`` draws in orange). Both are
     zero once a backward sweep without ``retain_graph`` has freed the graph.
     """
 
@@ -164,7 +170,8 @@ class GraphStats:
             lines.append("ops: " + ", ".join(f"{name} ×{n}" for name, n in self.ops.items()))
         if self.saved_values:
             lines.append(
-                f"saved for backward: {self.saved_values} array(s), {self.saved_bytes} bytes"
+                f"saved for backward: {self.saved_bytes} bytes, the values each record keeps "
+                f"({self.saved_values} distinct array(s))"
             )
         elif self.freed:
             lines.append(
@@ -185,8 +192,8 @@ def stats(tensor: Tensor) -> GraphStats:
     >>> s = stats(loss)
     >>> s.nodes, s.leaves, s.edges, s.ops
     (3, 1, 4, {'sin': 1, 'multiply': 1, 'sum': 1})
-    >>> s.saved_bytes                       # x (24 bytes) and sin(x) (24 bytes)
-    48
+    >>> s.saved_bytes           # sin keeps x (24 bytes); multiply keeps sin(x) and x (48)
+    72
     >>> loss.backward()
     >>> stats(loss).saved_bytes, stats(loss).freed
     (0, 3)
@@ -201,7 +208,7 @@ def stats(tensor: Tensor) -> GraphStats:
         constants=graph.constants,
         ops=dict(ops),
         saved_values=len(saved),
-        saved_bytes=sum(s.nbytes for s in saved),
+        saved_bytes=sum(node.saved_bytes for node in graph.nodes),
         freed=sum(node.freed for node in graph.nodes),
         output_shape=tuple(tensor.shape),
     )

@@ -7,6 +7,7 @@ initial weights, batch order) fixed by ``seed``.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict, dataclass, field
 
@@ -44,9 +45,15 @@ class TrainingConfig:
             raise ValueError(
                 f"unknown activation {self.activation!r}; use one of {', '.join(ACTIVATIONS)}"
             )
-        for name in ("n_per_class", "hidden", "depth", "epochs", "batch_size"):
+        for name in ("hidden", "depth", "epochs", "batch_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+        if self.n_per_class < 2:
+            raise ValueError(f"n_per_class must be at least 2, got {self.n_per_class}")
+        if not (math.isfinite(self.noise) and self.noise >= 0):
+            raise ValueError(f"noise must be a standard deviation of 0 or more, got {self.noise}")
+        if not (math.isfinite(self.lr) and self.lr > 0):
+            raise ValueError(f"lr must be a positive learning rate, got {self.lr}")
 
 
 @dataclass

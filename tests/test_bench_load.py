@@ -1,0 +1,212 @@
+"""Measurements on a busy machine: repeats taken in turn, CPU time beside wall time,
+flagged cells, a pinned allocator, and what the report says about them."""
+
+from __future__ import annotations
+
+import io
+import resource
+
+import numpy as np
+import pytest
+
+from adcompare.bench import env, measure, sweep
+from adcompare.bench.problems import get_problem
+from adcompare.bench.progress import Progress
+from adcompare.bench.report import render
+from adcompare.bench.results import Results
+from adcompare.bench.sweep import budget_reason, busy_flags, run_sweep
+
+from .benchcases import tiny_config
+
+
+def test_the_modes_of_one_size_take_their_repeats_in_turn(monkeypatch):
+    order = []
+    real = measure.Timer.time_repeat
+
+    def spy(timer):
+        order.append(timer.work)
+        real(timer)
+
+    monkeypatch.setattr(measure.Timer, "time_repeat", spy)
+    config = tiny_config(problems=["rosenbrock"], modes=["f", "reverse", "forward"], sizes=[8, 16])
+    config.repeats, config.min_repeat_time = 4, 0.0
+    results = run_sweep(config)
+    works = list(dict.fromkeys(order))
+    assert len(works) == 6, "one timer per cell"
+    sequence = [works.index(w) for w in order]
+    # The first round at n = 8 cycles over its three modes, then n = 16's, then the second
+    # round returns to n = 8 and n = 16: no mode takes two repeats while another waits.
+    first_round_8 = sequence[: sequence.index(3)]
+    assert set(first_round_8) == {0, 1, 2}
+    for i in range(len(first_round_8) - 1):
+        assert first_round_8[i] != first_round_8[i + 1]
+    assert sequence[-1] in (3, 4, 5) and 0 in sequence[sequence.index(3) :], "no second round"
+    for cell in results.cells:
+        timing = cell["time"]
+        assert timing["repeats"] == 4 and len(timing["round_medians"]) == 2
+        assert timing["cpu_median"] > 0 and timing["wall_over_cpu"] > 0
+
+
+class BusyClock:
+    """Wall and CPU clocks in which every call takes 1 ms of CPU; during ``loaded``
+    cells the wall clock runs three times faster: another process had the CPU for
+    two thirds of the time. (A real busy process cannot be used here: on a shared
+    machine the cells it does not load are as disturbed as those it does.)"""
+
+    def __init__(self, usual: float = 1.0):
+        self.wall = self.cpu = 0.0
+        self.loaded = False
+        self.usual = usual
+
+    def wall_clock(self):
+        self.wall += self.usual * (3e-3 if self.loaded else 1e-3)
+        return self.wall
+
+    def cpu_clock(self):
+        self.cpu += 1e-3
+        return self.cpu
+
+
+@pytest.mark.parametrize("usual", [1.0, 2.5])
+def test_cells_timed_under_injected_load_are_flagged_and_left_out_of_the_slopes(usual, monkeypatch):
+    """Half the sizes wait three times longer for the CPU than the rest; on a machine
+    busy all along (``usual`` 2.5: every call waits), only the extra burst is flagged."""
+    clock = BusyClock(usual)
+    monkeypatch.setattr(measure, "wall_clock", clock.wall_clock)
+    monkeypatch.setattr(measure, "cpu_clock", clock.cpu_clock)
+    real = measure.measure_cell
+
+    def load_half_the_sizes(instance, mode, **kwargs):
+        clock.loaded = instance.n in (16, 64)
+        return real(instance, mode, **kwargs)
+
+    monkeypatch.setattr(sweep, "measure_cell", load_half_the_sizes)
+    config = tiny_config(problems=["rosenbrock"], modes=["f", "reverse"], sizes=[4, 16, 64, 256])
+    config.min_repeat_time = 0.0
+    results = run_sweep(config)
+    flagged = {(c["mode"], c["n"]) for c in results.cells if c.get("flags")}
+    assert flagged == {(mode, n) for mode in ("f", "reverse") for n in (16, 64)}
+    cell = next(c for c in results.cells if c["n"] == 16)
+    assert cell["time"]["wall_over_cpu"] == pytest.approx(3.0 * usual, rel=0.2)
+    assert ("the process waited for a CPU" if usual == 1 else "a burst of load") in cell["flags"][0]
+
+    text = render(results)
+    assert (
+        "flagged as taken under a burst of load" in text and "rosenbrock reverse at n = 16" in text
+    )
+    assert "16 | " in text and "†" in text
+    assert "fitted without the 2 flagged sizes" in text
+
+
+def test_a_ratio_to_f_that_moved_between_rounds_is_flagged():
+    steady = {"wall_over_cpu": 1.0, "round_medians": [1.0, 1.1]}
+    moved = {"wall_over_cpu": 1.0, "round_medians": [2.0, 3.0]}
+    assert busy_flags(steady, {"wall_over_cpu": 1.0, "round_medians": [0.5, 0.55]}) == []
+    (flag,) = busy_flags(moved, {"wall_over_cpu": 1.0, "round_medians": [0.5, 0.5]})
+    assert flag == "time ÷ f's moved from 4× to 6× between rounds"
+    # With CPU times recorded, a wall-time swing from waiting is not a move; a CPU one is.
+    waited = {"wall_over_cpu": 1.0, "round_medians": [2.0, 6.0], "round_cpu_medians": [2.0, 2.1]}
+    plain = {"wall_over_cpu": 1.0, "round_medians": [1.0, 1.0], "round_cpu_medians": [1.0, 1.0]}
+    assert busy_flags(waited, plain) == []
+    slowed = {**waited, "round_cpu_medians": [2.0, 4.0]}
+    assert busy_flags(slowed, plain) == ["time ÷ f's moved from 2× to 4× between rounds"]
+    # f itself and a one-round cell are never flagged for moving
+    assert busy_flags(steady, steady) == []
+    assert busy_flags({"wall_over_cpu": 1.0, "round_medians": [1.0]}, steady) == []
+
+
+def test_the_allocator_is_pinned_and_recorded_for_the_sweep():
+    results = run_sweep(tiny_config(problems=["fourier"], modes=["f"], sizes=[4]))
+    (description,) = results.data["environments"].values()
+    allocator = description["allocator"]
+    if allocator["library"] == "unknown":
+        pytest.skip("not glibc: nothing to pin")
+    assert allocator == {"library": allocator["library"], "pinned": True, **env.ALLOCATOR}
+
+
+def test_numpys_f_at_a_million_inputs_reuses_its_memory_once_pinned():
+    """With the thresholds pinned, numpy's temporaries for Rosenbrock at n = 10⁶ (8 MB each)
+    come from heap pages that stay mapped: after the first call, repeated calls fault in
+    (almost) no fresh pages, so f's time cannot swing with the allocator's history. Page
+    faults, unlike time, do not depend on how busy the machine is."""
+    if not env.pin_allocator()["pinned"]:
+        pytest.skip("not glibc: nothing to pin")
+    instance = get_problem("rosenbrock").build(n=10**6)
+    f = instance.on(np)
+    f(instance.x)
+    faults = []
+    for _ in range(5):
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        f(instance.x)
+        faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+    pages_per_temporary = 8 * 10**6 // resource.getpagesize()
+    assert max(faults) < pages_per_temporary / 4, faults
+
+
+def test_a_first_call_predicted_over_budget_skips_the_cell():
+    """Symbolic mode's first call traces and differentiates: 0.1 s at n = 4, 1.8 s at
+    n = 16 (slope 2.08) predict 32 s at n = 64, over a 1 s budget, although later calls
+    (0.2 ms, 1.8 ms) would fit."""
+    problem = get_problem("quadratic")
+    results = Results()
+    for n, warmup, median in ((4, 0.1, 0.0002), (16, 1.8, 0.0018)):
+        results.add(
+            {
+                "problem": "quadratic",
+                "mode": "symbolic",
+                "size": {"n": n},
+                "status": "ok",
+                "time": {"median": median, "warmup": warmup},
+                "seconds": 0.9,
+            }
+        )
+    reason = budget_reason(results, problem, "symbolic", {"n": 64}, 1.0)
+    assert reason.startswith("symbolic's first call is predicted to take 32 s at n=64"), reason
+    assert budget_reason(results, problem, "symbolic", {"n": 64}, 60.0) is None
+    # A first call of a few milliseconds that jumped under load is noise, not a trend.
+    noisy = Results()
+    for n, warmup in ((4, 0.001), (16, 0.04)):
+        noisy.add(
+            {
+                "problem": "quadratic",
+                "mode": "reverse",
+                "size": {"n": n},
+                "status": "ok",
+                "time": {"median": 0.0005, "warmup": warmup},
+                "seconds": 0.1,
+            }
+        )
+    assert budget_reason(noisy, problem, "reverse", {"n": 64}, 1.0) is None
+
+
+def test_an_adjusted_size_is_said_and_recorded():
+    log = io.StringIO()
+    config = tiny_config(problems=["rosenbrock", "mlp"], modes=["f"], sizes=[1])
+    results = run_sweep(config, progress=Progress(len(sweep.plan(config)), stream=log))
+    said = log.getvalue()
+    assert "rosenbrock is measured at n = 2 for n = 1: each term couples neighbours" in said
+    assert "mlp is measured at n = 7 for n = 1: its weights number n = 6h + 1" in said
+    rosenbrock = next(c for c in results.cells if c["problem"] == "rosenbrock")
+    assert rosenbrock["n"] == 2 and rosenbrock["adjusted"].startswith("rosenbrock is measured")
+
+
+def test_a_time_flagged_as_taken_under_load_is_not_extrapolated():
+    problem = get_problem("rosenbrock")
+    results = Results()
+    for n, median, flags in ((4, 0.001, []), (16, 0.06, ["wall time 40× the CPU time"])):
+        results.add(
+            {
+                "problem": "rosenbrock",
+                "mode": "reverse",
+                "size": {"n": n},
+                "status": "ok",
+                "time": {"median": median},
+                "seconds": 0.2,
+                "flags": flags,
+            }
+        )
+    assert budget_reason(results, problem, "reverse", {"n": 64}, 1.0) is None
+    results.cells[1]["flags"] = []  # the same times, unflagged, predict 3.6 s a call
+    assert "predicted to take 3.6 s a call" in budget_reason(
+        results, problem, "reverse", {"n": 64}, 1.0
+    )

@@ -1,0 +1,163 @@
+"""Every command keeps one exit-status contract, tested over every command.
+
+0 when it succeeded, 1 when a check found a mismatch, 2 for bad input, and
+never a traceback unless ``--debug`` is given.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from adcompare.bench import sweep
+from adcompare.cli import bench as cmd_bench
+from adcompare.cli import build_parser, main
+
+#: Per command: (arguments, expected status) cases; "{tmp}" is a fresh folder.
+#: Every command appears, so a new command cannot join without its cases.
+CASES = {
+    "run": [
+        (["run", "--quiet", "--out", "{tmp}/run"], 0),
+        (["run", "--quiet", "--out", "/dev/null/run"], 2),
+        (["run", "--quiet", "--out", "{tmp}/run", "--resume", "--overwrite"], 2),
+    ],
+    "bench": [
+        (
+            [
+                "bench",
+                "--problems",
+                "fourier",
+                "--modes",
+                "f",
+                "--sizes",
+                "2",
+                "--out",
+                "{tmp}/b.json",
+                "--repeats",
+                "1",
+                "--no-memory",
+                "--quiet",
+            ],
+            0,
+        ),
+        (["bench", "--sizes", "-4"], 2),
+        (["bench", "--problems", "fourier", "--out", "/dev/null/b.json", "--quiet"], 2),
+    ],
+    "report": [
+        (["report", "{tmp}/results.json", "--out", "{tmp}/report"], 0),
+        (["report", "{tmp}/no-such.json", "--out", "{tmp}/report"], 2),
+        (["report", "{tmp}/foreign.json", "--out", "{tmp}/report"], 2),
+    ],
+    "targets": [
+        (["targets", "--repeats", "0"], 2),
+        (["targets", "--out", "/dev/null/targets"], 2),
+        (["targets", "--small", "--refresh-reference"], 2),
+    ],
+    "demo": [
+        (["demo", "--x", "1", "--y", "-1"], 0),
+        (["demo", "--x", "1e308"], 2),
+        (["demo", "--x", "nan"], 2),
+        (["demo", "--x", "two"], 2),
+    ],
+    "explain": [
+        (["explain", "sin(x)*y", "--at", "x=1,y=2"], 0),
+        (["explain", "sin(x", "--at", "x=1"], 2),
+        (["explain", "sin(x)", "--at", "x=1", "--dot", "/dev/null/graph.dot"], 2),
+    ],
+    "train": [
+        (["train", "--epochs", "1", "--n-per-class", "4", "--out", "{tmp}/train"], 0),
+        (["train", "--epochs", "0"], 2),
+        (["train", "--batch-size", "0"], 2),
+        (["train", "--hidden", "0"], 2),
+        (["train", "--noise", "-1"], 2),
+        (["train", "--n-per-class", "1"], 2),
+        (["train", "--lr", "nan"], 2),
+        (["train", "--out", "/dev/null/train"], 2),
+    ],
+    "memory": [
+        (["memory", "--memory-budget", "lots"], 2),
+        (["memory", "--steps", "0"], 2),
+        (["memory", "--steps", "4", "--problems", "heat", "--out", "/dev/null/x", "--quiet"], 2),
+    ],
+    "ops": [
+        (["ops"], 0),
+        (["ops", "--no-such-option"], 2),
+    ],
+    "verify": [
+        (["verify", "3*x**2 + x*y + 5*y**2", "--at", "x=2,y=3"], 0),
+        (["verify", "sin(x)", "--at", "x=1", "--modes", "fd", "--rtol", "1e-300"], 1),
+        (["verify", "import(x)", "--at", "x=1"], 2),
+    ],
+}
+
+
+def _commands() -> set[str]:
+    parser = build_parser()
+    return set(next(a for a in parser._actions if a.dest == "command").choices)
+
+
+def test_every_command_has_contract_cases():
+    assert set(CASES) == _commands()
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch):
+    """A folder with a small results file, a foreign JSON, and a seconds-long quick preset."""
+    tiny = {
+        "problems": ["fourier"],
+        "sizes": [2, 4],
+        "grid": [2],
+        "second_order_sizes": [2],
+        "repeats": 1,
+        "budget": 1.0,
+        "min_repeat_time": 0.0,
+        "memory": False,
+    }
+    monkeypatch.setitem(sweep.PRESETS, "quick", tiny)
+    config = sweep.preset("quick", modes=["f", "forward"])
+    results = cmd_bench.open_results(tmp_path / "results.json", resume=False, overwrite=False)
+    sweep.run_sweep(config, results)
+    (tmp_path / "foreign.json").write_text('{"name": "left-pad"}')
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "arguments, status",
+    [case for cases in CASES.values() for case in cases],
+    ids=lambda value: " ".join(value) if isinstance(value, list) else str(value),
+)
+def test_exit_status_and_one_clean_line(arguments, status, workspace, capsys):
+    arguments = [a.replace("{tmp}", str(workspace)) for a in arguments]
+    try:
+        got = main(arguments)
+    except SystemExit as stop:  # argparse's own usage errors
+        got = stop.code
+    captured = capsys.readouterr()
+    assert got == status, captured.err
+    assert "Traceback" not in captured.err + captured.out
+    if status == 2:
+        problem = [line for line in captured.err.splitlines() if not line.startswith(" ")]
+        # The command's own sentence, or argparse's (unknown options are the top parser's).
+        assert problem[-1].startswith((f"adcompare {arguments[0]}", "adcompare: error")), (
+            captured.err
+        )
+
+
+def test_an_unexpected_error_is_one_line_unless_debug(monkeypatch, capsys):
+    def broken(*args, **kwargs):
+        raise KeyError("lanes")
+
+    monkeypatch.setattr("adcompare.cli.demo.demo_lines", broken)
+    assert main(["demo"]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error: KeyError" in err and "--debug" in err
+    with pytest.raises(KeyError, match="lanes"):
+        main(["demo", "--debug"])
+
+
+def test_an_unworded_os_error_is_bad_input(monkeypatch, capsys):
+    def unreadable(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", "/root/results.json")
+
+    monkeypatch.setattr("adcompare.cli.report.make_report", unreadable)
+    assert main(["report", "x.json"]) == 2
+    assert capsys.readouterr().err == "adcompare report: Permission denied: /root/results.json\n"
