@@ -34,13 +34,13 @@ from collections.abc import Callable
 
 import numpy as np
 
+from adcompare.engines.forward import default_chunk
 from adcompare.engines.replay.codegen import GuardFlip, Program, build
 from adcompare.engines.replay.passes import PASSES
 from adcompare.engines.replay.record import CompileError, record
 from adcompare.engines.replay.trees import TreeCompiledFunction
 from adcompare.ops.registry import Box, new_level
 from adcompare.pytree import tree_structure
-from adcompare.transforms import default_chunk
 
 __all__ = ["CompileError", "CompiledFunction", "compile"]
 
@@ -358,7 +358,7 @@ def compile(  # noqa: A001
 
     With ``mode="forward"`` the tangent program is recorded instead: ``f``
     with tangent lanes, as :func:`adcompare.jacfwd` runs it, ``chunk_size``
-    lanes a replay (by default :func:`adcompare.transforms.default_chunk`).
+    lanes a replay (by default :func:`adcompare.engines.forward.default_chunk`).
     The result then computes ``value_and_jacobian(*args)``,
     ``jacobian(*args)`` and ``jvp(primals, tangents)``; guards, masks and
     arrays read at replay work as in reverse mode.
