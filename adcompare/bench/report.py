@@ -11,6 +11,9 @@ and what was skipped, failed or disagreed. Nothing is measured here.
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -545,9 +548,27 @@ def write_report(
     formats: tuple[str, ...] = ("png",),
     sources: list[str] | None = None,
 ) -> Path:
-    """Write the figures and ``report.md`` into ``out_dir``; returns the report's path."""
+    """Write the figures and ``report.md`` into ``out_dir``; returns the report's path.
+
+    Everything is written into a temporary folder beside ``out_dir`` first and
+    moved in at the end (``report.md`` last), so a report that fails part-way
+    leaves nothing behind. Files in ``out_dir`` the report does not write
+    are left alone.
+    """
     out_dir = Path(out_dir)
-    figures = save_figures(results, out_dir, formats)
-    path = out_dir / "report.md"
-    path.write_text(render(results, figures, sources), encoding="utf-8")
-    return path
+    if out_dir.exists() and not out_dir.is_dir():
+        raise NotADirectoryError(20, "it is a file, not a folder", str(out_dir))
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}.", suffix=".tmp"))
+    try:
+        figures = save_figures(results, staging, formats)
+        (staging / "report.md").write_text(render(results, figures, sources), encoding="utf-8")
+        if not out_dir.exists():
+            staging.rename(out_dir)
+        else:
+            written = sorted(staging.iterdir(), key=lambda f: f.name == "report.md")
+            for file in written:
+                os.replace(file, out_dir / file.name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return out_dir / "report.md"
