@@ -275,8 +275,8 @@ class CompiledFunction:
         if seeds is None:
             seeds = self._seed_chunks(arrays)[0][1]
         arrays = arrays + seeds
-        if self._bindings and _rebound(self._bindings):
-            self._programs.clear()  # every recording holds the arrays the names had
+        if self._bindings and _stale(self._bindings):
+            self._programs.clear()  # recorded with the arrays the names had, as they were
         programs = self._programs.get(_signature(arrays))
         if programs is None:
             programs = self._record(arrays)
@@ -305,8 +305,11 @@ def _array_bindings(f) -> list[tuple]:
     """The names ``f``'s code reads arrays through: ``(holder, name, array)``.
 
     A holder is ``f``'s globals (with the name) or a closure cell (name
-    ``None``). A recording holds the arrays themselves; when a name is bound
-    to another array, the recordings are out of date.
+    ``None``). A recording holds the arrays themselves, and what plain numpy
+    computed from them while recording (``W > 0`` for a global ``W``) is
+    frozen in it; so when a name is bound to another array, or an array's
+    contents change, the recordings are out of date. Each binding keeps a
+    copy of the contents to compare: one pass over those arrays per call.
     """
     f = getattr(f, "__func__", f)
     if not isinstance(f, types.FunctionType):
@@ -315,7 +318,7 @@ def _array_bindings(f) -> list[tuple]:
     for cell in f.__closure__ or ():
         value = _cell_value(cell)
         if isinstance(value, np.ndarray):
-            bindings.append((cell, None, value))
+            bindings.append((cell, None, value, value.copy()))
     codes = [f.__code__]
     while codes:  # f's own code and the lambdas and comprehensions inside it
         code = codes.pop()
@@ -323,7 +326,7 @@ def _array_bindings(f) -> list[tuple]:
         for name in code.co_names:
             value = f.__globals__.get(name)
             if isinstance(value, np.ndarray):
-                bindings.append((f.__globals__, name, value))
+                bindings.append((f.__globals__, name, value, value.copy()))
     return bindings
 
 
@@ -334,12 +337,21 @@ def _cell_value(cell):
         return _EMPTY
 
 
-def _rebound(bindings: list[tuple]) -> bool:
-    for holder, name, array in bindings:
+def _stale(bindings: list[tuple]) -> bool:
+    """Whether a name of ``f`` is bound to another array, or an array's contents changed."""
+    for holder, name, array, contents in bindings:
         current = _cell_value(holder) if name is None else holder.get(name, _EMPTY)
-        if current is not array:
+        if current is not array or not _same_contents(array, contents):
             return True
     return False
+
+
+def _same_contents(array: np.ndarray, contents: np.ndarray) -> bool:
+    if array.shape != contents.shape or array.dtype != contents.dtype:
+        return False
+    if array.dtype.kind in "fc":
+        return bool(np.array_equal(array, contents, equal_nan=True))
+    return bool(np.array_equal(array, contents))
 
 
 def compile(  # noqa: A001
@@ -370,8 +382,10 @@ def compile(  # noqa: A001
     place changes the value and the gradient alike, and binding one of
     ``f``'s global or closure names to another array records ``f`` again.
     What ``f`` computes from such arrays with numpy alone, before they meet
-    a traced value (``W > 0`` for a plain ``W``), runs once, at recording:
-    pass those arrays as arguments, or compute with adcompare ops.
+    a traced value (``W > 0`` for a plain ``W``), runs at recording: so a
+    change of such an array's contents records ``f`` again (a copy of each
+    is compared per call; arrays reached through other objects, such as
+    ``self.W``, are not watched: pass those as arguments).
     Arguments may be pytrees (see
     :class:`~adcompare.engines.replay.trees.TreeCompiledFunction`).
 
