@@ -39,6 +39,7 @@ from adcompare.ops import stats
 from adcompare.ops.registry import ComplexNotSupportedError
 from adcompare.pytree import register_pytree_node, tree_flatten, tree_map, tree_unflatten
 from adcompare.runtime.cost import Cost, count
+from adcompare.sparsity import sparse_hessian, sparse_jacobian
 from adcompare.transforms import (
     ModeChoice,
     choose_mode,
@@ -101,6 +102,8 @@ __all__ = [
     "pytree",
     "register_pytree_node",
     "stats",
+    "sparse_hessian",
+    "sparse_jacobian",
     "symbolic",
     "tree_flatten",
     "tree_map",

@@ -16,7 +16,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from adcompare.engines.forward import Dual, as_float, float_dtype, in_dtype
+from adcompare.engines.forward import (  # noqa: F401 - LANE_BUDGET: read from here
+    LANE_BUDGET,
+    Dual,
+    as_float,
+    default_chunk,
+    float_dtype,
+    in_dtype,
+)
 from adcompare.engines.reverse import Tensor, enable_grad, run_backward
 from adcompare.ops import concatenate, real, reshape, stack, transpose
 from adcompare.ops.registry import Box, new_level, raw, shape_of
@@ -47,13 +54,6 @@ __all__ = [
     "value_and_grad",
     "vjp",
 ]
-
-#: How many tangent elements (lanes × inputs) one forward pass may hold: the
-#: default chunk is ``min(n, LANE_BUDGET // n)`` lanes. 2**17 float64 values
-#: are 1 MiB, so the tangent of an input-sized intermediate stays in a core's
-#: cache between the ops that read it; at n = 1000 that is 131 lanes a pass,
-#: and 8 such passes run faster than one pass of 1000 lanes.
-LANE_BUDGET = 2**17
 
 _EXTRA_MODES: dict[str, dict[str, Callable]] = {}
 
@@ -598,15 +598,6 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence):
     return tree_unflatten(out_def, values), tree_unflatten(out_def, out_tangents)
 
 
-def default_chunk(n: int) -> int:
-    """The default number of lanes for ``n`` inputs: all of them, within a budget.
-
-    >>> default_chunk(10), default_chunk(1000), default_chunk(10_000)
-    (10, 131, 13)
-    """
-    return max(1, min(n, LANE_BUDGET // max(n, 1)))
-
-
 def _jacfwd_at(f, flat: _Flat, position: int, chunk_size, has_aux, name, scalar=False):
     """The Jacobian of every output leaf with respect to one active input leaf.
 
@@ -627,7 +618,7 @@ def _jacfwd_at(f, flat: _Flat, position: int, chunk_size, has_aux, name, scalar=
         seeds = np.eye(width, n, k=start, dtype=dtype)
         dual = Dual._make(x, seeds.reshape((width,) + x_shape), width, level)
         if cost._ACTIVE:
-            cost.record_pass()
+            cost.record_pass(width)
         out, aux = _split_aux(
             flat.call(f, _replace(flat.leaves, [position], [dual])), has_aux, name
         )

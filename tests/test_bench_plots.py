@@ -32,7 +32,12 @@ def results():
         grid=[2, 4, 8],
         memory=True,
     )
-    return run_sweep(config)
+    measured = run_sweep(config)
+    # These tests are about what the figures hold; a burst of load on the machine flags
+    # cells, which leaves them out of the slope fits (tested in test_bench_load.py).
+    for cell in measured.cells:
+        cell.pop("flags", None)
+    return measured
 
 
 def labels(ax):

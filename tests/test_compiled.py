@@ -417,3 +417,23 @@ def test_writing_into_a_mask_is_refused():
 
     with pytest.raises(CompileError, match=r"np\.where\(positions, new_value, m\)"):
         ad.compile(f, np.array([1.0, 2.0, 3.0]))
+
+
+MASK_OWNER = np.array([1.0, -1.0, 2.0])
+
+
+def test_numpy_on_a_global_array_is_recomputed_after_the_array_changes():
+    # W > 0 runs on a plain global array while f is recorded: frozen unless the change of
+    # W's contents is noticed. Eager execution is the reference.
+    f = lambda x: ad.sum(x[MASK_OWNER > 0] ** 2)
+    x = np.array([3.0, 4.0, 5.0])
+    compiled = ad.compile(f, x)
+    try:
+        MASK_OWNER[1] = 1.0  # now every entry is selected
+        value, gradient = compiled.value_and_grad(x)
+        eager_value, eager_gradient = ad.value_and_grad(f)(x)
+        assert value == eager_value == 50.0
+        np.testing.assert_array_equal(gradient, eager_gradient)
+        assert compiled.recordings == 2
+    finally:
+        MASK_OWNER[1] = -1.0

@@ -21,7 +21,7 @@ LAYERS = [
     {"ops"},
     {"engines", "pytree"},
     {"transforms", "checkpointing", "revolve"},
-    {"symbolic", "graph", "optim", "custom"},
+    {"symbolic", "graph", "optim", "custom", "sparsity"},
     {"check", "testing", "nn"},
     {"adcompare"},
     {"adbench", "train"},

@@ -30,9 +30,9 @@ def _leaves(value):
     return [value]
 
 
-def both(f, args, argnums):
-    plain = ad.compile(f, *args, argnums=argnums, optimise=False)
-    optimised = ad.compile(f, *args, argnums=argnums)
+def both(f, args, argnums, mode="reverse"):
+    plain = ad.compile(f, *args, argnums=argnums, optimise=False, mode=mode)
+    optimised = ad.compile(f, *args, argnums=argnums, mode=mode)
     return plain, optimised
 
 
@@ -49,6 +49,20 @@ def test_every_op_gives_bit_identical_results_after_the_passes(case):
     assert optimised.program.instructions <= plain.program.instructions
 
 
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_every_op_gives_bit_identical_jacobians_after_the_passes_in_forward_mode(case):
+    op, shapes, params = case
+    recorded_at, params = draw(op, shapes, params, seed=1)
+    new_inputs, _ = draw(op, shapes, None, seed=3)
+    positions = tuple(range(len(shapes))) if op.nargs is None else op.differentiable
+    f = lambda *args: op.fn(*args, **params)
+    plain, optimised = both(f, recorded_at, positions, mode="forward")
+    assert_bit_identical(
+        optimised.value_and_jacobian(*new_inputs), plain.value_and_jacobian(*new_inputs)
+    )
+    assert optimised.program.instructions <= plain.program.instructions
+
+
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 @given(programs())
 def test_random_programs_give_bit_identical_results_after_the_passes(program):
@@ -59,6 +73,9 @@ def test_random_programs_give_bit_identical_results_after_the_passes(program):
     moved = [x * 0.97 for x in program.inputs]
     for point in (program.inputs, moved):
         assert_bit_identical(optimised.value_and_grad(*point), plain.value_and_grad(*point))
+    plain, optimised = both(program, program.inputs, argnums, mode="forward")
+    for point in (program.inputs, moved):
+        assert_bit_identical(optimised.value_and_jacobian(*point), plain.value_and_jacobian(*point))
 
 
 def _stats(compiled) -> dict:

@@ -9,10 +9,20 @@ m×n Jacobian (an n-vector gradient when m = 1) by one of the engines.
 ``forward1``   forward mode, one lane: pure dual numbers, n passes
 ``forward``    forward mode, chunked lanes: ``jacfwd``'s default chunk
 ``reverse``    reverse mode: one recorded pass, m backward sweeps (``jacrev``)
+``reverse-replay``  reverse mode replayed by ``adcompare.compile``: the gradient, or for
+               m > 1 one replay of f and its sweep per output row (uᵀJ, u = eᵢ)
+``forward-replay``  forward mode replayed by ``adcompare.compile(mode="forward")``:
+               ``jacfwd``'s chunks of lanes, one replay each
 ``fd``         central finite differences of plain f: 2n evaluations
 ``symbolic``   exact derivatives by SymPy, for small sizes, when
                ``adcompare.symbolic`` is installed
 =============  ===================================================================
+
+The replay modes record on their first call, as a peer's ``jit`` compiles on
+its first: the harness's warm-up call (``time["warmup"]``) is the recording
+plus one replay, the median the replay alone. A replay applies no op through
+adcompare's dispatch, so its counts are not taken (``counted=False``); eager
+time ÷ replayed time is how much of a mode's time was interpretation.
 
 ``per-example:loop`` and ``per-example:vmap`` (:mod:`~adcompare.bench.per_example`)
 compute the per-example gradients of the ``per_example`` problem; they are
@@ -29,6 +39,7 @@ Hessian (n HVPs), for each composition C of
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -168,6 +179,36 @@ def _reverse(instance: Instance):
     return lambda: jac(x)
 
 
+def _on_first_call(compile_work: Callable[[], Callable[[], np.ndarray]]):
+    """Work that compiles on its first call and replays on every call."""
+    compiled = []
+
+    def work():
+        if not compiled:
+            compiled.append(compile_work())
+        return compiled[0]()
+
+    return work
+
+
+def _reverse_replay(instance: Instance):
+    f, x = instance.on(ad), instance.x
+    if instance.m == 1:
+        return _on_first_call(lambda: functools.partial(ad.compile(f, x).grad, x))
+    rows = np.eye(instance.m)
+
+    def compile_rows():
+        compiled = ad.compile(lambda x, u: ad.sum(f(x) * u), x, rows[0])
+        return lambda: np.stack([compiled.grad(x, u) for u in rows])
+
+    return _on_first_call(compile_rows)
+
+
+def _forward_replay(instance: Instance):
+    f, x = instance.on(ad), instance.x
+    return _on_first_call(lambda: functools.partial(ad.compile(f, x, mode="forward").jacobian, x))
+
+
 def _finite_differences(instance: Instance):
     jac, x = finite_differences(instance.on(np)), instance.x
     return lambda: jac(x)
@@ -199,6 +240,8 @@ MODES: dict[str, Mode] = {
         Mode("forward1", "forward, 1 lane", _forward_one_lane),
         Mode("forward", "forward, chunked", _forward_chunked),
         Mode("reverse", "reverse", _reverse),
+        Mode("reverse-replay", "reverse, replayed", _reverse_replay, counted=False),
+        Mode("forward-replay", "forward, replayed", _forward_replay, counted=False),
         Mode("fd", "finite differences", _finite_differences),
         Mode("symbolic", "symbolic", _symbolic),
         *_second_order_modes(),

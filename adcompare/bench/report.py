@@ -25,6 +25,7 @@ from adcompare.bench.plots import save_figures
 from adcompare.bench.problems import PROBLEMS
 from adcompare.bench.report_peers import peer_conclusions, peer_section
 from adcompare.bench.report_real import real_conclusions, real_section
+from adcompare.bench.report_replay import replay_section
 from adcompare.bench.report_second_order import (
     SECOND_ORDER_LEGEND,
     second_order_conclusions,
@@ -535,6 +536,7 @@ def render(results: Results, figures: dict | None = None, sources: list[str] | N
             lines += _problem_section(results, problem, figures)
     lines += peer_section(results)
     lines += real_section(results)
+    lines += replay_section(results)
     lines += _not_measured(results)
     return "\n".join(lines)
 

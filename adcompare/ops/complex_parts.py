@@ -21,6 +21,7 @@ import cmath
 import numpy as np
 import sympy
 
+from adcompare.ops.links import Links, elementwise_links
 from adcompare.ops.registry import WIRTINGER, defop, raw
 
 
@@ -44,6 +45,12 @@ real = defop(
     example="real(3.0 + 4.0j) -> 3.0",
 )
 
+
+def _complex_only_links(out, x) -> Links:
+    """Each output on its input element for complex input; none for a real input (a constant)."""
+    return elementwise_links(out, x) if _is_complex(x) else Links((None,))
+
+
 imag = defop(
     "imag",
     np.imag,
@@ -56,6 +63,7 @@ imag = defop(
     jvp=lambda out, x, x_dot: imag(x_dot),
     # u Im(dz) = Re(-i u dz); a real input's imaginary part is the constant 0.
     vjp=lambda out, x, out_bar: real(out_bar) * -1j if _is_complex(x) else out_bar * 0.0,
+    sparsity=lambda out, x, *, local: _complex_only_links(out, x),
     doc="The imaginary part, elementwise (0 for a real input).",
     example="imag(3.0 + 4.0j) -> 4.0",
 )
@@ -94,6 +102,7 @@ angle = defop(
     # The angle of a real number is a constant, 0 or pi.
     jvp=lambda out, x, x_dot: imag(x_dot / x) if _is_complex(x) else 0.0 * x_dot,
     vjp=lambda out, x, out_bar: real(out_bar) * _angle_slope(x),
+    sparsity=lambda out, x, *, local: _complex_only_links(out, x),
     doc="The argument ``atan2(Im z, Re z)`` of a complex number, elementwise (0 for "
     "positive reals); undefined at 0.",
     example="angle(1.0j) -> 1.5707963267948966",

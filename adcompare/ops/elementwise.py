@@ -20,6 +20,7 @@ import scipy.special
 import sympy
 
 from adcompare.ops.complex_parts import conj, real
+from adcompare.ops.links import Links, elementwise_links
 from adcompare.ops.registry import (
     ARRAY_ONLY,
     HOLOMORPHIC,
@@ -190,6 +191,7 @@ stop_gradient = defop(
         "``lax.stop_gradient``, PyTorch's ``detach`` inside a computation)."
     ),
     example="stop_gradient(2.0) -> 2.0",
+    sparsity=lambda out, x, *, local: Links((None,)),  # no output depends on x
 )
 
 
@@ -535,6 +537,20 @@ def _share(x, y):
     return share.astype(np.result_type(x, y, np.float32), copy=False)
 
 
+def _winner_sparsity(larger: bool):
+    """Both arguments; with ``local``, only the one that wins at each element (both at a tie)."""
+
+    def rule(out, x, y, *, local):
+        if not local:
+            return elementwise_links(out, x, y)
+        first, second = (x, y) if larger else (y, x)
+        return elementwise_links(
+            out, x, y, keep=(_share(first, second) > 0, _share(second, first) > 0)
+        )
+
+    return rule
+
+
 maximum = defop(
     "maximum",
     np.maximum,
@@ -555,6 +571,7 @@ maximum = defop(
     ),
     doc="Larger of two arrays, elementwise; a tie splits the derivative evenly.",
     example="maximum(2.0, 3.0) -> 3.0",
+    sparsity=_winner_sparsity(larger=True),
 )
 
 minimum = defop(
@@ -577,6 +594,7 @@ minimum = defop(
     ),
     doc="Smaller of two arrays, elementwise; a tie splits the derivative evenly.",
     example="minimum(2.0, 3.0) -> 2.0",
+    sparsity=_winner_sparsity(larger=False),
 )
 
 
@@ -587,6 +605,11 @@ def _prepare_where(x, y, *, cond):
 def _choose(x, y, cond):
     # where's replay kernel on single numbers.
     return x if cond else y
+
+
+def _where_sparsity(out, x, y, *, local, cond):
+    """Both branches; with ``local``, the branch ``cond`` chooses."""
+    return elementwise_links(out, x, y, keep=(cond, ~cond) if local else None)
 
 
 _select = defop(
@@ -610,6 +633,7 @@ _select = defop(
         lambda out, x, y, out_bar, cond: _select(0.0, out_bar, cond=cond),
     ),
     doc="``x`` where ``cond`` holds, else ``y`` (the condition as a keyword).",
+    sparsity=_where_sparsity,
 )
 
 
@@ -651,6 +675,11 @@ def _sym_clip(x, lo, hi):
     return sympy.Piecewise(*pieces, (x, True))
 
 
+def _clip_sparsity(out, x, *, local, lo, hi):
+    """The element; with ``local``, only where it lies inside the bounds."""
+    return elementwise_links(out, x, keep=(_inside(x, lo, hi),) if local else None)
+
+
 clip = defop(
     "clip",
     lambda x, lo, hi: np.clip(x, lo, hi),
@@ -670,6 +699,7 @@ clip = defop(
         "constants. Derivative 1 on the closed interval, 0 outside."
     ),
     example="clip(5.0, 0.0, 1.0) -> 1.0",
+    sparsity=_clip_sparsity,
 )
 
 erf = defop(
@@ -925,12 +955,29 @@ _SymRint = _step_function("Rint", np.rint)
 _SymSign = _step_function("Sign", np.sign)
 
 
+def _no_links(out, x, *, local, **params) -> Links:
+    """A derivative that is 0 everywhere: no output element depends on an input."""
+    return Links((None,))
+
+
+def _remainder_sparsity(quotient):
+    """x always; y (``d/dy = -quotient(x / y)``) only where the quotient is not 0, locally."""
+
+    def rule(out, x, y, *, local):
+        if not local:
+            return elementwise_links(out, x, y)
+        return elementwise_links(out, x, y, keep=(True, quotient(raw(x) / raw(y)) != 0))
+
+    return rule
+
+
 def _flat(name, value, sym, replay, doc, example, **fields):
     return defop(
         name,
         value,
         jvp=lambda out, x, x_dot, **params: 0.0 * x_dot,
         vjp=lambda out, x, out_bar, **params: 0.0 * out_bar,
+        sparsity=_no_links,
         sym=sym,
         replay=replay,
         saves=(),
@@ -1128,6 +1175,7 @@ fmax = defop(
         lambda out, x, y, out_bar: out_bar * _fshare(x, y),
         lambda out, x, y, out_bar: out_bar * _fshare(y, x),
     ),
+    sparsity=_winner_sparsity(larger=True),
     doc="Larger of two arrays, elementwise, ignoring NaN (a NaN loses); a tie splits evenly.",
     example="fmax(2.0, float('nan')) -> 2.0",
 )
@@ -1149,6 +1197,7 @@ fmin = defop(
         lambda out, x, y, out_bar: out_bar * _fshare(negative(x), negative(y)),
         lambda out, x, y, out_bar: out_bar * _fshare(negative(y), negative(x)),
     ),
+    sparsity=_winner_sparsity(larger=False),
     doc="Smaller of two arrays, elementwise, ignoring NaN (a NaN loses); a tie splits evenly.",
     example="fmin(2.0, float('nan')) -> 2.0",
 )
@@ -1174,6 +1223,7 @@ mod = defop(
         lambda out, x, y, out_bar: out_bar,
         lambda out, x, y, out_bar: out_bar * negative(floor(x / y)),
     ),
+    sparsity=_remainder_sparsity(np.floor),
     doc="Remainder with the sign of the divisor, elementwise (``x % y``, as ``np.mod``).",
     example="mod(-1.0, 3.0) -> 2.0",
 )
@@ -1197,6 +1247,7 @@ fmod = defop(
         lambda out, x, y, out_bar: out_bar,
         lambda out, x, y, out_bar: out_bar * negative(trunc(x / y)),
     ),
+    sparsity=_remainder_sparsity(np.trunc),
     doc="Remainder with the sign of the dividend, elementwise (C's ``fmod``, as ``np.fmod``).",
     example="fmod(-1.0, 3.0) -> -1.0",
 )

@@ -22,6 +22,7 @@ import scipy.linalg
 import sympy
 
 from adcompare.ops.elementwise import add, divide, multiply, negative, subtract
+from adcompare.ops.links import Links, element_numbers
 from adcompare.ops.reductions import sum
 from adcompare.ops.registry import (
     ARRAY_ONLY,
@@ -110,6 +111,22 @@ def _vjp_y(out, x, y, out_bar):
     return unbroadcast(matmul(_swap_last(x), out_bar), shape_of(y))
 
 
+def _matmul_sparsity(out, x, y, *, local):
+    """``out[..., i, k]`` depends on row ``i`` of ``x`` and column ``k`` of ``y``;
+    ``x[..., i, j]`` and ``y[..., j, k]`` interact in it (one product per ``j``)."""
+    xs, ys = shape_of(x), shape_of(y)
+    x_shape = xs if len(xs) > 1 else (1,) + xs
+    y_shape = ys if len(ys) > 1 else ys + (1,)
+    batch = np.broadcast_shapes(x_shape[:-2], y_shape[:-2])
+    (m, inner), p = x_shape[-2:], y_shape[-1]
+    grid = batch + (m, p, inner)
+    rows = np.broadcast_to(element_numbers(batch + (m, p))[..., None], grid).ravel()
+    a = np.broadcast_to(element_numbers(xs).reshape(x_shape)[..., :, None, :], grid).ravel()
+    columns = np.swapaxes(element_numbers(ys).reshape(y_shape), -1, -2)
+    b = np.broadcast_to(columns[..., None, :, :], grid).ravel()
+    return Links(((rows, a), (rows, b)), ((0, 1, rows, a, b),))
+
+
 def _batch(args, batched):
     """A batch of matrix products: 1-D operands become one-row or one-column matrices,
     and batched operands get size-1 axes after the batch axis so that numpy's
@@ -161,6 +178,7 @@ matmul = defop(
     vjp=(_vjp_x, _vjp_y),
     doc="Matrix product, as ``np.matmul`` and ``x @ y``: 1-D, 2-D and batched.",
     example="matmul([[1.0, 2.0]], [[3.0], [4.0]]) -> [[11.]]",
+    sparsity=_matmul_sparsity,
 )
 
 

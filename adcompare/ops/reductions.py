@@ -12,6 +12,7 @@ import numpy as np
 import sympy
 
 from adcompare.ops.elementwise import where
+from adcompare.ops.links import Links, element_numbers, reduction_links
 from adcompare.ops.registry import (
     ARRAY_ONLY,
     HOLOMORPHIC,
@@ -72,6 +73,10 @@ def _sympy_over(reducer):
     return sym
 
 
+def _sum_sparsity(out, x, *, local, axis, keepdims):
+    return reduction_links(out, x, axis, keepdims)
+
+
 sum = defop(
     "sum",
     lambda x, axis, keepdims: np.add.reduce(x, axis=axis, keepdims=keepdims),
@@ -93,6 +98,7 @@ sum = defop(
     vjp=lambda out, x, out_bar, axis, keepdims: _spread(out_bar, x, axis, keepdims),
     doc="Sum over ``axis`` (all axes by default), as ``np.sum``.",
     example="sum([[1.0, 2.0], [3.0, 4.0]], axis=0) -> [4. 6.]",
+    sparsity=_sum_sparsity,
 )
 
 
@@ -123,6 +129,12 @@ def _max_vjp(out, x, out_bar, axis, keepdims):
     return _winners(x, out, axis, keepdims) * _aligned(out_bar, x, axis, keepdims)
 
 
+def _select_sparsity(out, x, *, local, axis, keepdims):
+    """The whole slice; with ``local``, only the elements that win at this point."""
+    winners = _winners(x, out, axis, keepdims) > 0 if local else None
+    return reduction_links(out, x, axis, keepdims, keep=winners)
+
+
 max = defop(
     "max",
     lambda x, axis, keepdims: np.maximum.reduce(x, axis=axis, keepdims=keepdims),
@@ -139,6 +151,7 @@ max = defop(
     vjp=_max_vjp,
     doc="Maximum over ``axis``; tied maxima share the derivative evenly.",
     example="max([1.0, 3.0, 2.0]) -> 3.0",
+    sparsity=_select_sparsity,
 )
 
 min = defop(
@@ -157,6 +170,7 @@ min = defop(
     vjp=_max_vjp,
     doc="Minimum over ``axis``; tied minima share the derivative evenly.",
     example="min([1.0, 3.0, 2.0]) -> 1.0",
+    sparsity=_select_sparsity,
 )
 
 
@@ -173,6 +187,20 @@ def _product_of_others(x, axis):
     product = prod(nonzero, axis=axis, keepdims=True)
     use = (zeros_in_slice == 0) | ((zeros_in_slice == 1) & zero)
     return where(use, product / nonzero, 0.0)
+
+
+def _prod_sparsity(out, x, *, local, axis, keepdims):
+    """The slice, and every two distinct elements of a slice interact."""
+    links = reduction_links(out, x, axis, keepdims)
+    rows, cols = links.inputs[0]
+    order = np.argsort(rows, kind="stable")
+    slices = cols[order].reshape(np.size(out), -1)  # one row of element numbers per slice
+    a = np.repeat(slices, slices.shape[1], axis=1)
+    b = np.tile(slices, (1, slices.shape[1]))
+    distinct = a != b
+    slice_rows = np.broadcast_to(np.arange(np.size(out))[:, None], a.shape)
+    pairs = (0, 0, slice_rows[distinct], a[distinct], b[distinct])
+    return Links(links.inputs, (pairs,))
 
 
 prod = defop(
@@ -199,6 +227,7 @@ prod = defop(
     ),
     doc="Product over ``axis``; exact where elements are zero (no division by x).",
     example="prod([2.0, 3.0, 4.0]) -> 24.0",
+    sparsity=_prod_sparsity,
 )
 
 
@@ -212,6 +241,14 @@ def _prepare_scan(x, axis):
 
 def _reversed(x, axis):
     return getitem(x, (Ellipsis, slice(None, None, -1)) + (slice(None),) * (-1 - axis))
+
+
+def _cumsum_sparsity(out, x, *, local, axis):
+    """Element ``j`` of a running sum depends on elements ``0..j`` along the axis."""
+    lines = np.moveaxis(element_numbers(shape_of(x)), axis, -1)
+    lines = lines.reshape(-1, lines.shape[-1])
+    later, earlier = np.tril_indices(lines.shape[1])
+    return Links(((lines[:, later].ravel(), lines[:, earlier].ravel()),))
 
 
 _cumsum = defop(
@@ -229,6 +266,7 @@ _cumsum = defop(
     # The adjoint of a running sum is a running sum from the other end.
     vjp=lambda out, x, out_bar, axis: _reversed(_cumsum(_reversed(out_bar, axis), axis), axis),
     doc="Running sum along one axis (see ``cumsum``).",
+    sparsity=_cumsum_sparsity,
 )
 
 

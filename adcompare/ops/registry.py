@@ -49,6 +49,7 @@ __all__ = [
     "LEADING_AXIS",
     "NUMPY_NAMES",
     "OPS",
+    "SELECTS",
     "WIRTINGER",
     "Box",
     "ComplexNotSupportedError",
@@ -95,6 +96,8 @@ class Box:
 ARRAY_ONLY = "array only"
 #: ``complex`` status of an op that is analytic in a complex argument.
 HOLOMORPHIC = "holomorphic"
+#: ``sparsity`` of an op each of whose output elements is one input element.
+SELECTS = "selects"
 #: ``batch`` of an op whose static axes count from the end: a leading batch axis
 #: passes through it as tangent lanes do (see adcompare.ops.batching).
 LEADING_AXIS = "leading axis"
@@ -181,6 +184,13 @@ class OpDef:
     single-element programs, or :data:`ARRAY_ONLY`.
 
     How to compute it faster lives apart, in ``hints`` (:class:`Hints`).
+
+    Which input elements each output element depends on: ``sparsity`` (read by
+    :mod:`adcompare.sparsity`). ``None`` for an elementwise op derives it from
+    broadcasting and the JVP rules; :data:`SELECTS` says each output element is
+    one input element (the value applied to element numbers shows which);
+    otherwise a rule ``sparsity(out, *args, local, **params)`` returning
+    :class:`adcompare.ops.links.Links`.
     """
 
     name: str
@@ -207,6 +217,7 @@ class OpDef:
     fn: Callable | None = None
     api: Callable | None = None
     module: str = ""
+    sparsity: Callable | str | None = None
     # vmap: how a mapped axis passes through (see adcompare.ops.batching).
     batch: Callable | str | None = None
 
@@ -398,6 +409,7 @@ def defop(
     cases: Sequence = (),
     test_params: Callable | None = None,
     hints: Hints = _NO_HINTS,
+    sparsity: Callable | str | None = None,
     batch: Callable | str | None = None,
 ) -> Callable:
     """Register a primitive and return its public function.
@@ -451,6 +463,7 @@ def defop(
         cases=tuple(cases),
         test_params=test_params,
         hints=hints,
+        sparsity=sparsity,
         module=sys._getframe(1).f_globals.get("__name__", ""),
         batch=batch,
     )

@@ -11,10 +11,12 @@ import math
 
 import numpy as np
 
+from adcompare.ops.links import Links, element_numbers
 from adcompare.ops.registry import (
     ARRAY_ONLY,
     HOLOMORPHIC,
     LEADING_AXIS,
+    SELECTS,
     Box,
     Hints,
     defop,
@@ -79,6 +81,7 @@ reshape = defop(
     vjp=lambda out, x, out_bar, shape: reshape(out_bar, shape_of(x)),
     doc="Give an array a new shape with the same elements (one entry may be -1).",
     example="reshape([1.0, 2.0, 3.0, 4.0], (2, 2)) -> [[1. 2.]\n [3. 4.]]",
+    sparsity=SELECTS,
 )
 
 
@@ -122,6 +125,7 @@ transpose = defop(
     vjp=lambda out, x, out_bar, axes: transpose(out_bar, tuple(np.argsort(axes))),
     doc="Permute the axes (reverse them by default), as ``np.transpose``.",
     example="transpose([[1.0, 2.0]]) -> [[1.]\n [2.]]",
+    sparsity=SELECTS,
 )
 
 
@@ -193,6 +197,7 @@ broadcast_to = defop(
     vjp=lambda out, x, out_bar, shape: unbroadcast(out_bar, shape_of(x)),
     doc="Repeat an array along new or size-1 axes to ``shape``, as ``np.broadcast_to``.",
     example="broadcast_to(1.0, (2,)) -> [1. 1.]",
+    sparsity=SELECTS,
 )
 
 
@@ -219,6 +224,7 @@ expand_dims = defop(
     vjp=lambda out, x, out_bar, axis: reshape(out_bar, shape_of(x)),
     doc="Insert size-1 axes at ``axis`` (positions in the result).",
     example="expand_dims([1.0, 2.0], 0) -> [[1. 2.]]",
+    sparsity=SELECTS,
 )
 
 
@@ -251,6 +257,7 @@ squeeze = defop(
     vjp=lambda out, x, out_bar, axis: reshape(out_bar, shape_of(x)),
     doc="Remove size-1 axes (all of them by default).",
     example="squeeze([[1.0, 2.0]]) -> [1. 2.]",
+    sparsity=SELECTS,
 )
 
 
@@ -367,6 +374,7 @@ getitem = defop(
     ),
     example="getitem([1.0, 2.0, 3.0], slice(None, None, -1)) -> [3. 2. 1.]",
     hints=Hints(accumulate_vjp=_getitem_accumulate),
+    sparsity=SELECTS,
 )
 
 
@@ -453,6 +461,13 @@ def _sym_scatter(v, index, shape):
     return out
 
 
+def _scatter_sparsity(out, v, *, local, index, shape):
+    """Each output element depends on the elements of ``v`` added into it."""
+    targets = element_numbers(shape)[index]
+    sources = np.broadcast_to(element_numbers(shape_of(v)), targets.shape)
+    return Links(((targets.ravel(), sources.ravel()),))
+
+
 scatter_add = defop(
     "scatter_add",
     _scatter_value,
@@ -475,6 +490,7 @@ scatter_add = defop(
         "adjoint of indexing."
     ),
     example="scatter_add([1.0, 2.0], index=[0, 0], shape=(2,)) -> [3. 0.]",
+    sparsity=_scatter_sparsity,
 )
 
 
@@ -523,6 +539,12 @@ def _concatenate_vjp(i, out, *rest, axis, sizes):
     )
 
 
+def _concatenate_sparsity(out, *arrays, local, axis, sizes):
+    """Each output element is one element of one argument: split the output's numbers."""
+    pieces = np.split(element_numbers(shape_of(out)), np.cumsum(sizes)[:-1], axis=axis)
+    return Links(tuple((piece.ravel(), np.arange(piece.size)) for piece in pieces))
+
+
 _concatenate = defop(
     "concatenate",
     lambda *arrays, axis, sizes: np.concatenate(arrays, axis=axis),
@@ -544,6 +566,7 @@ _concatenate = defop(
     jvp=_concatenate_jvp,
     vjp=_concatenate_vjp,
     doc="Join arrays along an existing axis (the arrays as separate arguments).",
+    sparsity=_concatenate_sparsity,
 )
 
 

@@ -18,7 +18,8 @@ report:
 
 A backward sweep's rule applications show up as ``"numpy"`` work (or as
 forward or reverse work when derivatives are nested). ``passes`` counts
-forward passes with dual numbers and ``sweeps`` counts backward sweeps.
+forward passes with dual numbers and ``sweeps`` counts backward sweeps;
+``seeds`` counts the tangent directions the passes carried (one per lane).
 
 Checkpointing trades memory for recomputation, so both sides are counted:
 ``live_tape_bytes`` is what the tape holds now (records not yet freed by a
@@ -62,6 +63,7 @@ class Cost:
     tape_bytes: int = 0
     passes: int = 0
     sweeps: int = 0
+    seeds: int = 0
     live_tape_bytes: int = 0
     peak_tape_bytes: int = 0
     recomputed_ops: int = 0
@@ -82,6 +84,7 @@ class Cost:
             "tape_bytes": self.tape_bytes,
             "passes": self.passes,
             "sweeps": self.sweeps,
+            "seeds": self.seeds,
             "peak_tape_bytes": self.peak_tape_bytes,
             "recomputed_ops": self.recomputed_ops,
             "recomputed_steps": self.recomputed_steps,
@@ -195,10 +198,11 @@ def recomputing() -> Iterator[None]:
         _RECOMPUTING[0] -= 1
 
 
-def record_pass() -> None:
-    """Report one forward pass with dual numbers."""
+def record_pass(lanes: int = 1) -> None:
+    """Report one forward pass with dual numbers, carrying ``lanes`` tangent directions."""
     for cost in _ACTIVE:
         cost.passes += 1
+        cost.seeds += lanes
 
 
 def record_sweep() -> None:

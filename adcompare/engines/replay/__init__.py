@@ -34,6 +34,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from adcompare.engines.forward import default_chunk
 from adcompare.engines.replay.codegen import GuardFlip, Program, build
 from adcompare.engines.replay.passes import PASSES
 from adcompare.engines.replay.record import CompileError, record
@@ -53,7 +54,19 @@ class CompiledFunction:
     (``.source`` is its code, ``.instructions`` and ``.guards`` its size).
     """
 
-    def __init__(self, f: Callable, argnums, example_args: tuple, passes=PASSES):
+    def __init__(
+        self,
+        f: Callable,
+        argnums,
+        example_args: tuple,
+        passes=PASSES,
+        mode: str = "reverse",
+        chunk_size: int | None = None,
+    ):
+        if mode not in ("reverse", "forward"):
+            raise ValueError(f'compile: mode must be "reverse" or "forward", not {mode!r}')
+        if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+            raise ValueError(f"compile: chunk_size must be a positive integer, not {chunk_size!r}")
         if not callable(f):
             raise TypeError(f"compile: f must be callable, got {type(f).__name__}")
         many = isinstance(argnums, (tuple, list))
@@ -69,10 +82,14 @@ class CompiledFunction:
                     f"{self._nargs} example arguments"
                 )
         self._argnums = tuple(p % self._nargs for p in self._argnums)
+        self.mode = mode
+        self._chunk_size = chunk_size
         self._programs: dict = {}
+        self._chunks: dict = {}
         self._bindings: list = []
         self.recordings = 0
-        self._record(self._inputs(example_args))
+        arrays = self._inputs(example_args)
+        self._record(arrays + self._seed_chunks(arrays)[0][1])
 
     @property
     def program(self) -> Program:
@@ -103,6 +120,7 @@ class CompiledFunction:
         The gradient is one array, or a tuple of them when ``argnums`` is a
         tuple, as :func:`adcompare.value_and_grad`.
         """
+        self._require("reverse", "value_and_grad", "value_and_jacobian")
         value, *grads = self._replay(1, args)
         return value, (tuple(grads) if self._many else grads[0])
 
@@ -110,7 +128,80 @@ class CompiledFunction:
         """The gradient alone (see :meth:`value_and_grad`)."""
         return self.value_and_grad(*args)[1]
 
-    # --- internals --------------------------------------------------------------
+    def value_and_jacobian(self, *args):
+        """``(f(*args), J)`` by replaying the tangent program, ``chunk_size`` lanes a replay.
+
+        A compiled ``mode="forward"`` function seeds the identity in chunks of
+        lanes, as :func:`adcompare.jacfwd` does; ``J`` has shape
+        ``out.shape + x.shape`` (a tuple of them when ``argnums`` is a tuple).
+
+        >>> import numpy as np
+        >>> import adcompare as ad
+        >>> compiled = ad.compile(lambda x: ad.sin(x) * x[0], np.zeros(2), mode="forward")
+        >>> value, jacobian = compiled.value_and_jacobian(np.array([1.0, 2.0]))
+        >>> print(np.round(jacobian, 4))
+        [[ 1.3818  0.    ]
+         [ 0.9093 -0.4161]]
+        """
+        self._require("forward", "value_and_jacobian", "value_and_grad")
+        arrays = self._inputs(args)
+        value, blocks = None, []
+        for width, seeds in self._seed_chunks(arrays):
+            value, tangent = self._replay(1, arrays, seeds, checked=True)
+            blocks.append(tangent[:width])
+        lanes = blocks[0] if len(blocks) == 1 else np.concatenate(blocks)
+        columns = np.moveaxis(lanes, 0, -1)  # out.shape + (n,)
+        jacobians, start = [], 0
+        for p in self._argnums:
+            size = arrays[p].size
+            block = columns[..., start : start + size]
+            jacobians.append(block.reshape(np.shape(value) + arrays[p].shape))
+            start += size
+        return value, (tuple(jacobians) if self._many else jacobians[0])
+
+    def jacobian(self, *args):
+        """The Jacobian alone (see :meth:`value_and_jacobian`)."""
+        return self.value_and_jacobian(*args)[1]
+
+    def jvp(self, primals, tangents):
+        """``(f(*primals), J·tangents)`` by one replay of the tangent program.
+
+        ``tangents`` holds one direction per differentiated argument, shaped
+        like it, or ``k`` directions at once, shaped ``(k, *shape)``; the
+        output tangent is shaped like the output, or ``(k, *out.shape)``.
+
+        >>> import numpy as np
+        >>> import adcompare as ad
+        >>> compiled = ad.compile(lambda x: ad.sum(x**3), np.ones(2), mode="forward")
+        >>> value, tangent = compiled.jvp((np.array([1.0, 2.0]),), (np.array([1.0, 1.0]),))
+        >>> print(value, tangent)
+        9.0 15.0
+        """
+        self._require("forward", "jvp", "value_and_grad")
+        arrays = self._inputs(tuple(primals))
+        tangents = tuple(tangents)
+        if len(tangents) != len(self._argnums):
+            raise TypeError(
+                f"jvp: give one tangent per differentiated argument ({len(self._argnums)}), "
+                f"got {len(tangents)}"
+            )
+        seeds, single = [], None
+        for p, tangent in zip(self._argnums, tangents):
+            tangent = np.asarray(tangent, dtype=np.result_type(arrays[p].dtype, np.float32))
+            lanes = tangent.shape == arrays[p].shape
+            if tangent.shape[int(not lanes) :] != arrays[p].shape or single not in (None, lanes):
+                raise ValueError(
+                    f"jvp: a tangent of shape {tangent.shape} does not fit argument {p} of shape "
+                    f"{arrays[p].shape}; give its shape for one direction or (k, *shape) for "
+                    "k directions, alike for every argument"
+                )
+            single = lanes
+            seeds.append(tangent[None] if lanes else tangent)
+        value, tangent = self._replay(1, arrays, tuple(seeds), checked=True)
+        return value, (tangent[0] if single else tangent)
+
+        # --- internals --------------------------------------------------------------
+
     def _inputs(self, args: tuple) -> tuple:
         if len(args) != self._nargs:
             raise TypeError(
@@ -129,19 +220,63 @@ class CompiledFunction:
             arrays.append(a)
         return tuple(arrays)
 
+    def _require(self, mode: str, method: str, alternative: str) -> None:
+        if self.mode != mode:
+            raise TypeError(
+                f"{method} replays a {mode}-mode program, and this function was compiled with "
+                f'mode="{self.mode}"; call {alternative}, or compile f with mode="{mode}"'
+            )
+
+    def _seed_chunks(self, arrays: tuple) -> list[tuple[int, tuple]]:
+        """``(width, seeds)`` per replay: the identity over every active input, in lanes.
+
+        Reverse mode needs no seeds: one chunk of none.
+        """
+        if self.mode == "reverse":
+            return [(0, ())]
+        key = _signature(arrays)
+        chunks = self._chunks.get(key)
+        if chunks is None:
+            sizes = [arrays[p].size for p in self._argnums]
+            n = sum(sizes)
+            k = min(self._chunk_size or default_chunk(n), max(n, 1))
+            chunks = []
+            for start in range(0, max(n, 1), k):
+                identity = np.eye(k, n, k=start)  # rows past n are zero: padding lanes
+                seeds, offset = [], 0
+                for p, size in zip(self._argnums, sizes):
+                    dtype = np.result_type(arrays[p].dtype, np.float32)
+                    block = identity[:, offset : offset + size].astype(dtype)
+                    seeds.append(block.reshape((k, *arrays[p].shape)))
+                    offset += size
+                chunks.append((min(k, n - start), tuple(seeds)))
+            self._chunks[key] = chunks
+        return chunks
+
     def _record(self, arrays: tuple) -> tuple[Program, Program]:
         self._bindings = _array_bindings(self._f)
-        recording = record(self._f, arrays, self._argnums, new_level(), gradient=True)
+        args, seeds = arrays[: self._nargs], arrays[self._nargs :]
+        recording = record(
+            self._f,
+            args,
+            self._argnums,
+            new_level(),
+            gradient=self.mode == "reverse",
+            seeds=seeds if self.mode == "forward" else None,
+        )
         self.recordings += 1
         programs = build(recording, self._passes)
         self._programs[_signature(arrays)] = programs
         self._latest = programs
         return programs
 
-    def _replay(self, which: int, args: tuple):
-        arrays = self._inputs(args)
-        if self._bindings and _rebound(self._bindings):
-            self._programs.clear()  # every recording holds the arrays the names had
+    def _replay(self, which: int, args: tuple, seeds: tuple | None = None, checked=False):
+        arrays = args if checked else self._inputs(args)
+        if seeds is None:
+            seeds = self._seed_chunks(arrays)[0][1]
+        arrays = arrays + seeds
+        if self._bindings and _stale(self._bindings):
+            self._programs.clear()  # recorded with the arrays the names had, as they were
         programs = self._programs.get(_signature(arrays))
         if programs is None:
             programs = self._record(arrays)
@@ -170,8 +305,11 @@ def _array_bindings(f) -> list[tuple]:
     """The names ``f``'s code reads arrays through: ``(holder, name, array)``.
 
     A holder is ``f``'s globals (with the name) or a closure cell (name
-    ``None``). A recording holds the arrays themselves; when a name is bound
-    to another array, the recordings are out of date.
+    ``None``). A recording holds the arrays themselves, and what plain numpy
+    computed from them while recording (``W > 0`` for a global ``W``) is
+    frozen in it; so when a name is bound to another array, or an array's
+    contents change, the recordings are out of date. Each binding keeps a
+    copy of the contents to compare: one pass over those arrays per call.
     """
     f = getattr(f, "__func__", f)
     if not isinstance(f, types.FunctionType):
@@ -180,7 +318,7 @@ def _array_bindings(f) -> list[tuple]:
     for cell in f.__closure__ or ():
         value = _cell_value(cell)
         if isinstance(value, np.ndarray):
-            bindings.append((cell, None, value))
+            bindings.append((cell, None, value, value.copy()))
     codes = [f.__code__]
     while codes:  # f's own code and the lambdas and comprehensions inside it
         code = codes.pop()
@@ -188,7 +326,7 @@ def _array_bindings(f) -> list[tuple]:
         for name in code.co_names:
             value = f.__globals__.get(name)
             if isinstance(value, np.ndarray):
-                bindings.append((f.__globals__, name, value))
+                bindings.append((f.__globals__, name, value, value.copy()))
     return bindings
 
 
@@ -199,20 +337,43 @@ def _cell_value(cell):
         return _EMPTY
 
 
-def _rebound(bindings: list[tuple]) -> bool:
-    for holder, name, array in bindings:
+def _stale(bindings: list[tuple]) -> bool:
+    """Whether a name of ``f`` is bound to another array, or an array's contents changed."""
+    for holder, name, array, contents in bindings:
         current = _cell_value(holder) if name is None else holder.get(name, _EMPTY)
-        if current is not array:
+        if current is not array or not _same_contents(array, contents):
             return True
     return False
 
 
-def compile(f: Callable, *example_args, argnums=0, optimise: bool = True) -> CompiledFunction:  # noqa: A001
+def _same_contents(array: np.ndarray, contents: np.ndarray) -> bool:
+    if array.shape != contents.shape or array.dtype != contents.dtype:
+        return False
+    if array.dtype.kind in "fc":
+        return bool(np.array_equal(array, contents, equal_nan=True))
+    return bool(np.array_equal(array, contents))
+
+
+def compile(  # noqa: A001
+    f: Callable,
+    *example_args,
+    argnums=0,
+    optimise: bool = True,
+    mode: str = "reverse",
+    chunk_size: int | None = None,
+) -> CompiledFunction:
     """Record ``f`` and its reverse sweep at ``example_args``; replay them per call.
 
     The result computes ``f(*args)`` (call it), ``value_and_grad(*args)``
     and ``grad(*args)`` for arguments of the example arguments' shapes and
     dtypes; other shapes are recorded anew.
+
+    With ``mode="forward"`` the tangent program is recorded instead: ``f``
+    with tangent lanes, as :func:`adcompare.jacfwd` runs it, ``chunk_size``
+    lanes a replay (by default :func:`adcompare.engines.forward.default_chunk`).
+    The result then computes ``value_and_jacobian(*args)``,
+    ``jacobian(*args)`` and ``jvp(primals, tangents)``; guards, masks and
+    arrays read at replay work as in reverse mode.
 
     Integer and boolean arguments are inputs too: as indices and masks they
     are read at every replay; where they decide the program (``range(n)``,
@@ -221,8 +382,10 @@ def compile(f: Callable, *example_args, argnums=0, optimise: bool = True) -> Com
     place changes the value and the gradient alike, and binding one of
     ``f``'s global or closure names to another array records ``f`` again.
     What ``f`` computes from such arrays with numpy alone, before they meet
-    a traced value (``W > 0`` for a plain ``W``), runs once, at recording:
-    pass those arrays as arguments, or compute with adcompare ops.
+    a traced value (``W > 0`` for a plain ``W``), runs at recording: so a
+    change of such an array's contents records ``f`` again (a copy of each
+    is compared per call; arrays reached through other objects, such as
+    ``self.W``, are not watched: pass those as arguments).
     Arguments may be pytrees (see
     :class:`~adcompare.engines.replay.trees.TreeCompiledFunction`).
 
@@ -244,7 +407,12 @@ def compile(f: Callable, *example_args, argnums=0, optimise: bool = True) -> Com
     """
     passes = PASSES if optimise else ()
     if any(tree_structure(a).kind is not None for a in example_args):
+        if mode == "forward":
+            raise TypeError(
+                'compile(mode="forward") takes arrays, not pytrees: pass the leaves as '
+                'arguments (adcompare.tree_flatten), or compile with mode="reverse"'
+            )
         return TreeCompiledFunction(
             f, argnums, example_args, lambda g, a, e: CompiledFunction(g, a, e, passes)
         )
-    return CompiledFunction(f, argnums, example_args, passes)
+    return CompiledFunction(f, argnums, example_args, passes, mode, chunk_size)

@@ -115,6 +115,7 @@ class Program:
         self.steps = [step for _, step in tagged]
         read = _externals_read(recording, self.steps, outputs)
         self._externals = {slot: recording.externals[slot] for slot in read}
+        self.tangents = recording.tangents
         self.forward_steps = sum(sweep == "forward" for sweep, _ in tagged)
         self.instructions = sum(isinstance(s, Instruction) for s in self.steps)
         self.guards = sum(isinstance(s, Guard) for s in self.steps)
@@ -148,7 +149,7 @@ class Program:
             labels[slot] = f"k{i}"
             lines.append(f"k{i} = {_describe({}, ('c', value))}: not an argument, read at replay")
         named = len(labels)
-        lines.append("forward pass:")
+        lines.append("forward pass with tangents:" if self.tangents else "forward pass:")
         for index, step in enumerate(self.steps):
             if index == self.forward_steps:
                 lines.append("reverse sweep:")
@@ -161,7 +162,7 @@ class Program:
             operands = [_describe(labels, spec) for spec in step.args]
             operands += [f"{k}={_describe(labels, spec)}" for k, spec in step.kwargs]
             lines.append(f"  {labels[step.out]} = {_call(step, operands)}")
-        if self.forward_steps == len(self.steps) and len(self._outputs) > 1:
+        if self.forward_steps == len(self.steps) and len(self._outputs) > 1 and not self.tangents:
             lines.append("reverse sweep: (nothing to compute)")
         lines.append("returns " + ", ".join(_describe(labels, spec) for spec in self._outputs))
         return "\n".join(lines)

@@ -35,12 +35,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from adcompare.engines.box import ArrayBox
+from adcompare.engines.forward import Dual
 from adcompare.ops import add, getitem
 from adcompare.ops.registry import (
     Box,
     OpDef,
     apply,
     mixed_levels_error,
+    new_level,
     shape_of,
     unbroadcast,
 )
@@ -87,6 +89,7 @@ class Guard:
 class Recording:
     """A recorded program: inputs, instructions and guards in order, outputs.
 
+    ``tangents`` says the program carries tangent lanes (forward mode).
     ``externals`` maps the slots of arrays ``f`` read without receiving them
     as arguments to those arrays: a replay reads them as they are then.
     """
@@ -97,6 +100,7 @@ class Recording:
     outputs: list = field(default_factory=list)
     forward_end: int = 0
     externals: dict = field(default_factory=dict)
+    tangents: bool = False
     boxes: dict = field(default_factory=dict, repr=False)
     addresses: dict = field(default_factory=dict, repr=False)
     guarded: set = field(default_factory=set, repr=False)
@@ -526,12 +530,28 @@ def _watched_index(recording: Recording, index):
 # --- recording f and its backward sweep --------------------------------------------
 
 
-def record(f, args: tuple, positions: tuple[int, ...], level: int, *, gradient: bool) -> Recording:
+def record(
+    f,
+    args: tuple,
+    positions: tuple[int, ...],
+    level: int,
+    *,
+    gradient: bool,
+    seeds: tuple | None = None,
+) -> Recording:
     """Record ``f(*args)`` (and, with ``gradient``, its reverse sweep).
 
     ``positions`` are the arguments differentiated; every argument is an
     input slot. The outputs are the value and, with ``gradient``, one
     gradient per position (operands: a slot, or a constant).
+
+    With ``seeds`` (one array of tangent lanes ``(k, *shape)`` per position)
+    the tangent program is recorded instead: each position enters ``f`` as a
+    :class:`~adcompare.engines.forward.Dual` of traced primal and traced
+    seed, so the forward engine's JVP rules run on traced values and their
+    op calls become instructions, interleaved with ``f``'s own. The seeds
+    are input slots after the arguments, and the outputs are the value and
+    its tangent lanes ``(k, *out.shape)``.
     """
     recording = Recording()
     inputs = []
@@ -539,9 +559,21 @@ def record(f, args: tuple, positions: tuple[int, ...], level: int, *, gradient: 
         slot = recording.new_slot(a)
         recording.inputs.append(slot)
         inputs.append(Traced(a, slot, recording, level))
+    tangent_level = None
+    if seeds is not None:
+        tangent_level = new_level()
+        recording.tangents = True
+        for p, seed in zip(positions, seeds):
+            slot = recording.new_slot(seed)
+            recording.inputs.append(slot)
+            traced_seed = Traced(seed, slot, recording, level)
+            inputs[p] = Dual(inputs[p], traced_seed, level=tangent_level)
     RECORDING_HOOKS.append(functools.partial(_record_plain_op, recording))
     try:
         out = f(*inputs)
+        tangent = None
+        if seeds is not None:
+            out, tangent = _split_dual(out, tangent_level, len(seeds[0]) if seeds else 1)
         if isinstance(out, Box) and not isinstance(out, Traced):
             raise CompileError(
                 f"f returned a {type(out).__name__}; compile differentiates f's own arguments only"
@@ -549,6 +581,8 @@ def record(f, args: tuple, positions: tuple[int, ...], level: int, *, gradient: 
         recording.forward_end = len(recording.steps)
         recording.sweeping = True  # constants the sweep makes are its own, not inputs
         recording.outputs.append(_output(out, recording))
+        if tangent is not None:
+            recording.outputs.append(_output(tangent, recording))
         if gradient:
             grads = _record_backward(recording, out, [inputs[p] for p in positions])
             recording.outputs.extend(grads)
@@ -556,6 +590,17 @@ def record(f, args: tuple, positions: tuple[int, ...], level: int, *, gradient: 
         RECORDING_HOOKS.pop()
         recording.boxes.clear()
     return recording
+
+
+def _split_dual(out, level: int, lanes: int) -> tuple:
+    """The value and tangent lanes of ``f``'s output in a tangent recording."""
+    if isinstance(out, Dual) and out._level == level:
+        return out.primal, out.tangent
+    if isinstance(out, Box) and not isinstance(out, Traced):
+        return out, None  # refused by the caller
+    value = out if isinstance(out, Traced) else np.asarray(out)
+    dtype = np.result_type(value.dtype, np.float32)
+    return out, np.zeros((lanes, *shape_of(value)), dtype=dtype)  # f ignores its inputs
 
 
 def _output(value, recording: Recording) -> tuple:

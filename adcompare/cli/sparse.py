@@ -1,0 +1,77 @@
+"""``adcompare sparse``: dense against sparse Jacobians and Hessians, into ``reports/sparse/``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+EXAMPLES = """\
+examples:
+  adcompare sparse                           # every problem at its default sizes
+  adcompare sparse --problems arrowhead bratu-1d --quick
+  adcompare sparse --report-only             # redraw from reports/sparse/sparse.json
+"""
+
+#: The sizes ``--quick`` measures.
+QUICK_SIZES = {
+    "bratu-1d": (16, 64),
+    "laplacian-2d": (4, 8),
+    "arrowhead": (16, 64),
+    "rosenbrock-hessian": (16, 64),
+    "bundle-adjustment": ("test", 10),
+}
+
+
+def add_parser(subparsers) -> None:
+    """Register ``adcompare sparse``."""
+    parser = subparsers.add_parser(
+        "sparse",
+        help="measure dense against sparse forward, reverse and bidirectional Jacobians",
+        description="Detect each problem's sparsity pattern, colour it, and time the Jacobian "
+        "(or Hessian) by dense jacfwd/jacrev and by one pass per colour; write sparse.json, "
+        "three figures and sparse.md.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--problems", nargs="+", metavar="NAME", help="the problems to measure")
+    parser.add_argument("--quick", action="store_true", help="two small sizes per problem")
+    parser.add_argument(
+        "--out", type=Path, default=Path("reports/sparse"), help="the folder (reports/sparse/)"
+    )
+    parser.add_argument(
+        "--report-only", action="store_true", help="redraw from the folder's sparse.json"
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args) -> int:
+    """Carry out ``adcompare sparse``."""
+    from adcompare.bench.sparse_problems import SPARSE_PROBLEMS
+    from adcompare.bench.sparse_report import write_sparse_report
+    from adcompare.bench.sparse_sweep import run_sparse_sweep
+
+    results = args.out / "sparse.json"
+    unknown = [p for p in args.problems or [] if p not in SPARSE_PROBLEMS]
+    if unknown:
+        known = ", ".join(SPARSE_PROBLEMS)
+        print(f"adcompare sparse: unknown problem {unknown[0]!r}; use {known}", file=sys.stderr)
+        return 2
+    if args.report_only:
+        if not results.exists():
+            print(f"adcompare sparse: no {results}; run without --report-only", file=sys.stderr)
+            return 2
+    else:
+        args.out.mkdir(parents=True, exist_ok=True)
+        sizes = QUICK_SIZES if args.quick else None
+        run_sparse_sweep(
+            results,
+            problems=args.problems,
+            sizes=sizes,
+            log=lambda line: print(line, file=sys.stderr),
+        )
+    print(f"wrote {write_sparse_report(results, args.out)}", file=sys.stderr)
+    return 0
+
+
+__all__ = ["add_parser", "run"]
