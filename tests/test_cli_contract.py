@@ -78,6 +78,11 @@ CASES = {
         (["memory", "--steps", "0"], 2),
         (["memory", "--steps", "4", "--problems", "heat", "--out", "/dev/null/x", "--quiet"], 2),
     ],
+    "sparse": [
+        (["sparse", "--problems", "nosuch", "--quick"], 2),
+        (["sparse", "--report-only", "--out", "/nonexistent-folder/sparse"], 2),
+        (["sparse", "--problems", "arrowhead", "--quick", "--out", "/dev/null/x"], 2),
+    ],
     "ops": [
         (["ops"], 0),
         (["ops", "--no-such-option"], 2),
