@@ -500,6 +500,14 @@ def jacrev(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
             if value is None:
                 blocks.append(None)
                 continue
+            if np.result_type(raw(value)).kind == "c":
+                # A real cotangent per row pairs with the real part only: the Jacobian of
+                # the imaginary part would be silently dropped.
+                raise TypeError(
+                    "jacrev: reverse mode needs real outputs, and this one is complex; use "
+                    "jacfwd (real inputs), or differentiate ad.real(...) and ad.imag(...) "
+                    "separately"
+                )
             out_shape = shape_of(value)
             m = math.prod(out_shape)
             dtype = float_dtype(value)
@@ -605,6 +613,14 @@ def _jacfwd_at(f, flat: _Flat, position: int, chunk_size, has_aux, name, scalar=
     ``out.shape + (n,)`` (``None`` for a static output leaf).
     """
     x = flat.leaves[position]
+    if np.result_type(raw(x)).kind == "c":
+        # Real seeds give f(z + t) only along the real direction: the imaginary half of
+        # the gradient (∂f/∂a − i ∂f/∂b) would be silently lost.
+        raise TypeError(
+            f"{name}: forward mode differentiates real inputs only, and this input is "
+            f"complex ({np.result_type(raw(x))}); use reverse mode (grad, jacrev), or "
+            "pass the real and imaginary parts as two real inputs"
+        )
     x_shape = shape_of(x)
     n = math.prod(x_shape)
     k = chunk_size or default_chunk(n)

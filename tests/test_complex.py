@@ -131,3 +131,20 @@ def test_second_derivatives_of_the_modulus_match_the_real_hessian():
 def test_complex_input_whose_rules_do_not_hold_raises(call):
     with pytest.raises(ad.ComplexNotSupportedError, match="takes no complex input"):
         call()
+
+
+def test_forward_mode_refuses_a_complex_input_rather_than_drop_half_the_gradient():
+    # Reverse mode gives ∂f/∂a − i ∂f/∂b = [2 − 4i, 1] here; real seeds would give [2, 1].
+    f = lambda z: ad.abs(z[0]) ** 2 + ad.real(z[1])
+    z = np.array([1 + 2j, 3 - 1j])
+    np.testing.assert_allclose(ad.grad(f)(z), [2 - 4j, 1])
+    for transform in (lambda: ad.grad(f, mode="forward")(z), lambda: ad.jacfwd(f)(z)):
+        with pytest.raises(TypeError, match="forward mode differentiates real inputs only"):
+            transform()
+
+
+def test_jacrev_refuses_a_complex_output_rather_than_drop_its_imaginary_part():
+    x = np.array([0.5, 1.5])
+    with pytest.raises(TypeError, match="reverse mode needs real outputs"):
+        ad.jacrev(lambda x: x * (1 + 2j))(x)
+    np.testing.assert_allclose(ad.jacfwd(lambda x: x * (1 + 2j))(x), np.diag([1 + 2j] * 2))
