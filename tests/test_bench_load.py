@@ -4,7 +4,9 @@ flagged cells, a pinned allocator, and what the report says about them."""
 from __future__ import annotations
 
 import io
+import math
 import resource
+import threading
 
 import numpy as np
 import pytest
@@ -96,6 +98,85 @@ def test_cells_timed_under_injected_load_are_flagged_and_left_out_of_the_slopes(
     )
     assert "16 | " in text and "†" in text
     assert "fitted without the 2 flagged sizes" in text
+
+
+class GILHog:
+    """Python threads that, while ``on``, spin in a pure-Python loop and so hold the
+    interpreter lock in turns with the timing thread. The timing thread then waits for
+    the lock most of the time, whatever the OS does, and its own CPU clock stands
+    still while it waits: a busy loop that loads the cells deterministically."""
+
+    def __init__(self, threads: int = 4):
+        self.on = threading.Event()
+        self.done = False
+        self.threads = [threading.Thread(target=self._spin, daemon=True) for _ in range(threads)]
+
+    def _spin(self):
+        while not self.done:
+            if not self.on.wait(0.01):
+                continue
+            total = 0
+            for i in range(20_000):
+                total += i
+
+    def __enter__(self):
+        for thread in self.threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done = True
+        self.on.clear()
+        for thread in self.threads:
+            thread.join()
+
+
+def test_cells_timed_beside_a_real_busy_thread_are_flagged(monkeypatch):
+    """A real sweep with four GIL-holding busy threads on during the sizes n = 16 and 64
+    (their warm-up, calibration and every timed repeat, in both rounds): the timing
+    thread gets the interpreter about a fifth of the time, so those cells' wall time is
+    several times their thread CPU time, and exactly they are flagged. The ratio-to-f
+    flag is switched off here: it is tested on its own below."""
+    monkeypatch.setattr(sweep, "RATIO_SHIFT", math.inf)
+    loaded_sizes = (16, 64)
+    loaded_timers = set()
+    real_measure, real_repeat = sweep.measure_cell, measure.Timer.time_repeat
+
+    with GILHog() as hog:
+
+        def measure_under_load(instance, mode, **kwargs):
+            loaded = instance.n in loaded_sizes
+            if loaded:
+                hog.on.set()
+            try:
+                cell = real_measure(instance, mode, **kwargs)
+            finally:
+                hog.on.clear()
+            if loaded:
+                loaded_timers.add(id(cell["timer"]))
+            return cell
+
+        def repeat_under_load(timer):
+            if id(timer) in loaded_timers:
+                hog.on.set()
+            try:
+                real_repeat(timer)
+            finally:
+                hog.on.clear()
+
+        monkeypatch.setattr(sweep, "measure_cell", measure_under_load)
+        monkeypatch.setattr(measure.Timer, "time_repeat", repeat_under_load)
+        config = tiny_config(
+            problems=["rosenbrock"], modes=["f", "reverse"], sizes=[4, 16, 64, 256]
+        )
+        config.repeats, config.min_repeat_time = 3, 0.02
+        results = run_sweep(config)
+
+    ratios = {(c["mode"], c["n"]): c["time"]["wall_over_cpu"] for c in results.cells}
+    flagged = {(c["mode"], c["n"]) for c in results.cells if c.get("flags")}
+    assert flagged == {(mode, n) for mode in ("f", "reverse") for n in loaded_sizes}, ratios
+    assert min(ratios[key] for key in flagged) > 2.0, ratios
+    assert "16 | " in render(results) and "fitted without the 2 flagged sizes" in render(results)
 
 
 def test_a_ratio_to_f_that_moved_between_rounds_is_flagged():
