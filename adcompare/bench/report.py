@@ -555,8 +555,8 @@ def render(results: Results, figures: dict | None = None, sources: list[str] | N
         "product) counts less work than it does; one-lane forward mode is counted fully.",
         "- Plain f's counts come from running the same code on an untracked tensor; finite "
         "differences' counts are 2n evaluations of f's.",
-        "- A problem's figure: time and element work against n (or m), and each ÷ f's; dashed "
-        "lines are the theory (forward c·n·f, reverse c·m·f). Its table: the median time per "
+        "- A problem's figure: time and element work against n (or m), and each ÷ f's; the "
+        "dashed (forward) and dash-dotted (reverse) lines are the theory, c·n·f and c·m·f. Its table: the median time per "
         "call, ± half the interquartile range as a percentage; † marks a time taken under "
         "load (see the conclusions), which the fitted slopes leave out.",
         "- " + SECOND_ORDER_LEGEND,

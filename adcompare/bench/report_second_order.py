@@ -146,7 +146,7 @@ SECOND_ORDER_LEGEND = (
     "(solid) and of the full Hessian (dashed) per composition, outer mode first, with one "
     "reverse gradient (black); bottom left one HVP ÷ one gradient, by time (solid) and "
     "element work (dotted); bottom right the Hessian ÷ one HVP of the same composition, by "
-    "element work (solid) and time (dotted), beside the line n. The table below a problem's "
+    "time (solid) and element work (dotted), beside the dashed line n. The table below a problem's "
     "first-derivative table gives median times, in brackets an HVP's time ÷ the reverse "
     "gradient's, then its element work ÷ the gradient's."
 )
