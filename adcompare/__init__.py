@@ -35,6 +35,7 @@ from adcompare.engines.reverse import (
 )
 from adcompare.ops import *  # noqa: F403 - the op set is the public face
 from adcompare.ops import __all__ as _ops_all
+from adcompare.ops import stats
 from adcompare.ops.registry import ComplexNotSupportedError
 from adcompare.pytree import register_pytree_node, tree_flatten, tree_map, tree_unflatten
 from adcompare.runtime.cost import Cost, count
@@ -99,6 +100,7 @@ __all__ = [
     "no_grad",
     "pytree",
     "register_pytree_node",
+    "stats",
     "symbolic",
     "tree_flatten",
     "tree_map",

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -49,6 +50,7 @@ __all__ = [
     "ModeCheck",
     "NotComplexSafeError",
     "check_grad",
+    "checked_tolerance",
     "compare",
     "complex_step",
     "default_tolerance",
@@ -124,6 +126,11 @@ def _pack(blocks: list, argnums, order: int):
 
 def _value(f, args) -> np.ndarray:
     out = f(*args)
+    if out is None:
+        raise TypeError(
+            "the function returned None: did it forget a `return`? Return the value "
+            "to differentiate (a number or an array)"
+        )
     if isinstance(out, (tuple, list, dict)):
         raise TypeError(
             f"the function returned a {type(out).__name__}; return a single array "
@@ -131,7 +138,18 @@ def _value(f, args) -> np.ndarray:
         )
     if isinstance(out, Box):
         raise TypeError("the function returned a boxed value for plain inputs")
-    return np.asarray(out)
+    out = np.asarray(out)
+    if not np.issubdtype(out.dtype, np.number) and out.dtype != np.bool_:
+        raise TypeError(
+            f"the function returned a {out.dtype} value ({_short_repr(out)}); return a "
+            "number or a numeric array"
+        )
+    return out
+
+
+def _short_repr(value) -> str:
+    text = repr(value.item() if value.ndim == 0 else value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _check_scalar(shape, what: str) -> None:
@@ -252,7 +270,9 @@ def _complex_call(f, args, positions):
             with count() as seen:
                 out = f(*_unflatten(z, args, positions))
         except ComplexNotSupportedError as error:
-            raise NotComplexSafeError(f"complex step: {error}; {refuse}") from None
+            raise NotComplexSafeError(
+                f"complex step: the function is not complex-safe ({error}); {refuse}"
+            ) from None
         unsafe = sorted(
             {
                 name
@@ -505,8 +525,14 @@ def _compare_blocks(mode, got_blocks, want_blocks, labels, rtol, atol) -> ModeCh
             worst = (float(rho[index]), b, tuple(int(i) for i in index))
         max_rel = max(max_rel, float(np.max(rho)))
     rho, b, index = worst
-    if rho < 0:
-        return ModeCheck(mode, True, 0.0, 0.0, derivative=list(got_blocks), rtol=rtol)
+    if rho < 0:  # a comparison of nothing proves nothing
+        return ModeCheck(
+            mode,
+            False,
+            error="no entry was compared (the derivative has no elements)",
+            derivative=list(got_blocks),
+            rtol=rtol,
+        )
     return ModeCheck(
         mode,
         not failed,
@@ -590,8 +616,8 @@ class CheckReport:
 
     @property
     def passed(self) -> bool:
-        """Whether every mode agreed with the reference within tolerance."""
-        return all(r.passed for r in self.results)
+        """Whether every mode agreed with the reference within tolerance (False if none ran)."""
+        return bool(self.results) and all(r.passed for r in self.results)
 
     def __bool__(self) -> bool:
         return self.passed
@@ -667,14 +693,58 @@ class CheckReport:
         return json.dumps(self.as_dict(), indent=2)
 
 
-def _setup(f, args, argnums, order, what):
+def checked_tolerance(value, name: str) -> float | None:
+    """``value`` as a float (``None``, the default, passes); refuses NaN, inf and negatives.
+
+    With a NaN tolerance no entry fails, with inf every entry passes, and
+    with a negative one none can: each would report a check that was not made.
+
+    >>> checked_tolerance(1e-6, "rtol")
+    1e-06
+    >>> checked_tolerance(float("nan"), "rtol")
+    Traceback (most recent call last):
+    ...
+    ValueError: rtol must be a finite number >= 0, not nan (NaN or inf would pass ...
+    """
+    if value is None:
+        return None
+    if not (
+        isinstance(value, numbers.Real)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    ):
+        raise ValueError(
+            f"{name} must be a finite number >= 0, not {value!r} (NaN or inf would pass "
+            "every entry, a negative one none); leave it out for the default, set by the "
+            "dtype and the reference"
+        )
+    return float(value)
+
+
+def _checked_tolerances(rtol, atol, what: str) -> tuple[float | None, float | None]:
+    return checked_tolerance(rtol, f"{what}: rtol"), checked_tolerance(atol, f"{what}: atol")
+
+
+def _setup(f, args, argnums, order, modes, what):
     if order not in (1, 2):
         raise ValueError(f"{what}: order must be 1 or 2, not {order!r}")
+    if not modes:
+        raise ValueError(f"{what}: no modes to check; pass modes=('forward', 'reverse') or others")
     positions = _argnums(argnums, args, what)
     args = tuple(as_float(a) if i in positions else a for i, a in enumerate(args))
-    value = _value(f, args)
+    try:
+        value = _value(f, args)
+    except TypeError as error:
+        raise TypeError(f"{what}: {error}") from None
     if order == 2:
         _check_scalar(value.shape, f"{what}(order=2)")
+    if value.size == 0 or all(np.size(args[p]) == 0 for p in positions):
+        empty = "output" if value.size == 0 else "differentiated argument(s)"
+        raise ValueError(
+            f"{what}: no derivative entry to compare: the {empty} of the function have no "
+            "elements; check it at a point where they have some"
+        )
     dtype = np.result_type(*[as_float(args[p]) for p in positions])
     if not np.issubdtype(dtype, np.floating):
         dtype = np.dtype(np.float64)
@@ -700,12 +770,16 @@ def _reference_or_fallback(f, args, positions, against, order, shape):
 
     The default reference (``against=None``) is SymPy's; a function using an
     op with no SymPy counterpart is checked against the complex step instead,
-    or finite differences when the op takes no complex input.
+    or finite differences when the op takes no complex input; one too large
+    for exact differentiation against finite differences.
     """
     if against is not None:
         return _reference(f, args, positions, against, order, shape), against, ""
     try:
         return _reference(f, args, positions, "symbolic", order, shape), "symbolic", ""
+    except symbolic.ExpressionTooLargeError as error:
+        reference = _reference(f, args, positions, "fd", order, shape)
+        return reference, "fd", f"checked against fd instead of SymPy: {error}"
     except symbolic.NoSymbolicCounterpartError as missing:
         reason = str(missing).split(", so ")[0]
     for fallback in NUMERIC_REFERENCES[::-1]:
@@ -732,9 +806,12 @@ def check_grad(
     ``against`` is ``"symbolic"`` (SymPy's exact derivative), ``"fd"``,
     ``"complex_step"`` or another mode; by default SymPy's, or, when ``f``
     uses an op with no SymPy counterpart, the complex step (finite
-    differences if the op takes no complex input), with a note saying so.
-    ``order=1`` checks the gradient (the Jacobian for array outputs);
-    ``order=2`` checks the Hessian, where ``"forward"`` means forward-over-forward and ``"reverse"``
+    differences if the op takes no complex input), and, where the expression
+    is too large for exact differentiation
+    (:class:`~adcompare.symbolic.ExpressionTooLargeError`), finite
+    differences, with a note in the report saying so. ``order=1`` checks the
+    gradient (the Jacobian for array outputs); ``order=2`` checks the
+    Hessian, where ``"forward"`` means forward-over-forward and ``"reverse"``
     reverse-over-reverse, and ``"fwd-over-rev"`` and ``"rev-over-fwd"`` name
     the mixed compositions. ``argnums`` defaults to every real floating
     argument. ``rtol`` defaults by dtype and reference (see
@@ -749,10 +826,11 @@ def check_grad(
     >>> [r.mode for r in report.results], report.passed
     (['forward', 'reverse'], True)
     """
+    rtol, atol = _checked_tolerances(rtol, atol, "check_grad")
     f, args, argnums = flat_call(f, args, argnums)  # pytrees: one entry per leaf
-    args, positions, value, dtype, names = _setup(f, args, argnums, order, "check_grad")
     if isinstance(modes, str):
         modes = (modes,)
+    args, positions, value, dtype, names = _setup(f, args, argnums, order, modes, "check_grad")
     reference, against, note = _reference_or_fallback(
         f, args, positions, against, order, value.shape
     )
@@ -842,7 +920,11 @@ class Comparison:
     @property
     def passed(self) -> bool:
         """Whether every mode agreed with the symbolic result (False if there was none)."""
-        return self.reference_error is None and all(r.passed is not False for r in self.rows)
+        return (
+            self.reference_error is None
+            and bool(self.rows)
+            and all(r.passed is True for r in self.rows)
+        )
 
     def __getitem__(self, mode: str) -> ComparisonRow:
         for r in self.rows:
@@ -929,6 +1011,10 @@ def _replace_at(args, positions, values) -> list:
     return out
 
 
+#: Seconds a mode's calls may take in :func:`compare` before its repeats stop.
+TIMING_BUDGET = 1.0
+
+
 def compare(
     f: Callable,
     *args,
@@ -946,17 +1032,20 @@ def compare(
     and whether it is within the tolerance :func:`check_grad` would use),
     the time of one call (best of ``repeat`` after a first call, whose time
     is ``first_seconds``: for ``"symbolic"`` that one traces and
-    differentiates) and the op applications counted during the first call.
+    differentiates; the repeats stop once a mode has taken
+    :data:`TIMING_BUDGET` seconds, so a slow mode costs one call) and the op
+    applications counted during the first call.
 
     >>> import adcompare as ad
     >>> result = compare(lambda x, y: 3 * x**2 + x * y + 5 * y**2, 2.0, 3.0)
     >>> [(r.mode, r.derivative[0].item(), r.passed) for r in result.rows][:2]
     [('symbolic', 15.0, True), ('forward', 15.0, True)]
     """
+    rtol, atol = _checked_tolerances(rtol, atol, "compare")
     f, args, argnums = flat_call(f, args, argnums)  # pytrees: one entry per leaf
-    args, positions, value, dtype, names = _setup(f, args, argnums, order, "compare")
     if isinstance(modes, str):
         modes = (modes,)
+    args, positions, value, dtype, names = _setup(f, args, argnums, order, modes, "compare")
     symbolic.clear_cache(f)
     rows = []
     for mode in modes:
@@ -967,11 +1056,14 @@ def compare(
                 row.derivative = derivative_blocks(f, args, positions, mode, order, value.shape)
                 row.first_seconds = time.perf_counter() - start
             row.ops = sum(cost.ops.values())
-            best = math.inf
+            best, spent = math.inf, row.first_seconds
             for _ in range(max(0, repeat)):
+                if spent > TIMING_BUDGET:  # a slow mode is timed by its first call alone
+                    break
                 start = time.perf_counter()
                 derivative_blocks(f, args, positions, mode, order, value.shape)
-                best = min(best, time.perf_counter() - start)
+                elapsed = time.perf_counter() - start
+                best, spent = min(best, elapsed), spent + elapsed
             row.seconds = best if math.isfinite(best) else row.first_seconds
             row.value = _mode_value(f, args, positions, mode, value)
         except Exception as error:

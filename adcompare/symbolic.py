@@ -65,12 +65,14 @@ from adcompare.transforms import register_mode
 
 __all__ = [
     "LIMITS",
+    "ExpressionTooLargeError",
     "NoSymbolicCounterpartError",
     "SizeLimits",
     "Symbolic",
     "SymbolicSizeError",
     "Trace",
     "clear_cache",
+    "formula",
     "gradient",
     "hessian",
     "jacobian",
@@ -99,7 +101,22 @@ class SizeLimits:
         Hessian inputs × inputs);
     ``max_seconds``
         time spent differentiating and compiling one derivative, checked
-        between entries.
+        after each entry;
+    ``max_expression_size``
+        the size of one expression, counted as the trace grows: its
+        operations written out as a tree (what SymPy's differentiation and
+        printing walk), a product of k factors counting k² (the product
+        rule builds k products of k factors). A recurrence ``v = sin(v)*v``
+        doubles it at each step, although the shared graph grows by three
+        nodes;
+    ``max_derivative_size``
+        the work of one derivative, predicted before it starts: the size of
+        each expression times the number of inputs it is differentiated by;
+    ``max_printed_size``
+        the size of a formula printed as text; larger ones are summarised.
+
+    Exceeding ``max_expression_size``, ``max_derivative_size`` or
+    ``max_seconds`` raises :class:`ExpressionTooLargeError`.
     """
 
     max_inputs: int = 100
@@ -107,6 +124,9 @@ class SizeLimits:
     max_work: int = 100_000
     max_entries: int = 20_000
     max_seconds: float = 120.0
+    max_expression_size: int = 50_000
+    max_derivative_size: int = 500_000
+    max_printed_size: int = 20_000
 
 
 #: The limits in force; change them with :func:`size_limit` (or by assignment).
@@ -119,6 +139,11 @@ class SymbolicSizeError(ValueError):
 
 class NoSymbolicCounterpartError(TypeError):
     """An op without a SymPy counterpart (``defop(..., sym=None)``) met symbolic mode."""
+
+
+class ExpressionTooLargeError(SymbolicSizeError):
+    """An expression or derivative too large (or too deep, or too slow) to differentiate
+    exactly: compare against finite differences or the complex step instead."""
 
 
 @contextlib.contextmanager
@@ -149,8 +174,24 @@ def size_limit(**limits) -> Iterator[SizeLimits]:
             setattr(LIMITS, name, value)
 
 
+_TOO_LARGE = ("max_seconds", "max_expression_size", "max_derivative_size")
+
+
+def _too_large(detail: str) -> ExpressionTooLargeError:
+    return ExpressionTooLargeError(
+        f"symbolic mode: too large for exact differentiation ({detail}); use "
+        "against='fd' or against='complex_step' (finite differences or the complex step) "
+        "as the reference instead of SymPy"
+    )
+
+
 def _refuse(what: str, count: float, limit_name: str) -> None:
     limit = getattr(LIMITS, limit_name)
+    if limit_name in _TOO_LARGE:
+        raise _too_large(
+            f"{what}: {count:g}, over the limit of {limit:g}, "
+            f"adcompare.symbolic.LIMITS.{limit_name}"
+        )
     raise SymbolicSizeError(
         f"symbolic mode: {count:g} {what} exceed the limit of {limit:g} "
         f"(adcompare.symbolic.LIMITS.{limit_name}). Symbolic expressions grow quickly "
@@ -262,16 +303,89 @@ def _unique_bases(names: Sequence[str], shapes: dict[int, tuple]) -> dict[int, s
 class _TraceState:
     """What one trace shares among its values: work done, whether values were read."""
 
-    __slots__ = ("point_dependent", "work")
+    __slots__ = ("point_dependent", "sizes", "work")
 
     def __init__(self):
         self.point_dependent = False
         self.work = 0
+        self.sizes: dict = {}
 
     def charge(self, work: int) -> None:
         self.work += work
         if self.work > LIMITS.max_work:
             _refuse("element-level op applications", self.work, "max_work")
+
+    def measure(self, exprs: np.ndarray) -> None:
+        """Refuse when an element of ``exprs`` is larger than ``max_expression_size``."""
+        for expr in exprs.ravel():
+            size = _tree_size(expr, self.sizes)
+            if size > LIMITS.max_expression_size:
+                _refuse("the size of one expression", size, "max_expression_size")
+
+
+def _tree_size(expr, sizes: dict) -> int:
+    """The size of ``expr`` (see :class:`SizeLimits`): its operations written out as a
+    tree, as printing and SymPy's ``diff`` walk it, a product of k factors counting k².
+    Computed on the shared graph; ``sizes`` remembers every node seen.
+
+    >>> x = sympy.Symbol("x")
+    >>> v = x
+    >>> for _ in range(30):
+    ...     v = sympy.sin(v) * v
+    >>> _tree_size(v, {}) > 2**30
+    True
+    """
+    if expr in sizes:
+        return sizes[expr]
+    stack = [expr]
+    while stack:
+        node = stack[-1]
+        if node in sizes:
+            stack.pop()
+            continue
+        pending = [a for a in node.args if a not in sizes]
+        if pending:
+            stack.extend(pending)
+            continue
+        stack.pop()
+        k = len(node.args)
+        own = k * k if isinstance(node, sympy.Mul) else max(k, 1)
+        sizes[node] = own + sum(sizes[a] for a in node.args)
+    return sizes[expr]
+
+
+def formula(expr, limit: int | None = None) -> str:
+    """``expr`` as text, or a one-line summary when its size (see
+    :class:`SizeLimits`) exceeds ``limit`` (default :data:`LIMITS`
+    ``.max_printed_size``): printing is as slow as the expression written out
+    is long.
+
+    >>> x = sympy.Symbol("x")
+    >>> formula(sympy.sin(x) * x)
+    'x*sin(x)'
+    >>> formula(sympy.sin(x) * x, limit=2)
+    '(a formula of size 7, too long to print)'
+    """
+    limit = LIMITS.max_printed_size if limit is None else limit
+    sizes: dict = {}
+    size = sum(_tree_size(e, sizes) for e in np.asarray(expr, dtype=object).ravel())
+    if size > limit:
+        return f"(a formula of size {size}, too long to print)"
+    try:
+        return str(expr)
+    except RecursionError:
+        return f"(a formula of size {size}, nested too deeply to print)"
+
+
+def _differentiate(expr, symbol):
+    """SymPy's derivative, with its recursion limit reported as an expression too deep."""
+    try:
+        return expr.diff(symbol)
+    except RecursionError:
+        raise _too_large(
+            "the expression is nested more deeply than SymPy's recursive differentiation "
+            "reaches within Python's recursion limit"
+        ) from None
 
 
 class Symbolic(ArrayBox):
@@ -364,6 +478,7 @@ class Symbolic(ArrayBox):
                 f"the SymPy counterpart of op {op.name!r} gave shape {out_expr.shape}, but "
                 f"the op's value has shape {out_shape}: the op record's sym is wrong"
             )
+        self._state.measure(out_expr)
         return Symbolic._make(out_expr, out_point, self._state, level)
 
 
@@ -493,7 +608,8 @@ def _numeric_function(node) -> Callable:
 @functools.lru_cache(maxsize=256)
 def _printed_function(head, nargs: int) -> Callable:
     dummies = sympy.symbols(f"_a0:{nargs}", cls=sympy.Dummy)
-    return sympy.lambdify(dummies, head(*dummies), modules="numpy")
+    # scipy evaluates the special functions (gamma, polygamma, Bessel) numpy lacks.
+    return sympy.lambdify(dummies, head(*dummies), modules=["scipy", "numpy"])
 
 
 def _constant(node):
@@ -588,8 +704,9 @@ class Trace:
     (2*x*y, 2*x)
     """
 
-    def __init__(self, name, positions, symbols, output, point_dependent, work):
+    def __init__(self, name, positions, symbols, output, point_dependent, work, sizes=None):
         self.name = name
+        self._sizes: dict = {} if sizes is None else sizes
         self.positions: tuple[int, ...] = positions
         self.symbols: dict[int, np.ndarray] = symbols
         self.output = output
@@ -644,6 +761,7 @@ class Trace:
             entries = output.size * symbols.size
             if entries > LIMITS.max_entries:
                 _refuse("Jacobian entries", entries, "max_entries")
+            self._predict(output, symbols)
             clock = _Clock()
             jac = np.empty(output.shape + symbols.shape, dtype=object)
             for out_index in np.ndindex(output.shape):
@@ -651,8 +769,10 @@ class Trace:
                 free = expr.free_symbols
                 for in_index in np.ndindex(symbols.shape):
                     s = symbols[in_index]
-                    jac[out_index + in_index] = expr.diff(s) if s in free else sympy.Integer(0)
-                clock.check()
+                    jac[out_index + in_index] = (
+                        _differentiate(expr, s) if s in free else sympy.Integer(0)
+                    )
+                    clock.check()
             self._jacobians[position] = jac
         return self._jacobians[position]
 
@@ -681,6 +801,7 @@ class Trace:
                 _refuse("Hessian entries", entries, "max_entries")
             flat_grad, flat_symbols = grad.ravel(), symbols.ravel()
             same = first == second
+            self._predict(grad, symbols, half=same)
             hess = np.empty((grad.size, symbols.size), dtype=object)
             clock = _Clock()
             for i, g in enumerate(flat_grad):
@@ -689,10 +810,22 @@ class Trace:
                     if same and j < i:
                         hess[i, j] = hess[j, i]
                     else:
-                        hess[i, j] = g.diff(s) if s in free else sympy.Integer(0)
-                clock.check()
+                        hess[i, j] = _differentiate(g, s) if s in free else sympy.Integer(0)
+                    clock.check()
             self._hessians[first, second] = hess.reshape(grad.shape + symbols.shape)
         return self._hessians[first, second]
+
+    def _predict(self, exprs: np.ndarray, symbols: np.ndarray, half: bool = False) -> None:
+        """Refuse before differentiating ``exprs`` by ``symbols`` when the predicted work
+        (each expression's size times the symbols it holds) exceeds ``max_derivative_size``."""
+        wanted = set(symbols.ravel())
+        work = 0
+        for expr in exprs.ravel():
+            work += _tree_size(expr, self._sizes) * len(expr.free_symbols & wanted)
+        if half:
+            work //= 2
+        if work > LIMITS.max_derivative_size:
+            _refuse("the predicted work of a derivative", work, "max_derivative_size")
 
     def gradient_expressions(self, position: int = 0):
         """The gradient of a scalar output as SymPy expression(s)."""
@@ -736,7 +869,7 @@ class _Clock:
     def check(self) -> None:
         elapsed = time.perf_counter() - self.start
         if elapsed > LIMITS.max_seconds:
-            _refuse("seconds of symbolic differentiation", round(elapsed, 1), "max_seconds")
+            _refuse("seconds spent differentiating", round(elapsed, 1), "max_seconds")
 
 
 def _check_scalar(shape: tuple) -> None:
@@ -817,7 +950,7 @@ def _record(f: Callable, args: tuple, positions: tuple[int, ...]) -> Trace:
     if size > LIMITS.max_outputs:
         _refuse("output elements", size, "max_outputs")
     name = getattr(f, "__name__", type(f).__name__)
-    return Trace(name, positions, symbols, output, state.point_dependent, state.work)
+    return Trace(name, positions, symbols, output, state.point_dependent, state.work, state.sizes)
 
 
 def _output_exprs(out, level: int) -> np.ndarray:

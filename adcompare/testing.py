@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from adcompare.check import CheckReport, check_grad
+from adcompare.check import CheckReport, check_grad, checked_tolerance
 
 __all__ = ["assert_grad_close"]
 
@@ -45,6 +45,8 @@ def assert_grad_close(
     ...
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this one
+    checked_tolerance(rtol, "assert_grad_close: rtol")
+    checked_tolerance(atol, "assert_grad_close: atol")
     report = check_grad(
         f, *args, modes=modes, against=against, order=order, argnums=argnums, rtol=rtol, atol=atol
     )

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from adcompare.engines.forward import Dual, as_float
+from adcompare.engines.forward import Dual, as_float, float_dtype, in_dtype
 from adcompare.engines.reverse import Tensor, enable_grad, run_backward
-from adcompare.ops import concatenate, reshape, stack, transpose
+from adcompare.ops import concatenate, real, reshape, stack, transpose
 from adcompare.ops.registry import Box, new_level, raw, shape_of
 from adcompare.pytree import (
     LEAF,
@@ -271,9 +271,19 @@ def _sweep(nodes, cotangents, leaves, *, retain_graph: bool):
         targets={t._node() for t in leaves},
     )
     return [
-        _writeable(captured[t._node()]) if t._node() in captured else np.zeros(t.shape, t.dtype)
+        _writeable(in_dtype(_real_if_real(t, captured[t._node()]), t.dtype))
+        if t._node() in captured
+        else np.zeros(t.shape, t.dtype)
         for t in leaves
     ]
+
+
+def _real_if_real(leaf, cotangent):
+    """A real input's cotangent is the real part of what reaches it (``x * 1j`` sends
+    ``1j * u`` back): the pairing ``Re(cotangent * tangent)`` sees only that part."""
+    if np.result_type(raw(cotangent)).kind == "c" and np.result_type(raw(leaf)).kind != "c":
+        return real(cotangent)
+    return cotangent
 
 
 def _writeable(value):
@@ -399,7 +409,7 @@ def value_and_grad(
             _check_scalar_output(out, "grad")
             value, node = _unwrap_tensor(out, level)
             _check_scalar(value)
-            seed = np.ones(shape_of(value), dtype=np.result_type(raw(value), np.float32))
+            seed = np.ones(shape_of(value), dtype=float_dtype(value))
             grads = _sweep([node], [seed], leaves, retain_graph=False)
             aux = _strip(aux, level)
         gradient = flat.build(grads.__getitem__)
@@ -492,7 +502,7 @@ def jacrev(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
                 continue
             out_shape = shape_of(value)
             m = math.prod(out_shape)
-            dtype = np.result_type(raw(value), np.float32)
+            dtype = float_dtype(value)
             rows = [[] for _ in leaves]
             for i in range(m):
                 seed = np.zeros(m, dtype=dtype)
@@ -509,7 +519,7 @@ def jacrev(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
                 [
                     reshape(row[0] if m == 1 else stack(row), out_shape + t.shape)
                     if row
-                    else np.zeros(out_shape + t.shape)
+                    else np.zeros(out_shape + t.shape, t.dtype)
                     for row, t in zip(rows, leaves)
                 ]
             )
@@ -584,7 +594,7 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence):
         else:
             o = as_float(o)
             values.append(o)
-            out_tangents.append(np.zeros(shape_of(o), dtype=np.result_type(raw(o), np.float32)))
+            out_tangents.append(np.zeros(shape_of(o), dtype=float_dtype(o)))
     return tree_unflatten(out_def, values), tree_unflatten(out_def, out_tangents)
 
 
@@ -609,7 +619,7 @@ def _jacfwd_at(f, flat: _Flat, position: int, chunk_size, has_aux, name, scalar=
     k = chunk_size or default_chunk(n)
     if k < 1:
         raise ValueError(f"jacfwd: chunk_size must be a positive integer, not {chunk_size!r}")
-    dtype = np.result_type(raw(x), np.float32)
+    dtype = float_dtype(x)
     level = new_level()
     values, aux, out_def, blocks = [], None, None, None
     for start in range(0, n, k):
@@ -653,7 +663,8 @@ def _jacfwd_at(f, flat: _Flat, position: int, chunk_size, has_aux, name, scalar=
             continue
         lanes = block[0] if len(block) == 1 else concatenate(block, axis=0)
         rank = len(shape_of(lanes))
-        jacobians.append(_as_output(transpose(lanes, tuple(range(1, rank)) + (0,))))
+        jacobian = _as_output(transpose(lanes, tuple(range(1, rank)) + (0,)))
+        jacobians.append(in_dtype(jacobian, dtype))
     return [None if v is None else _as_output(v) for v in values], aux, out_def, jacobians
 
 

@@ -33,12 +33,21 @@ def shape_combinations(op) -> list[tuple]:
     return chosen
 
 
-def domain_of(op, position: int) -> tuple[float, float]:
-    """The (low, high) interval an op's argument is drawn from."""
+def domain_of(op, position: int):
+    """The (low, high) interval an op's argument is drawn from, or the maker
+    ``maker(shape, rng)`` of structured inputs (well-conditioned matrices)."""
     domain = op.domain
-    if isinstance(domain[0], (tuple, list)):
-        return tuple(domain[position])
-    return tuple(domain)
+    if callable(domain):
+        return domain
+    if isinstance(domain[0], (tuple, list)) or callable(domain[0]):
+        domain = domain[position]
+    return domain if callable(domain) else tuple(domain)
+
+
+def has_interval_domain(op) -> bool:
+    """Whether every argument is drawn uniformly from an interval (no input maker)."""
+    domain = op.domain
+    return not callable(domain) and not any(callable(d) for d in domain)
 
 
 def op_cases():
@@ -63,7 +72,10 @@ def case_id(case) -> str:
 def draw(op, shapes, params, seed: int):
     """Random arguments in the op's domain, and its static parameters."""
     rng = np.random.default_rng(seed)
-    args = [rng.uniform(*domain_of(op, i), size=s) for i, s in enumerate(shapes)]
+    args = []
+    for i, shape in enumerate(shapes):
+        domain = domain_of(op, i)
+        args.append(domain(shape, rng) if callable(domain) else rng.uniform(*domain, size=shape))
     if callable(params):
         out_shape = np.broadcast_shapes(*shapes)
         params = params(out_shape, rng)

@@ -8,11 +8,13 @@ import numpy as np
 import pytest
 
 import adcompare as ad
+from adcompare.bench import memory_peers
 from adcompare.bench.loops import LOOP_PROBLEMS, get_loop_problem
 from adcompare.bench.memory_analysis import budget_crossing, fit_memory, pareto_front
 from adcompare.bench.memory_modes import MEMORY_MODES, gradient_error
+from adcompare.bench.memory_peers import PEER_MEMORY_MODES
 from adcompare.bench.memory_plots import memory_figure, schedule_figure
-from adcompare.bench.memory_report import parse_bytes
+from adcompare.bench.memory_report import memory_report, parse_bytes
 from adcompare.bench.memory_sweep import MemoryConfig, MemoryResults, run_memory_sweep
 from adcompare.cli import main
 from adcompare.revolve import revolve_advances
@@ -123,3 +125,80 @@ def test_the_command_writes_the_report_and_refuses_bad_input(tiny_results, tmp_p
     other = tmp_path / "other.json"
     other.write_text(json.dumps({"schema": "something-else"}))
     assert main(["memory", "--report", str(other), "--out", str(tmp_path)]) == 2
+
+
+def test_missing_peers_are_skipped_with_a_note(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(memory_peers, "is_installed", lambda library: False)
+    config = MemoryConfig(
+        problems=["heat"], modes=["reverse", "torch:checkpoint", "jax:blocks"], steps=[4]
+    )
+    cells = {c["mode"]: c for c in run_memory_sweep(config).cells}
+    assert cells["reverse"]["status"] == "ok"
+    for mode, library in (("torch:checkpoint", "torch"), ("jax:blocks", "jax")):
+        assert cells[mode]["status"] == "skipped"
+        assert f"{library} is not installed" in cells[mode]["reason"]
+        assert 'pip install -e ".[peers]"' in cells[mode]["reason"]
+    out = tmp_path / "peers"
+    args = ["memory", "--peers", "--modes", "f", "--steps", "3", "--quiet", "--out", str(out)]
+    assert main(args) == 0
+    assert "torch and jax are not installed" in capsys.readouterr().err
+    assert {c["mode"] for c in json.loads((out / "results.json").read_text())["cells"]} == {"f"}
+
+
+def _peer_peak(mode: str, steps: int) -> int:
+    """A peer's peak bytes on heat at ``steps``, by its own tool, once its gradient agrees."""
+    instance = get_loop_problem("heat").build(steps)
+    peer = PEER_MEMORY_MODES[mode]
+    work = peer.prepare(instance)
+    assert gradient_error(work(), MEMORY_MODES["revolve:sqrt"].prepare(instance)()) < 1e-12
+    return peer.peak_bytes(work)
+
+
+@pytest.mark.parametrize(
+    ("library", "tape", "checkpointed"),
+    [("torch", "torch:tape", "torch:checkpoint"), ("jax", "jax:scan", "jax:blocks")],
+)
+def test_peers_agree_and_their_checkpoints_grow_like_the_root(library, tape, checkpointed):
+    pytest.importorskip(library)
+    instance = get_loop_problem("lstm").build(9)  # heat is checked in _peer_peak
+    expected = MEMORY_MODES["reverse"].prepare(instance)()
+    for name, mode in PEER_MEMORY_MODES.items():
+        if mode.library == library:
+            assert gradient_error(mode.prepare(instance)(), expected) < 1e-12, name
+    # four times the steps: the full tape holds about four times the bytes,
+    # blocks of √T steps about twice (√4)
+    assert _peer_peak(tape, 256) > 3.5 * _peer_peak(tape, 64)
+    assert _peer_peak(checkpointed, 256) < 2.2 * _peer_peak(checkpointed, 64)
+
+
+def test_the_report_and_figure_show_peers_beside_adcompare(tiny_results, tmp_path):
+    peers = [
+        {
+            "problem": "heat",
+            "mode": mode,
+            "steps": steps,
+            "status": "ok",
+            "time": {"median": 1e-3 * steps},
+            "counts": {},
+            "memory": {"peak_bytes": 600 * steps, "tool": PEER_MEMORY_MODES[mode].tool},
+            "check": {"against": "adcompare", "error": 0.0, "ok": True},
+        }
+        for mode in ("torch:tape", "jax:scan")
+        for steps in (3, 12)
+    ]
+    wrong = {**peers[0], "status": "error", "steps": 12, "mode": "jax:blocks"}
+    cells = [*tiny_results.cells, *peers, wrong]
+    report = memory_report(cells, 2**30, {"heat": "memory-heat.png"})
+    assert PEER_MEMORY_MODES["torch:tape"].tool in report
+    assert "| jax lax.scan | 3 ms, 1.76 KiB | 12 ms, 7.03 KiB |" in report
+    assert "| torch, full tape | O(T) | 600 B · T^1 | T ≈ 1.8e+06 |" in report
+    assert "✗ not timed" in report
+    assert "| jax lax.scan | 12 | 7.03 KiB | – |" in report  # no resident set recorded
+    memory_ax = memory_figure(cells, "heat", 2**30).axes[0]
+    dotted = [
+        line
+        for line in memory_ax.get_lines()
+        if line.get_linestyle() == ":" and not line.get_label().startswith("_")
+    ]
+    assert [line.get_label() for line in dotted] == ["torch, full tape", "jax lax.scan"]
+    assert "by their own tools" in memory_ax.get_title()

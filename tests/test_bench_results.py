@@ -74,26 +74,6 @@ def test_a_corrupt_file_gets_a_clear_error(tmp_path):
         ({"schema": SCHEMA, "schema_version": SCHEMA_VERSION + 1}, "newer than this adcompare"),
         ({"schema": SCHEMA, "schema_version": "one"}, "not a whole number"),
         ({"schema": SCHEMA, "schema_version": 1, "cells": {}}, "'cells' is missing"),
-        (
-            {
-                "schema": SCHEMA,
-                "schema_version": 1,
-                "cells": [{"problem": "x"}],
-                "environments": {},
-                "runs": [],
-            },
-            "cell 0 lacks 'mode', 'size', 'status'",
-        ),
-        (
-            {
-                "schema": SCHEMA,
-                "schema_version": 1,
-                "environments": {},
-                "runs": [],
-                "cells": [{"problem": "x", "mode": "f", "size": {}, "status": "done"}],
-            },
-            "status 'done'",
-        ),
     ],
 )
 def test_a_foreign_file_gets_a_clear_error(tmp_path, content, message):
@@ -101,6 +81,45 @@ def test_a_foreign_file_gets_a_clear_error(tmp_path, content, message):
     path.write_text(json.dumps(content))
     with pytest.raises(ResultsError, match=message):
         load_any(path)
+
+
+MISSING = object()
+
+
+@pytest.mark.parametrize(
+    "corrupt, message",
+    [
+        ({"mode": MISSING, "size": MISSING}, "lacks 'mode', 'size'"),
+        ({"time": MISSING}, "has time None"),
+        ({"status": "done"}, "status 'done'"),
+        ({"size": {"n": "64"}}, "size"),
+        ({"size": {"n": True}}, "size"),
+        ({"n": None}, "n = None"),
+        ({"time": {"median": "0.1"}}, "median time '0.1'"),
+        ({"time": {"median": 0}}, "median time 0"),
+        ({"time": {"median": -1e-3}}, "median time -0.001"),
+        ({"time": {"median": float("inf")}}, "median time inf"),
+        ({"time": {"median": float("nan")}}, "median time nan"),
+        ({"time": [1e-3]}, "has time [0.001]"),
+        ({"problem": "a\nb"}, "control characters"),
+        ({"check": {"ok": "yes"}}, "check"),
+        ({"counts": {"elements": {"numpy": "many"}}}, "counts.elements"),
+    ],
+)
+def test_a_cell_that_does_not_fit_the_schema_is_left_out_by_name(tmp_path, corrupt, message):
+    path = tmp_path / "results.json"
+    results = Results(path=path)
+    for n in (2, 4, 8):
+        results.add(cell(n=n))
+    results.close()
+    data = json.loads(path.read_text())
+    data["cells"][1].update(corrupt)
+    data["cells"][1] = {k: v for k, v in data["cells"][1].items() if v is not MISSING}
+    path.write_text(json.dumps(data))
+    for loaded in (load_results(path), load_any(path)):
+        assert [c["n"] for c in loaded.cells] == [2, 8]
+        (sentence,) = loaded.rejected
+        assert "cell 1" in sentence and message in sentence and "left out" in sentence
 
 
 def test_a_missing_file_says_so(tmp_path):

@@ -135,7 +135,8 @@ def test_modes_that_cannot_run_are_reported_with_the_reason():
     # softplus uses abs and maximum, so the complex step does not apply.
     report = check_grad(mlp_loss, W, B, X, modes=("reverse", "complex_step"), argnums=0)
     assert report["reverse"].passed and not report["complex_step"].passed
-    assert "not complex-safe (abs" in report["complex_step"].error
+    # maximum refuses complex input as soon as it meets it.
+    assert "not complex-safe (maximum compares complex" in report["complex_step"].error
 
 
 def test_jacobians_of_array_outputs_are_checked():
@@ -294,3 +295,21 @@ def test_an_op_without_sympy_is_checked_against_the_other_references(user_op_wit
 def test_asking_sympy_for_an_op_without_it_says_so(user_op_without_sym):
     with pytest.raises(TypeError, match=r"op 'user_cube' has no SymPy counterpart.*'fd'"):
         ad.check_grad(lambda v: ad.sum(user_op_without_sym(v)), [1.0], against="symbolic")
+
+
+def test_compare_times_a_slow_mode_by_its_first_call_alone(monkeypatch):
+    import adcompare.check as check_module
+
+    calls = {"n": 0}
+
+    def f(x):
+        calls["n"] += 1
+        return ad.sum(x * x)
+
+    x = np.arange(3.0)
+    ad.compare(f, x, modes=("reverse",), repeat=3)
+    with_repeats = calls["n"]
+    calls["n"] = 0
+    monkeypatch.setattr(check_module, "TIMING_BUDGET", 0.0)  # every mode counts as slow
+    ad.compare(f, x, modes=("reverse",), repeat=3)
+    assert with_repeats - calls["n"] == 3  # the three timed repeats are skipped

@@ -158,6 +158,7 @@ def test_an_unworded_os_error_is_bad_input(monkeypatch, capsys):
     def unreadable(*args, **kwargs):
         raise PermissionError(13, "Permission denied", "/root/results.json")
 
-    monkeypatch.setattr("adcompare.cli.report.make_report", unreadable)
-    assert main(["report", "x.json"]) == 2
-    assert capsys.readouterr().err == "adcompare report: Permission denied: /root/results.json\n"
+    # demo words no OSError itself: the command line's own handler says it in one line.
+    monkeypatch.setattr("adcompare.cli.demo.demo_lines", unreadable)
+    assert main(["demo"]) == 2
+    assert capsys.readouterr().err == "adcompare demo: Permission denied: /root/results.json\n"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from adcompare.cli import main
 from adcompare.cli.explain import explain
 
@@ -70,6 +72,34 @@ def test_explain_cannot_write(tmp_path, capsys):
     missing = tmp_path / "no" / "such" / "dir" / "f.dot"
     assert main(["explain", "x*x", "--at", "x=1", "--dot", str(missing)]) == 2
     assert "cannot write" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--dot", "/proc/version"], "cannot write /proc/version: "),
+        (["--dot", "/"], "cannot write /: "),
+        (["--png", "graph.pdf"], "--png draws a PNG image, so give a file name ending in .png"),
+        (["--png", "graph"], "ending in .png"),
+    ],
+)
+def test_explain_says_which_file_it_cannot_write(tmp_path, monkeypatch, capsys, argv, message):
+    monkeypatch.chdir(tmp_path)
+    assert main(["explain", "x*x", "--at", "x=1", *argv]) == 2
+    assert message in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "text, at, message",
+    [
+        ("x*" + "9" * 400, "x=1", "too large for a float"),
+        ("x*y", "x=1,y=2,x=3", "x is given twice"),
+    ],
+)
+def test_explain_refuses_numbers_it_cannot_hold(capsys, text, at, message):
+    assert main(["explain", text, "--at", at]) == 2
+    assert message in capsys.readouterr().err
 
 
 def test_program_lists_the_forward_pass_then_the_reverse_sweep():

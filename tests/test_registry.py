@@ -5,6 +5,7 @@ complex status, all read from its record."""
 from __future__ import annotations
 
 import builtins
+import importlib
 import operator
 
 import numpy as np
@@ -26,6 +27,9 @@ ids = lambda op: op.name
 
 def _numpy_function(name: str):
     found = np
+    if name.startswith("scipy."):  # scipy.special's ufuncs
+        found = importlib.import_module(name.rpartition(".")[0])
+        name = name.rpartition(".")[2]
     for part in name.split("."):
         found = getattr(found, part, None)
     return found

@@ -15,7 +15,7 @@ import sympy
 import adcompare as ad
 from adcompare import symbolic
 from adcompare.check import relative_error
-from adcompare.symbolic import Symbolic, SymbolicSizeError
+from adcompare.symbolic import ExpressionTooLargeError, Symbolic, SymbolicSizeError
 
 from .opcases import case_id, draw, op_cases
 
@@ -170,7 +170,7 @@ def test_composites_run_symbolically():
 def test_numpy_functions_dispatch_on_symbolic_values():
     assert str(symbolic.trace(lambda x: np.sin(x) + np.exp(x), 1.0)) == "exp(x) + sin(x)"
     with pytest.raises(TypeError, match="would drop it"):
-        symbolic.trace(lambda x: np.floor(x), 1.0)
+        symbolic.trace(lambda x: np.spacing(x), 1.0)
 
 
 def test_symbolic_values_refuse_to_become_numpy_arrays():
@@ -351,6 +351,64 @@ def test_runaway_work_is_refused():
 def test_large_derivatives_are_refused():
     with symbolic.size_limit(max_entries=10), pytest.raises(SymbolicSizeError, match="Hessian"):
         symbolic.hessian(lambda x: ad.sum(x**3))(np.ones(4))
+
+
+def recurrence(v, steps=20):
+    for _ in range(steps):
+        v = ad.sin(v) * v + 0.5
+    return v
+
+
+def test_an_expression_that_doubles_at_each_step_is_refused_as_it_grows():
+    # The shared graph grows by three nodes a step; written out, it doubles.
+    with symbolic.size_limit(max_expression_size=2000):
+        with pytest.raises(ExpressionTooLargeError, match="too large for exact differentiation"):
+            symbolic.gradient(recurrence)(0.3)
+        assert symbolic.gradient(functools.partial(recurrence, steps=3))(0.3) == pytest.approx(
+            ad.grad(functools.partial(recurrence, steps=3))(0.3), rel=1e-12
+        )
+
+
+def test_a_derivative_whose_predicted_work_is_too_large_is_refused_before_it_starts():
+    f = lambda v: ad.sum(ad.sin(v) * ad.prod(v))
+    with (
+        symbolic.size_limit(max_derivative_size=20_000),
+        pytest.raises(ExpressionTooLargeError, match=r"predicted work.*against='fd'"),
+    ):
+        symbolic.hessian(f)(np.linspace(0.5, 1.5, 12))
+    with pytest.raises(ExpressionTooLargeError, match="max_expression_size"):
+        ad.hessian(f, mode="symbolic")(np.linspace(0.5, 1.5, 100))
+    x = np.linspace(0.5, 1.5, 4)
+    np.testing.assert_allclose(symbolic.hessian(f)(x), ad.hessian(f)(x), rtol=1e-10)
+
+
+def test_nesting_deeper_than_sympy_recurses_is_refused_as_too_large():
+    def nested(x, y):
+        v = x
+        for _ in range(60):
+            v = ad.sin(x * v + y)
+        return v
+
+    with pytest.raises(ExpressionTooLargeError, match="nested more deeply"):
+        symbolic.record(nested, 0.5, 0.3).jacobian_array(0)
+
+
+def test_formulas_print_or_say_how_large_they_are():
+    traced = symbolic.record(functools.partial(recurrence, steps=3), 0.3)
+    assert symbolic.formula(traced.expressions) == str(traced.expressions)
+    assert symbolic.formula(traced.expressions, limit=10).startswith("(a formula of size ")
+
+
+def test_check_grad_falls_back_to_finite_differences_with_a_note():
+    with symbolic.size_limit(max_expression_size=2000):
+        report = ad.check_grad(recurrence, 0.3)
+        assert report.passed and report.against == "fd"
+        assert "checked against fd instead of SymPy" in report.note
+        assert "note: checked against fd" in str(report)
+        with pytest.raises(ExpressionTooLargeError):
+            ad.check_grad(recurrence, 0.3, against="symbolic")
+    exact = ad.check_grad(functools.partial(recurrence, steps=3), 0.3)
+    assert exact.against == "symbolic" and exact.note == ""
 
 
 def test_size_limit_rejects_unknown_names():

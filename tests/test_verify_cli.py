@@ -97,6 +97,11 @@ def test_non_smooth_expressions_follow_the_point(capsys):
         (["x", "--at", "x=1", "--modes", "forward,psychic"], "unknown mode(s) psychic"),
         (["x", "--at", "x=1", "--modes", "fwd-over-rev"], "unknown mode(s) fwd-over-rev"),
         (["exp(x, x)", "--at", "x=1"], "exp takes 1 argument(s), got 2"),
+        (["x*" + "9" * 400, "--at", "x=1"], "too large for a float"),
+        (["x + 1e400", "--at", "x=1"], "too large for a float"),
+        (["x", "--at", "x=1,x=2"], "x is given twice"),
+        (["x*y", "--at", "x=1,y=2,y=2"], "y is given twice"),
+        (["sin(" * 101 + "x" + ")" * 101, "--at", "x=1"], "nested more than 100 levels"),
     ],
 )
 def test_bad_input_exits_with_status_2_and_a_reason(capsys, argv, message):
@@ -115,6 +120,50 @@ def test_symbolic_size_limits_are_reported_as_bad_input(capsys):
     with symbolic.size_limit(max_work=3):
         status, _, err = verify(capsys, "sin(cos(exp(x)))*y", "--at", "x=1,y=2")
     assert status == 2 and "max_work" in err
+
+
+@pytest.mark.parametrize(
+    "text, order",
+    [
+        ("sin(" * 99 + "x" + ")" * 99, "1"),
+        ("sin(x*" * 33 + "x" + "+y)" * 33, "1"),
+        ("1/(1+" * 30 + "x" + ")" * 30, "2"),
+    ],
+    ids=["99 nested sin", "33 nested sin(x*...+y)", "30 nested 1/(1+...), order 2"],
+)
+def test_expressions_within_the_depth_cap_are_differentiated(capsys, text, order):
+    point = "x=0.5,y=0.3" if "y" in text else "x=0.5"
+    status, out, err = verify(capsys, text, "--at", point, "--order", order, "--modes", "reverse")
+    assert status == 0, err
+    assert "All modes agree with SymPy" in out
+
+
+def test_json_is_strict_with_null_for_numbers_that_are_not_finite(capsys):
+    status, out, _ = verify(capsys, "log(x)", "--at", "x=1e-300", "--json")
+
+    def refuse(constant):
+        raise AssertionError(f"{constant} is not JSON")
+
+    data = json.loads(out, parse_constant=refuse)
+    assert status == 1 and data["status"] == "failed"
+    rows = {m["mode"]: m for m in data["modes"]}
+    assert rows["fd"]["derivative"] == {"∂f/∂x": None} and rows["fd"]["status"] == "not finite"
+    assert rows["reverse"]["derivative"]["∂f/∂x"] == pytest.approx(1e300)
+    assert rows["reverse"]["status"] == "ok"
+
+
+def test_formulas_too_large_to_print_are_summarised(capsys):
+    with symbolic.size_limit(max_printed_size=10):
+        status, out, _ = verify(capsys, "sin(x)*cos(y)*exp(x*y)", "--at", "x=1,y=2")
+    assert status == 0
+    assert "∂f/∂x = (a formula of size" in out and "too long to print)" in out
+
+
+def test_too_large_for_exact_differentiation_is_reported_as_bad_input(capsys):
+    with symbolic.size_limit(max_expression_size=10):
+        status, _, err = verify(capsys, "sin(x*sin(x*sin(x*sin(x*y))))", "--at", "x=1,y=2")
+    assert status == 2 and "too large for exact differentiation" in err
+    assert "against='fd'" in err
 
 
 def test_the_command_is_listed_in_help(capsys):

@@ -15,6 +15,10 @@ grows with T; forward mode's memory does not; checkpointing sits between
     bits) over a random sequence of T characters, differentiated with
     respect to its 126 weights; objective the final hidden state's sum.
 
+Each instance also carries its loop written against an array namespace
+(``written_on``), which is how the peers (:mod:`~adcompare.bench.memory_peers`)
+run the same problem with their own arrays.
+
 A problem touches this file only: add a builder and one registry entry.
 """
 
@@ -23,13 +27,19 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
 import adcompare as ad
 from adcompare.adbench.lstm import _layer_step
 
-__all__ = ["LOOP_PROBLEMS", "LoopInstance", "LoopProblem", "get_loop_problem"]
+__all__ = ["AD_NAMESPACE", "LOOP_PROBLEMS", "LoopInstance", "LoopProblem", "get_loop_problem"]
+
+#: adcompare's op set as the namespace ``LoopInstance.written_on`` takes.
+AD_NAMESPACE = SimpleNamespace(
+    asarray=np.asarray, concatenate=ad.concatenate, sum=ad.sum, tanh=ad.tanh, sigmoid=ad.sigmoid
+)
 
 
 @dataclass(frozen=True)
@@ -39,6 +49,9 @@ class LoopInstance:
     ``step(carry, x, *arrays)`` returns the next carry (a tuple of arrays);
     ``objective(carry)`` the scalar; ``params`` the flat parameter vector
     that is differentiated; ``unflatten(params)`` the ``arrays`` ``step`` gets.
+    ``written_on(xp)`` returns the same ``(step, objective)`` written against
+    the namespace ``xp`` (``asarray``, ``concatenate``, ``sum``, ``tanh``,
+    ``sigmoid``), for a peer library's arrays.
     """
 
     problem: str
@@ -49,6 +62,7 @@ class LoopInstance:
     params: np.ndarray
     unflatten: Callable
     objective: Callable
+    written_on: Callable
 
     @property
     def state_bytes(self) -> int:
@@ -90,19 +104,24 @@ def _rng(name: str) -> np.random.Generator:
 HEAT_CELLS = 64
 
 
+def _heat_on(xp, source: np.ndarray):
+    zero, source = xp.asarray(np.zeros(1)), xp.asarray(source)
+
+    def step(carry, x, diffusivity):
+        (u,) = carry
+        padded = xp.concatenate([zero, u, zero])  # u = 0 at both ends
+        laplacian = padded[2:] - 2.0 * u + padded[:-2]
+        return (u + diffusivity * laplacian + source,)
+
+    return step, lambda carry: 0.5 * xp.sum(carry[0] * carry[0])
+
+
 def _heat(steps: int) -> LoopInstance:
     rng = _rng("heat")
     kappa = rng.uniform(0.1, 0.4, HEAT_CELLS)
     source = np.sin(np.linspace(0.0, np.pi, HEAT_CELLS)) * 0.01
     start = rng.uniform(0.0, 1.0, HEAT_CELLS)
-    zero = np.zeros(1)
-
-    def step(carry, x, diffusivity):
-        (u,) = carry
-        padded = ad.concatenate([zero, u, zero])  # u = 0 at both ends
-        laplacian = padded[2:] - 2.0 * u + padded[:-2]
-        return (u + diffusivity * laplacian + source,)
-
+    step, objective = _heat_on(AD_NAMESPACE, source)
     return LoopInstance(
         "heat",
         steps,
@@ -111,7 +130,8 @@ def _heat(steps: int) -> LoopInstance:
         None,
         kappa,
         lambda params: (params,),
-        lambda carry: 0.5 * ad.sum(carry[0] * carry[0]),
+        objective,
+        lambda xp: _heat_on(xp, source),
     )
 
 
@@ -129,6 +149,18 @@ def _lstm(steps: int) -> LoopInstance:
         hidden, cell = carry
         return _layer_step(weight, bias, x * in_weight, hidden, cell, bits)
 
+    def written_on(xp):
+        def peer_step(carry, x, weight, bias, in_weight):
+            hidden, cell = carry
+            layer_input = x * in_weight
+            gates = xp.concatenate([layer_input, hidden, layer_input, hidden]) * weight + bias
+            sigmoids = xp.sigmoid(gates[: 3 * bits])
+            change = xp.tanh(gates[3 * bits :])
+            cell = cell * sigmoids[:bits] + sigmoids[bits : 2 * bits] * change
+            return sigmoids[2 * bits :] * xp.tanh(cell), cell
+
+        return peer_step, lambda carry: xp.sum(carry[0])
+
     def unflatten(flat):
         return flat[: split[0]], flat[split[0] : split[1]], flat[split[1] :]
 
@@ -141,6 +173,7 @@ def _lstm(steps: int) -> LoopInstance:
         params,
         unflatten,
         lambda carry: ad.sum(carry[0]),
+        written_on,
     )
 
 

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from adcompare.bench.memory_modes import MEMORY_MODES
+from adcompare.bench.memory_peers import ALL_MEMORY_MODES
 
 __all__ = [
     "SLOPES",
@@ -46,7 +46,7 @@ def fit_memory(cells: list[dict], mode: str) -> tuple[float, float] | None:
     >>> round(c, 9), slope
     (8.0, 1.0)
     """
-    definition = MEMORY_MODES[mode]
+    definition = ALL_MEMORY_MODES[mode]
     slope = SLOPES[definition.growth]
     points = [
         (c["steps"], c["memory"]["peak_bytes"])

@@ -14,7 +14,9 @@
 
 Each mode's ``prepare(instance)`` returns the work: a function of no
 arguments that returns the gradient (``None`` for ``f``). ``snapshots(T)``
-is the number of stored states the mode's theory line uses.
+is the number of stored states the mode's theory line uses. The peers' modes
+(``torch.utils.checkpoint``, ``jax.checkpoint``) are in
+:mod:`~adcompare.bench.memory_peers`.
 """
 
 from __future__ import annotations

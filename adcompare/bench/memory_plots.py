@@ -3,7 +3,9 @@
 - peak memory (tracemalloc) against T on log-log axes, one line per mode,
   with each mode's theory line dashed (forward O(1), full tape O(T),
   blocks and revolve with √T snapshots O(√T), revolve with S snapshots
-  O(S)) and the memory budget;
+  O(S)) and the memory budget; the peers (:mod:`~adcompare.bench.memory_peers`),
+  if measured, dotted with hollow markers, their memory read by their own
+  tools;
 - time per gradient against T;
 - the memory–time plane at the largest T the modes share: one point per
   mode, the Pareto front joined.
@@ -18,6 +20,7 @@ from matplotlib.figure import Figure
 
 from adcompare.bench import memory_analysis as analysis
 from adcompare.bench.memory_modes import MEMORY_MODES
+from adcompare.bench.memory_peers import ALL_MEMORY_MODES, PEER_MEMORY_MODES
 from adcompare.bench.plot_style import rc
 from adcompare.revolve import schedule
 
@@ -32,24 +35,42 @@ MEMORY_COLORS = {
     "revolve:16": "tab:pink",
     "revolve:64": "tab:brown",
     "revolve:sqrt": "tab:olive",
+    "torch:tape": "tab:orange",
+    "torch:checkpoint": "tab:orange",
+    "jax:scan": "tab:cyan",
+    "jax:scan+remat": "tab:cyan",
+    "jax:blocks": "tab:cyan",
 }
-MARKERS = {"f": "o", "forward": "D", "reverse": "^", "block": "s"}
+MARKERS = {
+    "f": "o",
+    "forward": "D",
+    "reverse": "^",
+    "block": "s",
+    "torch:tape": "^",
+    "torch:checkpoint": "s",
+    "jax:scan": "^",
+    "jax:scan+remat": "o",
+    "jax:blocks": "s",
+}
 
 
 def _style(mode: str) -> dict:
-    return {"color": MEMORY_COLORS.get(mode), "marker": MARKERS.get(mode, "v")}
+    style = {"color": MEMORY_COLORS.get(mode), "marker": MARKERS.get(mode, "v")}
+    if mode in PEER_MEMORY_MODES:
+        style.update(linestyle=":", markerfacecolor="white")
+    return style
 
 
 def memory_figure(cells: list[dict], problem: str, budget: float) -> Figure:
     """The three panels for ``problem`` (see the module docstring)."""
     with rc():
-        figure = Figure(figsize=(16, 5.2), layout="constrained")
+        figure = Figure(figsize=(16, 6.4), layout="constrained")
         memory_ax, time_ax, plane_ax = figure.subplots(1, 3)
-        modes = [m for m in MEMORY_MODES if analysis.ok_cells(cells, problem, m)]
+        modes = [m for m in ALL_MEMORY_MODES if analysis.ok_cells(cells, problem, m)]
         for mode in modes:
             line = analysis.ok_cells(cells, problem, mode)
             steps = np.array([c["steps"] for c in line])
-            label = MEMORY_MODES[mode].label
+            label = ALL_MEMORY_MODES[mode].label
             traced = [c for c in line if c["memory"].get("peak_bytes")]
             if traced:
                 memory_ax.plot(
@@ -59,7 +80,7 @@ def memory_figure(cells: list[dict], problem: str, budget: float) -> Figure:
                     **_style(mode),
                 )
                 fit = analysis.fit_memory(line, mode)
-                if fit is not None and MEMORY_MODES[mode].derivative:
+                if fit is not None and mode in MEMORY_MODES and MEMORY_MODES[mode].derivative:
                     grid = np.geomspace(steps.min(), max(steps.max(), 1e5), 50)
                     memory_ax.plot(
                         grid,
@@ -80,7 +101,7 @@ def memory_figure(cells: list[dict], problem: str, budget: float) -> Figure:
             color="grey",
         )
         for ax, ylabel, title in (
-            (memory_ax, "peak memory (bytes, tracemalloc)", "memory: theory dashed"),
+            (memory_ax, "peak memory (bytes)", _memory_title(modes)),
             (time_ax, "seconds per gradient", "time"),
         ):
             ax.set_xscale("log")
@@ -90,9 +111,16 @@ def memory_figure(cells: list[dict], problem: str, budget: float) -> Figure:
             ax.set_title(f"{problem}: {title}")
             ax.grid(True, which="major", alpha=0.3)
             ax.minorticks_off()
-        memory_ax.legend(loc="upper left", fontsize=8)
+        handles, labels = memory_ax.get_legend_handles_labels()
+        figure.legend(handles, labels, loc="outside lower center", ncol=4, fontsize=9)
         _plane(plane_ax, cells, problem)
     return figure
+
+
+def _memory_title(modes: list[str]) -> str:
+    if any(mode in PEER_MEMORY_MODES for mode in modes):
+        return "memory: tracemalloc, theory dashed;\npeers dotted, by their own tools"
+    return "memory (tracemalloc): theory dashed"
 
 
 def _plane(ax, cells: list[dict], problem: str) -> None:
@@ -104,10 +132,16 @@ def _plane(ax, cells: list[dict], problem: str) -> None:
         and c["status"] == "ok"
         and c["steps"] == steps
         and c["memory"].get("peak_bytes")
-        and MEMORY_MODES[c["mode"]].derivative
+        and ALL_MEMORY_MODES[c["mode"]].derivative
     ]
+    if not points:  # plain f only: no gradient to place
+        ax.set_title(f"{problem}: no gradient measured, no memory–time plane")
+        ax.set_axis_off()
+        return
     for mode, memory, seconds in points:
-        ax.scatter(memory, seconds, s=60, **_style(mode))
+        color = MEMORY_COLORS.get(mode)
+        face = "white" if mode in PEER_MEMORY_MODES else color
+        ax.scatter(memory, seconds, s=60, marker=MARKERS.get(mode, "v"), c=face, edgecolors=color)
         ax.annotate(mode, (memory, seconds), textcoords="offset points", xytext=(6, 4))
     front = analysis.pareto_front(points)
     ax.plot([p[1] for p in front], [p[2] for p in front], color="grey", linewidth=1, zorder=0)

@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 
 from adcompare.bench import memory_analysis as analysis
-from adcompare.bench.memory_modes import MEMORY_MODES
+from adcompare.bench.memory_peers import ALL_MEMORY_MODES, PEER_MEMORY_MODES
 from adcompare.bench.memory_plots import save_memory_figures
 from adcompare.bench.text import format_time
 
@@ -65,7 +65,7 @@ def _steps_text(steps: float | None) -> str:
 
 def _table(cells: list[dict], problem: str) -> list[str]:
     steps = sorted({c["steps"] for c in cells if c["problem"] == problem})
-    modes = [m for m in MEMORY_MODES if any(c["mode"] == m for c in cells)]
+    modes = [m for m in ALL_MEMORY_MODES if any(c["mode"] == m for c in cells)]
     lines = [
         "| mode | " + " | ".join(f"T = {t:,}" for t in steps) + " |",
         "|---|" + "---|" * len(steps),
@@ -82,14 +82,16 @@ def _table(cells: list[dict], problem: str) -> list[str]:
                 None,
             )
             if cell is None or cell["status"] != "ok":
-                row.append("skipped" if cell else "–")
+                row.append(
+                    {None: "–", "error": "✗ not timed"}.get(cell and cell["status"], "skipped")
+                )
                 continue
             bad = " ✗" if cell.get("check") and not cell["check"]["ok"] else ""
             peak = format_bytes(cell["memory"]["peak_bytes"])
-            if cell["memory"]["peak_bytes"] is None:  # not traced: the tape's own count
-                peak = f"tape {format_bytes(cell['counts']['peak_tape_bytes'])}"
+            if cell["memory"]["peak_bytes"] is None and "peak_tape_bytes" in cell["counts"]:
+                peak = f"tape {format_bytes(cell['counts']['peak_tape_bytes'])}"  # not traced
             row.append(f"{format_time(cell['time']['median'])}, {peak}{bad}")
-        lines.append(f"| {MEMORY_MODES[mode].label} | " + " | ".join(row) + " |")
+        lines.append(f"| {ALL_MEMORY_MODES[mode].label} | " + " | ".join(row) + " |")
     return lines
 
 
@@ -98,7 +100,7 @@ def _budget_lines(cells: list[dict], problem: str, budget: float) -> list[str]:
         "| mode | theory | fitted peak memory | stops fitting the budget at |",
         "|---|---|---|---|",
     ]
-    for mode, definition in MEMORY_MODES.items():
+    for mode, definition in ALL_MEMORY_MODES.items():
         line = analysis.ok_cells(cells, problem, mode)
         if not line or not definition.derivative:
             continue
@@ -113,6 +115,22 @@ def _budget_lines(cells: list[dict], problem: str, budget: float) -> list[str]:
         crossing = _steps_text(analysis.budget_crossing(fit, budget))
         lines.append(f"| {definition.label} | {law} | {shape} | {crossing} |")
     return lines
+
+
+def _rss_lines(cells: list[dict], problem: str) -> list[str]:
+    lines = []
+    for mode, definition in PEER_MEMORY_MODES.items():
+        line = [c for c in analysis.ok_cells(cells, problem, mode) if c["memory"]["peak_bytes"]]
+        if line:
+            memory = line[-1]["memory"]
+            lines.append(
+                f"| {definition.label} | {line[-1]['steps']:,} | "
+                f"{format_bytes(memory['peak_bytes'])} | "
+                f"{format_bytes(memory.get('rss_peak_bytes'))} |"
+            )
+    if not lines:
+        return []
+    return ["| peer mode | T | own tool | resident set rise |", "|---|---|---|---|", *lines]
 
 
 def _revolve_lines(cells: list[dict], problem: str) -> list[str]:
@@ -147,6 +165,30 @@ def _revolve_lines(cells: list[dict], problem: str) -> list[str]:
     ]
 
 
+def _peer_lines(cells: list[dict]) -> list[str]:
+    """What the report says about the peers: their tools, or that none were measured."""
+    peers = [m for m in PEER_MEMORY_MODES if any(c["mode"] == m for c in cells)]
+    if not peers:
+        return [
+            "Peers (`torch.utils.checkpoint`, `jax.checkpoint` with `jax.lax.scan`) are not "
+            "measured here: `adcompare memory --peers` adds them where they are installed.",
+            "",
+        ]
+    out = [
+        "Peers, each gradient checked against adcompare's at the same T before it is timed. "
+        "tracemalloc does not see their arrays, so their peak memory is read by their own "
+        "tools, which count the library's array buffers only, while tracemalloc counts every "
+        "Python allocation adcompare makes (the tape's records as well as its arrays):",
+        "",
+        "| peer mode | what it does | peak memory read by |",
+        "|---|---|---|",
+    ]
+    for mode in peers:
+        definition = PEER_MEMORY_MODES[mode]
+        out.append(f"| `{mode}` | {definition.label} | {definition.tool} |")
+    return out + [""]
+
+
 def memory_report(cells: list[dict], budget: float, figures: dict[str, str]) -> str:
     """The report's markdown text."""
     out = [
@@ -158,9 +200,9 @@ def memory_report(cells: list[dict], budget: float, figures: dict[str, str]) -> 
         "`adcompare.checkpoint.scan` on Griewank and Walther's binomial schedule (revolve) "
         "at s = 4, 16, 64 and ⌈√T⌉ snapshots. Peak memory is traced by tracemalloc in its "
         "own call; time is the median of timed calls (one call once a call takes a second). "
-        f"The memory budget is {format_bytes(budget)} (`--memory-budget`). Peers "
-        "(`jax.checkpoint`, `torch.utils.checkpoint`) are not measured here.",
+        f"The memory budget is {format_bytes(budget)} (`--memory-budget`).",
         "",
+        *_peer_lines(cells),
     ]
     for problem in dict.fromkeys(c["problem"] for c in cells):
         out += [f"## {problem}", "", f"![{problem}]({figures.get(problem, '')})", ""]
@@ -176,6 +218,17 @@ def memory_report(cells: list[dict], budget: float, figures: dict[str, str]) -> 
             "",
         ]
         out += _budget_lines(cells, problem, budget) + [""]
+        rss = _rss_lines(cells, problem)
+        if rss:
+            out += [
+                "The peers at the largest T measured: the peak by their own tool beside the "
+                "rise of the process's resident set (Linux's high-water mark, reset before the "
+                "call): whole pages of everything the process touched, blind to pages it "
+                "reused:",
+                "",
+                *rss,
+                "",
+            ]
         revolve = _revolve_lines(cells, problem)
         if revolve:
             out += [

@@ -11,6 +11,12 @@ A cell (problem, mode, T) gets, each from its own call:
 - a check: the gradient against forward mode's (reverse modes) or the full
   tape's (forward mode) at the same T.
 
+A peer's cell (:mod:`~adcompare.bench.memory_peers`) first checks the peer's
+gradient against adcompare's at the same T, and is timed only if it agrees
+(else its status is ``"error"``); its peak memory is read by the peer's own
+tool, beside the resident-set high-water mark; it has no counts. A peer
+whose library is missing is skipped with a note saying how to install it.
+
 A mode is skipped at a T when its last two T's extrapolate past the time
 budget per cell; the skipped cell records why. The results are a JSON
 document (``adcompare-memory-results``) rewritten as each cell finishes.
@@ -32,7 +38,8 @@ import adcompare as ad
 from adcompare.bench.env import describe
 from adcompare.bench.loops import LOOP_PROBLEMS, get_loop_problem
 from adcompare.bench.measure import peak_memory, time_calls
-from adcompare.bench.memory_modes import MEMORY_MODES, get_memory_mode, gradient_error
+from adcompare.bench.memory_modes import MEMORY_MODES, gradient_error
+from adcompare.bench.memory_peers import PeerMemoryMode, lookup_memory_mode, rss_peak_bytes
 from adcompare.bench.results import now
 
 __all__ = [
@@ -40,6 +47,7 @@ __all__ = [
     "MemoryConfig",
     "MemoryResults",
     "load_memory_results",
+    "measure_peer_cell",
     "memory_preset",
     "merge_cells",
     "run_memory_sweep",
@@ -69,7 +77,7 @@ class MemoryConfig:
         for name in self.problems:
             get_loop_problem(name)
         for name in self.modes:
-            get_memory_mode(name)
+            lookup_memory_mode(name)
         if any(int(t) != t or t < 1 for t in self.steps):
             raise ValueError(f"steps must be positive whole numbers, not {self.steps}")
         if not self.budget > 0:
@@ -205,6 +213,41 @@ def measure_memory_cell(instance, mode, config: MemoryConfig) -> tuple[dict, obj
     return cell, gradient
 
 
+def _reference(instance, measured: dict):
+    """adcompare's gradient at this T: one measured already, else revolve's with ⌈√T⌉
+    snapshots (its memory stays small at any T)."""
+    for name in ("reverse", "revolve:sqrt", *measured):
+        if measured.get(name) is not None:
+            return measured[name]
+    gradient = MEMORY_MODES["revolve:sqrt"].prepare(instance)()
+    measured["revolve:sqrt"] = gradient
+    return gradient
+
+
+def measure_peer_cell(instance, mode: PeerMemoryMode, config: MemoryConfig, reference) -> dict:
+    """A peer's cell: its gradient checked against adcompare's ``reference``, then, if
+    it agrees, its time and peak memory (by the peer's own tool and by the resident set).
+    """
+    start = time.perf_counter()
+    work = mode.prepare(instance)
+    prepared = time.perf_counter() - start
+    error = gradient_error(work(), reference)
+    check = {"against": "adcompare", "error": error, "ok": error <= TOLERANCE}
+    if not check["ok"]:
+        return {
+            "status": "error",
+            "check": check,
+            "reason": f"{mode.name}'s gradient differs from adcompare's by {error:.3g} "
+            f"(relative), over the {TOLERANCE:g} tolerance; it was not timed",
+        }
+    timing, _ = _timing(work, config)
+    timing["prepare"] = prepared
+    memory = {"peak_bytes": None, "tool": mode.tool, "rss_peak_bytes": None}
+    if config.memory:
+        memory.update(peak_bytes=mode.peak_bytes(work), rss_peak_bytes=rss_peak_bytes(work))
+    return {"status": "ok", "time": timing, "counts": {}, "memory": memory, "check": check}
+
+
 def _checks(measured: dict) -> dict:
     """Each gradient against the other engine's: forward for reverse modes, and back."""
     checks = {}
@@ -237,18 +280,24 @@ def run_memory_sweep(
                 measured, cells = {}, []
                 for name in config.modes:
                     cell = {"problem": problem, "mode": name, "steps": steps}
+                    mode = lookup_memory_mode(name)
                     reason = _skip_reason(results.cells, problem, name, steps, config.budget)
-                    if reason is None:
-                        if not quiet:
-                            print(f"  {problem} T={steps} {name}", flush=True)
-                        mode = get_memory_mode(name)
+                    peer = isinstance(mode, PeerMemoryMode)
+                    if reason is None and peer:
+                        reason = mode.unavailable()
+                    if reason is None and not quiet:
+                        print(f"  {problem} T={steps} {name}", flush=True)
+                    if reason is None and peer:
+                        reference = _reference(instance, measured)
+                        cell.update(measure_peer_cell(instance, mode, config, reference))
+                    elif reason is None:
                         measurement, gradient = measure_memory_cell(instance, mode, config)
                         cell.update(measurement, status="ok", state_bytes=instance.state_bytes)
                         if mode.snapshots is not None:
                             cell["snapshots"] = mode.snapshots(steps)
                         if mode.derivative:
                             measured[name] = gradient
-                    else:
+                    if reason is not None:
                         cell.update(status="skipped", reason=reason)
                     cell["finished"] = now()
                     cells.append(cell)

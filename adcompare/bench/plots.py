@@ -18,7 +18,9 @@ so nothing here touches a display or global state.
 
 from __future__ import annotations
 
+import hashlib
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -382,16 +384,48 @@ def figures(results: Results) -> dict[str, Figure]:
     return out
 
 
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+#: Longest file stem written; longer (or unsafe) names are cut and given a hash.
+MAX_STEM = 80
+
+
+def file_stem(stem: str) -> str:
+    """A file name for the figure ``stem``: letters, digits, ``_ . -`` only, no
+    leading dot, at most :data:`MAX_STEM` characters plus a hash when it had
+    to change (so different names never share a file).
+
+    Problem names come from results files, which people share, so a name
+    never decides where a file goes.
+
+    >>> file_stem("rosenbrock-second-order")
+    'rosenbrock-second-order'
+    >>> file_stem("../../etc/x")
+    '_.._etc_x-...'
+    """
+    safe = _UNSAFE.sub("_", stem).lstrip(".")[:MAX_STEM]
+    if safe == stem and safe:
+        return safe
+    digest = hashlib.sha256(stem.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{safe or 'figure'}-{digest}"
+
+
 def save_figures(
     results: Results, out_dir: str | Path, formats: tuple[str, ...] = ("png",), dpi: int = 80
 ) -> dict[str, Path]:
-    """Write every figure into ``out_dir``; returns ``{stem: path of the PNG}``."""
+    """Write every figure into ``out_dir``; returns ``{stem: path of the PNG}``.
+
+    File names are made safe by :func:`file_stem`, and each path is checked
+    to lie inside ``out_dir`` before anything is written.
+    """
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    inside = out_dir.resolve()
     written = {}
     for stem, figure in figures(results).items():
         for fmt in formats:
-            path = out_dir / f"{stem}.{fmt}"
+            path = out_dir / f"{file_stem(stem)}.{fmt}"
+            if path.resolve().parent != inside:
+                raise ValueError(f"refusing to write the figure {stem!r} outside {out_dir}")
             with rc():
                 figure.savefig(path, dpi=dpi)
             written.setdefault(stem, path)

@@ -11,7 +11,10 @@ and what was skipped, failed or disagreed. Nothing is measured here.
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -556,8 +559,8 @@ def render(results: Results, figures: dict | None = None, sources: list[str] | N
         "- Plain f's counts come from running the same code on an untracked tensor; finite "
         "differences' counts are 2n evaluations of f's.",
         "- A problem's figure: time and element work against n (or m), and each ÷ f's; the "
-        "dashed (forward) and dash-dotted (reverse) lines are the theory, c·n·f and c·m·f. Its table: the median time per "
-        "call, ± half the interquartile range as a percentage; † marks a time taken under "
+        "dashed (forward) and dash-dotted (reverse) lines are the theory, c·n·f and c·m·f. "
+        "Its table: the median time per call, ± half the interquartile range as a percentage; † marks a time taken under "
         "load (see the conclusions), which the fitted slopes leave out.",
         "- " + SECOND_ORDER_LEGEND,
         "- Peak memory: tracemalloc in a separate untimed call. The reverse tape's bytes "
@@ -583,9 +586,27 @@ def write_report(
     formats: tuple[str, ...] = ("png",),
     sources: list[str] | None = None,
 ) -> Path:
-    """Write the figures and ``report.md`` into ``out_dir``; returns the report's path."""
+    """Write the figures and ``report.md`` into ``out_dir``; returns the report's path.
+
+    Everything is written into a temporary folder beside ``out_dir`` first and
+    moved in at the end (``report.md`` last), so a report that fails part-way
+    leaves nothing behind. Files in ``out_dir`` the report does not write
+    are left alone.
+    """
     out_dir = Path(out_dir)
-    figures = save_figures(results, out_dir, formats)
-    path = out_dir / "report.md"
-    path.write_text(render(results, figures, sources), encoding="utf-8")
-    return path
+    if out_dir.exists() and not out_dir.is_dir():
+        raise NotADirectoryError(20, "it is a file, not a folder", str(out_dir))
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}.", suffix=".tmp"))
+    try:
+        figures = save_figures(results, staging, formats)
+        (staging / "report.md").write_text(render(results, figures, sources), encoding="utf-8")
+        if not out_dir.exists():
+            staging.rename(out_dir)
+        else:
+            written = sorted(staging.iterdir(), key=lambda f: f.name == "report.md")
+            for file in written:
+                os.replace(file, out_dir / file.name)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return out_dir / "report.md"

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -12,7 +15,7 @@ from adcompare.bench.modes import MODE_GROUPS, MODES
 from adcompare.bench.peers import available_peer_modes
 from adcompare.bench.problems import PROBLEMS, default_problems
 from adcompare.bench.progress import Progress, format_seconds
-from adcompare.bench.results import Results, ResultsError, load_results
+from adcompare.bench.results import Results, ResultsError, open_for_writing
 from adcompare.bench.sweep import PRESETS, plan, preset, run_sweep
 
 EXAMPLES = """\
@@ -158,16 +161,39 @@ def with_peers(modes: list[str] | None, peers: bool) -> list[str] | None:
     return [*(modes or MODES), *names]
 
 
-def open_results(path: Path, *, resume: bool, overwrite: bool) -> Results:
-    """The results to measure into, or a :class:`ResultsError` saying what to do."""
-    if path.exists() and resume:
-        return load_results(path)
-    if path.exists() and not overwrite:
-        raise ResultsError(
-            f"{path} already exists; pass --resume to continue it, --overwrite to start "
-            "afresh, or --out to measure into another file"
-        )
-    return Results(path=path)
+def open_results(
+    path: Path, *, resume: bool, overwrite: bool, wait: float | None = None
+) -> Results:
+    """The results to measure into, holding the file's writer lock, or a
+    :class:`ResultsError` saying what to do (see
+    :func:`~adcompare.bench.results.open_for_writing`); prints a warning for
+    each cell left out because it does not fit the schema.
+    """
+    results = open_for_writing(path, resume=resume, overwrite=overwrite, wait=wait)
+    for sentence in results.rejected:
+        print(f"warning: {sentence}", file=sys.stderr)
+    return results
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the process is so it unwinds like Ctrl-C (temporary files go)."""
+
+
+@contextlib.contextmanager
+def terminate_like_interrupt():
+    """Inside the block, SIGTERM raises :class:`Terminated` (in the main thread only)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def raise_terminated(signum, frame):
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def sweep_into(results: Results, config, *, quiet: bool) -> int:
@@ -177,15 +203,19 @@ def sweep_into(results: Results, config, *, quiet: bool) -> int:
     progress = Progress(len(cells), quiet=quiet, groups=groups)
     start = time.perf_counter()
     try:
-        run_sweep(config, results, progress=progress)
-    except KeyboardInterrupt:
+        with terminate_like_interrupt():
+            run_sweep(config, results, progress=progress)
+    except KeyboardInterrupt as interruption:
         measured = sum(c["status"] == "ok" for c in results.cells)
         print(
-            f"\ninterrupted: the {measured} cells measured so far are in {results.path}; "
+            f"\n{'terminated' if isinstance(interruption, Terminated) else 'interrupted'}: "
+            f"the {measured} cells measured so far are in {results.path}; "
             "run the same command with --resume to continue",
             file=sys.stderr,
         )
-        return 130
+        return 143 if isinstance(interruption, Terminated) else 130
+    finally:
+        results.close()
     statuses = [c["status"] for c in results.cells]
     print(
         f"{statuses.count('ok')} cells measured, {statuses.count('skipped')} skipped, "
@@ -229,7 +259,11 @@ def run(args) -> int:
     except (ValueError, argparse.ArgumentTypeError) as error:
         print(f"adcompare bench: {error}", file=sys.stderr)
         return 2
-    status = sweep_into(results, config, quiet=args.quiet)
+    try:
+        status = sweep_into(results, config, quiet=args.quiet)
+    except ResultsError as error:
+        print(f"adcompare bench: {error}", file=sys.stderr)
+        return 2
     if status == 0:
         print(f"next: adcompare report {args.out}", file=sys.stderr)
     return status
@@ -237,10 +271,12 @@ def run(args) -> int:
 
 __all__ = [
     "PRESETS",
+    "Terminated",
     "add_parser",
     "add_sweep_options",
     "open_results",
     "run",
     "sweep_into",
+    "terminate_like_interrupt",
     "with_peers",
 ]

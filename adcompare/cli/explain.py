@@ -13,7 +13,9 @@ expression is read by the safe parser of :mod:`adcompare.cli.expr`.
 
 from __future__ import annotations
 
+import contextlib
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -49,6 +51,10 @@ def explain(
     """
     expression = parse_expression(text)
     point = parse_point(at, expression.variables)
+    if png and Path(png).suffix.lower() != ".png":
+        raise ExpressionError(
+            f"--png {png}: --png draws a PNG image, so give a file name ending in .png"
+        )
     values = list(point.values())
     with np.errstate(all="ignore"):
         table = trace_table(expression, *values, mode=mode, names=expression.variables)
@@ -62,11 +68,12 @@ def explain(
         names = dict(zip(expression.variables, leaves))
         written = []
         if dot:
-            with open(dot, "w", encoding="utf-8") as handle:
-                handle.write(to_dot(out, names=names) + "\n")
+            with _writing(dot):
+                Path(dot).write_text(to_dot(out, names=names) + "\n", encoding="utf-8")
             written.append(f"wrote {dot}: the graph as Graphviz DOT (render with dot -Tpng)")
         if png:
-            draw(out, png, names=names, title=f"f = {expression.text}")
+            with _writing(png):
+                draw(out, png, names=names, title=f"f = {expression.text}")
             written.append(f"wrote {png}: a picture of the graph")
         summary = stats(out)
         written.append(
@@ -77,6 +84,19 @@ def explain(
     if program:
         report += "\n\n" + _program(expression, values)
     return report
+
+
+class OutputError(OSError):
+    """A file ``explain`` was asked to write could not be written; the message says which."""
+
+
+@contextlib.contextmanager
+def _writing(path: str):
+    """Turn any failure to write ``path`` into an :class:`OutputError` naming it."""
+    try:
+        yield
+    except OSError as error:
+        raise OutputError(f"cannot write {path}: {error.strerror or error}") from None
 
 
 def _program(expression, values) -> str:
@@ -106,13 +126,8 @@ def _run(args) -> int:
                 program=args.program,
             )
         )
-    except ExpressionError as error:
+    except (ExpressionError, OutputError) as error:
         print(f"adcompare explain: {error}", file=sys.stderr)
-        return 2
-    except OSError as error:
-        print(
-            f"adcompare explain: cannot write {error.filename}: {error.strerror}", file=sys.stderr
-        )
         return 2
     return 0
 

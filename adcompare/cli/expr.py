@@ -46,8 +46,15 @@ ARITY: dict[str, int] = {
     name: (fn.op.nargs if hasattr(fn, "op") else 1) for name, fn in FUNCTIONS.items()
 }
 #: Longer or more deeply nested expressions are refused before anything is evaluated.
+#: ``MAX_DEPTH`` bounds the nesting SymPy sees, where a chain of sums or of products
+#: (``a + b - c``, ``a*b/c``) is one level: it is what SymPy's recursive
+#: differentiation and printing reach within Python's default recursion limit, for
+#: first and second derivatives, with room to spare (``sin`` nested 120 deep was the
+#: most that worked). ``MAX_SYNTAX_DEPTH`` bounds the syntax tree itself, chains included.
 MAX_LENGTH = 10_000
-MAX_DEPTH = 200
+MAX_DEPTH = 100
+MAX_SYNTAX_DEPTH = 200
+_CHAINS = ({ast.Add, ast.Sub}, {ast.Mult, ast.Div})
 
 
 class ExpressionError(ValueError):
@@ -81,11 +88,24 @@ def _fail(node: ast.AST, text: str, message: str):
     raise ExpressionError(f"{message}\n  {text}\n  {' ' * column}^")
 
 
-def _check(node: ast.AST, text: str, names: list[str], depth: int = 0) -> None:
+def _same_chain(parent: ast.AST, child: ast.AST) -> bool:
+    """Whether SymPy flattens ``child`` into ``parent`` (a sum in a sum, a product in a product)."""
+    return (
+        isinstance(parent, ast.BinOp)
+        and isinstance(child, ast.BinOp)
+        and any(type(parent.op) in chain and type(child.op) in chain for chain in _CHAINS)
+    )
+
+
+def _check(node: ast.AST, text: str, names: list[str], depth: int = 0, nesting: int = 0) -> None:
     """Reject anything but arithmetic on numbers, names and known functions."""
-    if depth > MAX_DEPTH:
+    if nesting > MAX_DEPTH:
         _fail(node, text, f"the expression is nested more than {MAX_DEPTH} levels deep")
-    check = lambda child: _check(child, text, names, depth + 1)
+    if depth > MAX_SYNTAX_DEPTH:
+        _fail(node, text, f"the expression has more than {MAX_SYNTAX_DEPTH} levels of operations")
+    check = lambda child: _check(
+        child, text, names, depth + 1, nesting + (not _same_chain(node, child))
+    )
     if isinstance(node, ast.Expression):
         check(node.body)
     elif isinstance(node, ast.BinOp):
@@ -103,6 +123,12 @@ def _check(node: ast.AST, text: str, names: list[str], depth: int = 0) -> None:
     elif isinstance(node, ast.Constant):
         if isinstance(node.value, bool) or not isinstance(node.value, (int, float)):
             _fail(node, text, f"{node.value!r} is not a number")
+        try:
+            finite = math.isfinite(float(node.value))
+        except OverflowError:
+            finite = False
+        if not finite:
+            _fail(node, text, "this number is too large for a float (at most about 1.8e308)")
     elif isinstance(node, ast.Name):
         if node.id.startswith("__"):
             _fail(node, text, f"{node.id}: names starting with '__' are not allowed")
@@ -187,6 +213,8 @@ def parse_point(text: str, variables: tuple[str, ...] | None = None) -> dict[str
             raise ExpressionError(f"{name}={value.strip()!r} is not a number") from None
         if not np.isfinite(number):
             raise ExpressionError(f"{name}={value.strip()} is not a finite number")
+        if name in point:
+            raise ExpressionError(f"{name} is given twice; give each variable one value")
         point[name] = number
     if variables is not None:
         missing = [v for v in variables if v not in point]

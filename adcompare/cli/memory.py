@@ -8,6 +8,7 @@ from pathlib import Path
 
 from adcompare.bench.loops import LOOP_PROBLEMS
 from adcompare.bench.memory_modes import MEMORY_MODES
+from adcompare.bench.memory_peers import ALL_MEMORY_MODES, available_memory_peers
 from adcompare.bench.memory_report import parse_bytes, write_memory_report
 from adcompare.bench.memory_sweep import (
     MemoryResults,
@@ -22,6 +23,7 @@ examples:
   adcompare memory                          # T = 10, 100, 1000: a few minutes
   adcompare memory --full                   # T up to 10^5: long
   adcompare memory --memory-budget 256MiB   # where each mode stops fitting 256 MiB
+  adcompare memory --peers --steps 10 100 1000   # beside torch.utils.checkpoint, jax
   adcompare memory --report reports/memory/results.json   # redraw from results
 """
 
@@ -39,7 +41,13 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("--full", action="store_true", help="T up to 10^5 (long)")
     parser.add_argument("--problems", nargs="+", choices=list(LOOP_PROBLEMS), default=None)
-    parser.add_argument("--modes", nargs="+", choices=list(MEMORY_MODES), default=None)
+    parser.add_argument("--modes", nargs="+", choices=list(ALL_MEMORY_MODES), default=None)
+    parser.add_argument(
+        "--peers",
+        action="store_true",
+        help="also measure the installed peers (torch.utils.checkpoint, jax.checkpoint with "
+        'jax.lax.scan) on the same loops; install them with pip install -e ".[peers]"',
+    )
     parser.add_argument("--steps", nargs="+", type=int, default=None, help="the values of T")
     parser.add_argument(
         "--memory-budget",
@@ -61,6 +69,21 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(run=run)
 
 
+def with_memory_peers(modes: list[str] | None, peers: bool) -> list[str] | None:
+    """``modes`` (``None``: every adcompare mode) plus, if ``peers``, the installed
+    peers' memory modes; prints one line naming the missing peer libraries.
+
+    >>> with_memory_peers(["reverse"], False)
+    ['reverse']
+    """
+    if not peers:
+        return modes
+    names, note = available_memory_peers()
+    if note:
+        print(note, file=sys.stderr)
+    return list(dict.fromkeys([*(modes or MEMORY_MODES), *names]))
+
+
 def run(args) -> int:
     """Carry out ``adcompare memory``."""
     try:
@@ -71,7 +94,7 @@ def run(args) -> int:
             config = memory_preset(
                 "full" if args.full else "quick",
                 problems=args.problems,
-                modes=args.modes,
+                modes=with_memory_peers(args.modes, args.peers),
                 steps=args.steps,
             )
     except ValueError as error:
@@ -85,4 +108,4 @@ def run(args) -> int:
     return 0
 
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "run", "with_memory_peers"]

@@ -9,11 +9,12 @@ from __future__ import annotations
 import argparse
 
 from adcompare.ops import COMPOSITES, OPS
-from adcompare.ops.registry import HOLOMORPHIC
+from adcompare.ops.registry import HOLOMORPHIC, WIRTINGER
 
 
 def _numpy_names(names) -> str:
-    return ", ".join(f"`np.{name}`" for name in names) or "–"
+    spelled = (name if name.startswith("scipy.") else f"np.{name}" for name in names)
+    return ", ".join(f"`{name}`" for name in spelled) or "–"
 
 
 def coverage_rows() -> list[tuple[str, str, str, str]]:
@@ -26,7 +27,9 @@ def coverage_rows() -> list[tuple[str, str, str, str]]:
     for name, op in OPS.items():
         if name.startswith("_") or not op.built_in:
             continue
-        complex_input = "holomorphic" if op.complex == HOLOMORPHIC else "refused"
+        complex_input = {HOLOMORPHIC: "holomorphic", WIRTINGER: "Wirtinger rules"}.get(
+            op.complex, "refused"
+        )
         rows.append((f"`{name}`", _numpy_names(op.numpy), "primitive", complex_input))
     for name, composite in COMPOSITES.items():
         rows.append((f"`{name}`", _numpy_names(composite.numpy), "composite", "as its parts"))

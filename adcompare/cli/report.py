@@ -39,7 +39,10 @@ def add_parser(subparsers) -> None:
 
 def make_report(paths: list[Path], out: Path, *, svg: bool = False) -> Path:
     """Merge the results in ``paths`` and write the report into ``out``."""
-    results = merge(load_any(path) for path in paths)
+    loaded = [load_any(path) for path in paths]
+    for sentence in (s for results in loaded for s in results.rejected):
+        print(f"warning: {sentence}", file=sys.stderr)
+    results = merge(loaded)
     formats = ("png", "svg") if svg else ("png",)
     return write_report(results, out, formats=formats, sources=[str(p) for p in paths])
 
@@ -50,6 +53,14 @@ def run(args) -> int:
         path = make_report(args.results, args.out, svg=args.svg)
     except ResultsError as error:
         print(f"adcompare report: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        where = error.filename or args.out
+        print(
+            f"adcompare report: cannot write the report into {args.out} ({where}: "
+            f"{error.strerror or error}); choose a writable folder with --out",
+            file=sys.stderr,
+        )
         return 2
     print(f"wrote {path}", file=sys.stderr)
     return 0

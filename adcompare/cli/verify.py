@@ -19,6 +19,7 @@ from adcompare import symbolic
 from adcompare.check import (
     SECOND_ORDER_MODES,
     Comparison,
+    checked_tolerance,
     compare,
     default_tolerance,
     format_seconds,
@@ -94,14 +95,14 @@ def _short(text: str) -> str:
 def _formulas(f, values, variables, order) -> list[tuple[str, str]]:
     """SymPy's derivative formulas, one (title, text) per derivative column."""
     traced = symbolic.record(f, *values)
-    formulas = [("f", str(traced.expressions))]
+    formulas = [("f", symbolic.formula(traced.expressions))]
     n = len(variables)
     for title, (block,) in _derivative_names(variables, order):
         if order == 1:
             expr = traced.gradient_expressions(block)
         else:
             expr = traced.hessian_expressions(block // n, block % n)
-        formulas.append((title, str(expr)))
+        formulas.append((title, symbolic.formula(expr)))
     return formulas, traced.point_dependent
 
 
@@ -126,6 +127,11 @@ def verify(
     """
     if order not in (1, 2):
         raise VerifyError(f"--order must be 1 or 2, not {order}")
+    for name, tolerance in (("--rtol", rtol), ("--atol", atol)):
+        try:
+            checked_tolerance(tolerance, name)
+        except ValueError as error:
+            raise VerifyError(str(error)) from None
     expression = parse_expression(text)
     point = parse_point(at, expression.variables)
     chosen = _modes(modes, order)
@@ -221,7 +227,34 @@ def _error_text(row) -> str:
     return "-" if row.max_rel_err is None else f"{row.max_rel_err:.1e}"
 
 
+_NUMERIC_FIELDS = ("max_abs_err", "max_rel_err", "seconds", "first_seconds")
+
+
+def _finite_or_none(x) -> float | None:
+    """A finite number as a float; anything else (inf, nan, None) as ``None``.
+
+    >>> _finite_or_none(2), _finite_or_none(float("inf")), _finite_or_none("nan")
+    (2.0, None, None)
+    """
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return x if np.isfinite(x) else None
+
+
+def _mode_status(row, entry: dict) -> str:
+    if row.error is not None:
+        return "error"
+    numbers = [entry["value"], *entry["derivative"].values()]
+    if any(x is None for x in numbers):
+        return "not finite"
+    return {True: "ok", False: "mismatch", None: "reference"}[row.passed]
+
+
 def _report_json(result: Comparison, info: dict) -> str:
+    """The report as strict JSON: a number that is not finite is ``null``, and each
+    mode's ``status`` (ok, mismatch, error, not finite, reference) says why."""
     variables = info["variables"]
     columns = _derivative_names(variables, info["order"])
     modes = []
@@ -232,10 +265,16 @@ def _report_json(result: Comparison, info: dict) -> str:
             None
             if row.error is not None
             else {
-                title: float(np.asarray(row.derivative[b]).reshape(())) for title, (b,) in columns
+                title: _finite_or_none(np.asarray(row.derivative[b]).reshape(()))
+                for title, (b,) in columns
             }
         )
-        entry["value"] = None if row.value is None else float(np.asarray(row.value).reshape(()))
+        entry["value"] = (
+            None if row.value is None else _finite_or_none(np.asarray(row.value).reshape(()))
+        )
+        for name in _NUMERIC_FIELDS:
+            entry[name] = None if entry[name] is None else _finite_or_none(entry[name])
+        entry["status"] = _mode_status(row, entry)
         modes.append(entry)
     document = {
         "expression": info["expression"],
@@ -247,9 +286,10 @@ def _report_json(result: Comparison, info: dict) -> str:
         "rtol": info["tolerances"],
         "atol": info["atol"],
         "passed": result.passed,
+        "status": "passed" if result.passed else "failed",
         "modes": modes,
     }
-    return json.dumps(document, indent=2, ensure_ascii=False)
+    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
 
 
 def run(args) -> int:

@@ -31,12 +31,17 @@ _COMPARISON_UFUNCS = {f.__name__ for f in _COMPARISONS.values()} | {
     "isfinite",
     "isnan",
     "isinf",
-    "sign",
 }
 
 
 def _numpy_name(func) -> str:
-    """numpy's name for ``func``: ``"sin"``, or ``"linalg.norm"`` outside the main namespace."""
+    """numpy's name for ``func``: ``"sin"``, or ``"linalg.norm"`` outside the main namespace.
+
+    A ufunc that is not numpy's is scipy's (``"scipy.special.gammaln"``).
+    """
+    if isinstance(func, np.ufunc):
+        name = func.__name__
+        return name if getattr(np, name, None) is func else f"scipy.special.{name}"
     module = getattr(func, "__module__", None) or "numpy"
     if module.startswith("numpy.") and not module.startswith("numpy._"):
         return f"{module[len('numpy.') :]}.{func.__name__}"
@@ -96,7 +101,22 @@ class ArrayBox(Box):
         return getitem(self, index)
 
     def item(self) -> float:
-        """The value of a one-element array as a Python number."""
+        """The value of a one-element array as a Python number.
+
+        Inside a transform the value carries a derivative that a Python number
+        cannot hold, so the conversion is refused rather than silently giving
+        a zero derivative (as JAX refuses it). Outside transforms a tensor
+        converts, as in PyTorch:
+
+        >>> import adcompare as ad
+        >>> ad.Tensor(2.5, requires_grad=True).item()
+        2.5
+        >>> ad.grad(lambda x: float(x) * x)(3.0)
+        Traceback (most recent call last):
+        ...
+        TypeError: float() of a value that carries a derivative inside a transform ...
+        """
+        self._refuse_if_traced("item()")
         value = np.asarray(raw(self))
         if value.size != 1:
             raise ValueError(
@@ -106,10 +126,24 @@ class ArrayBox(Box):
         return value.item()
 
     def __float__(self) -> float:
+        self._refuse_if_traced("float()")
         return float(self.item())
 
     def __int__(self) -> int:
+        self._refuse_if_traced("int()")
         return int(self.item())
+
+    def _refuse_if_traced(self, conversion: str) -> None:
+        # Level 0 is a box the user made (``Tensor(x, requires_grad=True)``);
+        # transforms make boxes of higher levels.
+        if self._level > 0 and self._carries_derivative():
+            raise TypeError(
+                f"{conversion} of a value that carries a derivative inside a transform would "
+                "drop the derivative (math.sin(x[0]) or float(x) * y silently give 0). Keep "
+                "the value an array and use adcompare's functions (ad.sin(x[0])); to use it "
+                "as a constant on purpose, call adcompare.stop_gradient(x) first, or call "
+                ".item() outside the transform"
+            )
 
     def __bool__(self) -> bool:
         return bool(raw(self))
@@ -130,15 +164,16 @@ class ArrayBox(Box):
 
     # --- numpy interop -----------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        name = ufunc.__name__
+        name = _numpy_name(ufunc)
         if method == "__call__" and name in _COMPARISON_UFUNCS:
             return ufunc(*[raw(i) for i in inputs], **kwargs)
         fn = NUMPY_NAMES.get(name)
         if method == "__call__" and fn is not None and not kwargs:
             return fn(*inputs)
         suggestion = _REDUCTIONS.get(name, name) if method == "reduce" else name
+        spelled = name if name.startswith("scipy.") else f"np.{name}"
         return _fallback(
-            f"np.{name}" if method == "__call__" else f"np.{name}.{method}",
+            spelled if method == "__call__" else f"{spelled}.{method}",
             suggestion,
             lambda: getattr(ufunc, method)(*_raws(inputs), **kwargs),
             inputs,

@@ -26,7 +26,7 @@ from adcompare.ops.registry import (
 )
 from adcompare.runtime import cost
 
-__all__ = ["Dual"]
+__all__ = ["Dual", "float_dtype", "in_dtype"]
 
 
 def as_float(value):
@@ -37,6 +37,42 @@ def as_float(value):
     if not np.issubdtype(value.dtype, np.inexact):
         value = value.astype(np.float64)
     return value
+
+
+def float_dtype(value) -> np.dtype:
+    """The dtype of derivatives with respect to ``value``: its own inexact dtype.
+
+    float16 stays float16 and float32 stays float32 (as PyTorch and JAX keep
+    them); integers and bools become float64, as :func:`as_float` makes them.
+
+    >>> float_dtype(np.float16(0.5)), float_dtype(np.arange(3)), float_dtype(2.0)
+    (dtype('float16'), dtype('float64'), dtype('float64'))
+    """
+    dtype = np.result_type(raw(value))
+    return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
+
+
+def in_dtype(derivative, dtype: np.dtype):
+    """``derivative`` in ``dtype``, the input's dtype, where both are real floating.
+
+    A wider constant in the function (a float64 array times a float16 input)
+    widens the derivative; it comes back in the input's dtype, as
+    ``Tensor.backward`` gives it. Boxes and complex values pass unchanged
+    (casting a complex value to a real dtype would drop its imaginary part).
+
+    >>> in_dtype(np.ones(2), np.dtype(np.float32)).dtype
+    dtype('float32')
+    >>> in_dtype(np.ones(2, complex), np.dtype(np.float32)).dtype
+    dtype('complex128')
+    """
+    if (
+        type(derivative) is np.ndarray
+        and derivative.dtype != dtype
+        and derivative.dtype.kind == "f"
+        and dtype.kind == "f"
+    ):
+        return derivative.astype(dtype)
+    return derivative
 
 
 def _level_of(*values) -> int:

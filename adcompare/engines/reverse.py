@@ -13,6 +13,14 @@ The tape is not a global list: each record is owned by the tensors that
 depend on it, so a graph nobody refers to any more is freed by reference
 counting. Nodes refer to their inputs, never back to their outputs (a
 retained tensor is held by a weak reference), so there are no cycles.
+
+In-place writes are counted per memory, as in PyTorch: a tensor and its views
+(a basic slice, a reshape, a transpose, ``detach``) share one version counter,
+and a record notes the version of each value it keeps. A write through any of
+them after a kept value was saved makes ``backward`` raise; a write to a value
+no record kept is allowed. A write that is recorded (grad mode, a tensor that
+requires grad) also updates the graph of every other tensor on that memory, so
+a base sees a write through its view and a view sees a write on its base.
 """
 
 from __future__ import annotations
@@ -27,7 +35,8 @@ from contextlib import nullcontext
 import numpy as np
 
 from adcompare.engines.box import ArrayBox
-from adcompare.ops import OpDef, add, assign_at
+from adcompare.engines.forward import in_dtype
+from adcompare.ops import OpDef, add, assign_at, where
 from adcompare.ops.registry import (
     Box,
     apply,
@@ -402,7 +411,9 @@ class Tensor(ArrayBox):
 
     def detach(self) -> Tensor:
         """A tensor sharing this one's data, outside the graph."""
-        return Tensor._wrap(self._data, self._level, version=self._version)
+        detached = Tensor._wrap(self._data, self._level, version=self._version)
+        _note_alias(self, detached)
+        return detached
 
     def clone(self) -> Tensor:
         """A copy with its own memory that stays in the graph."""
@@ -470,6 +481,8 @@ class Tensor(ArrayBox):
         if not isinstance(gradient, Tensor):
             if not isinstance(gradient, Box):
                 gradient = np.asarray(gradient)
+                if gradient.dtype.kind == "c" and self.dtype.kind != "c":
+                    gradient = gradient.real  # a real input's cotangent: the real part
                 if gradient.dtype != self.dtype or not gradient.flags.writeable:
                     gradient = gradient.astype(self.dtype)
             gradient = Tensor._wrap(gradient, self._level)
@@ -505,6 +518,13 @@ class Tensor(ArrayBox):
             values.append(data)
         values = tuple(values)
         out = apply(op, values, params) if nested else apply_plain(op, values, params)
+        # A view (a basic slice, a reshape, a transpose) shares its input's memory,
+        # so it shares its version counter too. Only views have a base.
+        if type(out) is np.ndarray and out.base is not None:
+            source = _tensor_of_memory(out.base, args, level)
+            if source is not None:
+                recording = record and _state.enabled
+                return _view(source, op, params, next_nodes, values, out, versions, recording)
         if not (record and _state.enabled):
             return Tensor._wrap(out, level)
         node = Node(op, params, tuple(next_nodes), values, out, versions, level)
@@ -527,6 +547,15 @@ class Tensor(ArrayBox):
         recording = grad_mode and (
             self._requires_grad or (isinstance(other, Tensor) and other._requires_grad)
         )
+        aliases = _other_aliases(self) if recording else []
+        for alias in aliases:
+            if alias.is_leaf and alias._requires_grad:
+                raise RuntimeError(
+                    "an in-place operation on a view of a leaf tensor that requires grad "
+                    "(or on a tensor sharing its memory) would change the leaf; update it "
+                    "inside `with adcompare.no_grad():` (as optimizers do), or write "
+                    "v = v * ... to make a new tensor"
+                )
         # The op may need this tensor's old value: give it a copy that will not change.
         source = (
             Tensor._wrap(np.array(self._data), self._level, self.grad_fn, self._requires_grad)
@@ -542,12 +571,18 @@ class Tensor(ArrayBox):
             )
         if isinstance(self._data, np.ndarray) and self._data.flags.writeable:
             np.copyto(self._data, new, casting="same_kind")
+            self._version[0] += 1  # seen by every tensor sharing this memory
         else:
+            # New memory: what was saved from the old memory is still intact, and
+            # tensors that shared the old memory keep their counter and graph.
             self._data = np.array(new)
-        self._version[0] += 1
+            self._version = [self._version[0] + 1]
+            aliases = []
         if recording:
             self.grad_fn = result.grad_fn
             self._requires_grad = True
+            if aliases:
+                _follow_write(self, aliases)
         return self
 
     def __iadd__(self, other):
@@ -564,6 +599,118 @@ class Tensor(ArrayBox):
 
     def __setitem__(self, index, value):
         self._inplace(lambda a, v: assign_at(a, index, v), value)
+
+
+# --- tensors that share memory ----------------------------------------------------------
+#
+# A version counter is a list: ``[version]``, and once a view or a detached tensor
+# shares the memory, ``[version, aliases]`` with weak references to every tensor
+# made on it. The aliases are only read by in-place operations that are recorded.
+
+#: The alias list is pruned of dead references each time its length reaches a
+#: power of two from here on, so a loop that takes views keeps it short.
+PRUNE_ALIASES_FROM = 32
+
+
+def _tensor_of_memory(base, args: tuple, level: int) -> Tensor | None:
+    """The Tensor argument whose memory is ``base``, if any.
+
+    numpy gives a view of a view the first array that owns the memory as its
+    ``base``, so an argument's memory is its own array or that array's base.
+    """
+    for a in args:
+        if isinstance(a, Tensor) and a._level == level:
+            data = a._data
+            if data is base or (type(data) is np.ndarray and data.base is base):
+                return a
+    return None
+
+
+def _view(source: Tensor, op, params, next_nodes, values, out, versions, recording) -> Tensor:
+    """``Tensor._apply``'s result when ``out`` is a view of ``source``'s memory.
+
+    As the common path of ``_apply`` (kept inline there, as it runs once per
+    op), but the result shares ``source``'s version counter and is noted as
+    one of its aliases.
+    """
+    counter = source._version
+    level = source._level
+    if not recording:
+        view = Tensor._wrap(out, level, version=counter)
+    else:
+        node = Node(op, params, tuple(next_nodes), values, out, versions, level)
+        if node.saved_out is not None:
+            node.versions.append((counter, counter[0], -1))
+        if cost._ACTIVE:
+            cost.record_reverse(op.name, out, node.saved_bytes)
+        view = Tensor._wrap(out, level, node, True, counter)
+    _note_alias(source, view)
+    return view
+
+
+def _note_alias(source: Tensor, alias: Tensor) -> None:
+    """Remember that ``alias`` shares ``source``'s memory (and version counter)."""
+    counter = source._version
+    if len(counter) == 1:
+        counter.append([weakref.ref(source)])
+    aliases = counter[1]
+    size = len(aliases)
+    if size >= PRUNE_ALIASES_FROM and size & (size - 1) == 0:
+        aliases[:] = [ref for ref in aliases if ref() is not None]
+    aliases.append(weakref.ref(alias))
+
+
+def _other_aliases(tensor: Tensor) -> list:
+    """The live tensors other than ``tensor`` made on its memory."""
+    counter = tensor._version
+    if len(counter) == 1:
+        return []
+    others = [ref() for ref in counter[1]]
+    return [a for a in others if a is not None and a is not tensor]
+
+
+def _addresses(array: np.ndarray) -> np.ndarray:
+    """The memory address of each element of ``array``, in its shape."""
+    addresses = np.full(array.shape, array.__array_interface__["data"][0], dtype=np.intp)
+    for axis, (size, stride) in enumerate(zip(array.shape, array.strides)):
+        step = np.arange(size, dtype=np.intp) * stride
+        addresses += step.reshape((size,) + (1,) * (array.ndim - axis - 1))
+    return addresses
+
+
+def _follow_write(written: Tensor, aliases: list) -> None:
+    """Give each alias that overlaps ``written`` a graph that reads the write.
+
+    After a recorded in-place write, an alias's memory holds some of the new
+    values but its ``grad_fn`` still describes the old ones. Its graph becomes
+    ``where(overlap, written's new elements, its old graph)``: the elements are
+    matched by address, so slices, transposes and reshapes of any depth are
+    followed without knowing how the alias was made (PyTorch keeps a chain of
+    view functions instead).
+    """
+    from adcompare.ops import getitem, reshape
+
+    addresses = _addresses(written._data).ravel()
+    if addresses.size == 0:
+        return
+    order = np.argsort(addresses, kind="stable")
+    ordered = addresses[order]
+    new = Tensor._wrap(written._data, written._level, written.grad_fn, True, written._version)
+    flat = reshape(new, (-1,))
+    for alias in aliases:
+        if type(alias._data) is not np.ndarray or alias._data.dtype != written._data.dtype:
+            continue
+        wanted = _addresses(alias._data)
+        at = np.minimum(np.searchsorted(ordered, wanted), ordered.size - 1)
+        overlap = ordered[at] == wanted
+        if not overlap.any():
+            continue
+        elements = getitem(flat, index=np.where(overlap, order[at], 0))
+        old = Tensor._wrap(
+            alias._data, alias._level, alias.grad_fn, alias._requires_grad, alias._version
+        )
+        alias.grad_fn = where(overlap, elements, old).grad_fn
+        alias._requires_grad = True
 
 
 def _cotangent(tensor: Tensor, gradient, create_graph: bool):
@@ -610,12 +757,15 @@ def _reachable(roots) -> list:
     return order
 
 
-def _raise_modified(node: Node, version: int, saved: int) -> None:
+def _raise_modified(node: Node, version: int, saved: int, position: int) -> None:
+    value = "its output" if position < 0 else f"its input {position}"
     raise RuntimeError(
-        f"a value needed by {node.name} was modified by an in-place operation "
-        f"after it was saved (version {version}, saved at version {saved}); "
-        "use an out-of-place operation (x = x + 1 instead of x += 1), or "
-        "modify a .clone() instead"
+        f"one of the values needed for gradient computation ({value} of {node.name}) "
+        "has been modified by an in-place operation, directly or through a tensor "
+        f"sharing its memory (a slice, reshape, transpose or detach): it is at version "
+        f"{version}, saved at version {saved}. Use an out-of-place operation "
+        "(x = x + 1 instead of x += 1), modify a .clone() instead, or run the forward "
+        "computation again after the write"
     )
 
 
@@ -714,9 +864,9 @@ def run_backward(roots, cotangents, *, retain_graph: bool, create_graph: bool, t
                 continue
             if node.freed:
                 raise RuntimeError(FREED_GRAPH)
-            for counter, saved, _ in node.versions:
+            for counter, saved, position in node.versions:
                 if counter[0] != saved:
-                    _raise_modified(node, counter[0], saved)
+                    _raise_modified(node, counter[0], saved, position)
             if targets is None and node.retained is not None:
                 kept = node.retained()
                 if kept is not None:
@@ -859,6 +1009,7 @@ def autograd_grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_
         g = captured.get(t._node())
         if g is None:
             g = np.zeros(t.shape, dtype=t.dtype)
+        g = in_dtype(g, t.dtype)  # as .grad gets it: the input's dtype
         if not isinstance(g, Tensor):
             g = Tensor._wrap(g, t._level)
         result.append(g)

@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from adcompare.ops.complex_parts import conj, real
 from adcompare.ops.elementwise import (
     abs,
     add,
@@ -22,21 +23,23 @@ from adcompare.ops.elementwise import (
     maximum,
     multiply,
     negative,
+    power,
     sqrt,
     subtract,
     tanh,
     where,
 )
-from adcompare.ops.linalg import matmul
-from adcompare.ops.reductions import max, sum
+from adcompare.ops.linalg import svdvals
+from adcompare.ops.reductions import max, min, sum
 from adcompare.ops.registry import (
+    ComplexNotSupportedError,
     composite,
     ndim_of,
     normalize_axes,
     raw,
     shape_of,
 )
-from adcompare.ops.shape import concatenate, expand_dims, reshape, squeeze
+from adcompare.ops.shape import concatenate, expand_dims, getitem, reshape, squeeze, transpose
 
 
 @composite(method="square", cli=True)
@@ -57,6 +60,40 @@ def reciprocal(x):
     0.25
     """
     return divide(1.0, x)
+
+
+@composite(cli=True, cases=[(((3, 4),), {})])
+def fabs(x):
+    """Absolute value of real numbers, elementwise, as ``np.fabs`` (derivative ``sign(x)``).
+
+    >>> print(fabs(-2.0))
+    2.0
+    """
+    if np.result_type(raw(x)).kind == "c":
+        raise ComplexNotSupportedError(
+            "fabs is computed for real numbers only: it takes no complex input (use abs)"
+        )
+    return abs(x)
+
+
+@composite(numpy=("deg2rad", "radians"), cli=True, cases=[(((3, 4),), {})])
+def deg2rad(x):
+    """Degrees to radians, elementwise, as ``np.deg2rad`` (also reached as ``np.radians``).
+
+    >>> print(deg2rad(180.0))
+    3.141592653589793
+    """
+    return multiply(x, math.pi / 180.0)
+
+
+@composite(numpy=("rad2deg", "degrees"), cli=True, cases=[(((3, 4),), {})])
+def rad2deg(x):
+    """Radians to degrees, elementwise, as ``np.rad2deg`` (also reached as ``np.degrees``).
+
+    >>> print(rad2deg(math.pi))
+    180.0
+    """
+    return multiply(x, 180.0 / math.pi)
 
 
 @composite(method="mean")
@@ -173,27 +210,106 @@ def log_softmax(x, axis: int = -1):
     return subtract(shifted, log(sum(exp(shifted), axis=axes, keepdims=True)))
 
 
-@composite(numpy=("linalg.norm",))
-def norm(x, ord=2, axis=None, keepdims: bool = False):
-    """Vector norm over ``axis``: ``ord`` 2 (Euclidean), 1, or ``inf``.
+def _squared_magnitudes(x):
+    """``|x|²`` elementwise: ``x * x``, or ``Re(x conj(x))`` for complex entries (real)."""
+    return real(multiply(x, conj(x))) if np.result_type(raw(x)).kind == "c" else multiply(x, x)
 
-    The Euclidean norm has derivative 0 at the zero vector (a subgradient),
-    not NaN.
 
-    >>> print(norm([3.0, 4.0]))
-    5.0
-    """
-    axes = normalize_axes(axis, ndim_of(x))
-    if ord == 1:
-        return sum(abs(x), axis=axes, keepdims=keepdims)
-    if ord in (np.inf, "inf"):
-        return max(abs(x), axis=axes, keepdims=keepdims)
-    if ord != 2:
-        raise ValueError(f"norm: ord={ord!r} is not supported; use 1, 2 or numpy.inf")
-    squares = sum(multiply(x, x), axis=axes, keepdims=keepdims)
+def _euclidean(squares):
+    """``sqrt(squares)`` with derivative 0 where ``squares`` is 0 (a subgradient), not NaN."""
     positive = np.greater(raw(squares), 0)
     # Keep sqrt away from 0, where its derivative is infinite, then select 0.
     return where(positive, sqrt(where(positive, squares, 1.0)), 0.0)
+
+
+def _vector_norm(x, ord, axes: tuple[int, ...], keepdims: bool):
+    if ord is None or ord == 2:
+        return _euclidean(sum(_squared_magnitudes(x), axis=axes, keepdims=keepdims))
+    if isinstance(ord, str):
+        raise ValueError(f"norm: ord={ord!r} is a matrix norm; give axis two axes for it")
+    if ord == np.inf:
+        return max(abs(x), axis=axes, keepdims=keepdims)
+    if ord == -np.inf:
+        return min(abs(x), axis=axes, keepdims=keepdims)
+    if ord == 0:
+        # The count of non-zero entries: piecewise constant, so its derivative is 0.
+        return np.sum(np.not_equal(raw(x), 0), axis=axes, keepdims=keepdims).astype(float)
+    if ord == 1:
+        return sum(abs(x), axis=axes, keepdims=keepdims)
+    total = sum(power(abs(x), float(ord)), axis=axes, keepdims=keepdims)
+    if ord < 0:
+        return power(total, 1.0 / ord)
+    positive = np.greater(raw(total), 0)
+    return where(positive, power(where(positive, total, 1.0), 1.0 / ord), 0.0)
+
+
+def _matrix_norm(x, ord, rows: int, columns: int, keepdims: bool):
+    n = ndim_of(x)
+    if ord in (None, "fro"):
+        out = _euclidean(sum(_squared_magnitudes(x), axis=(rows, columns)))
+    elif ord in ("nuc", 2, -2):
+        # The two axes last (rows, then columns), as svdvals reads them.
+        kept = [a for a in range(-n, 0) if a not in (rows, columns)]
+        values = svdvals(transpose(x, tuple(a % n for a in (*kept, rows, columns))))
+        if ord == "nuc":
+            out = sum(values, axis=-1)
+        else:
+            out = getitem(values, (Ellipsis, 0 if ord == 2 else -1))
+    elif ord in (1, -1, np.inf, -np.inf):
+        # 1: the largest column sum of |x|; inf: the largest row sum (negated: the smallest).
+        summed, other = (rows, columns) if ord in (1, -1) else (columns, rows)
+        sums = sum(abs(x), axis=summed, keepdims=True)
+        pick = max if ord in (1, np.inf) else min
+        out = squeeze(pick(sums, axis=other, keepdims=True), (rows, columns))
+    else:
+        raise ValueError(
+            f"norm: ord={ord!r} is not a matrix norm; use 'fro', 'nuc', 1, -1, 2, -2, "
+            "inf or -inf, or give one axis for a vector norm"
+        )
+    return expand_dims(out, tuple(sorted((rows, columns)))) if keepdims else out
+
+
+@composite(numpy=("linalg.norm",))
+def norm(x, ord=None, axis=None, keepdims: bool = False):
+    """The vector or matrix norm, as ``np.linalg.norm``.
+
+    With one axis (or a 1-D ``x``): ``ord`` None or 2 (Euclidean), any other
+    number p (``sum(|x|**p)**(1/p)``), ``inf``/``-inf`` (largest/smallest
+    ``|x|``) or 0 (the count of non-zeros, derivative 0). With two axes (or
+    a 2-D ``x`` and an ``ord``): ``'fro'``, ``'nuc'`` (sum of singular
+    values), 2/-2 (largest/smallest singular value), 1/-1 (largest/smallest
+    column sum of ``|x|``) or ``inf``/``-inf`` (row sums). With neither: the
+    Euclidean norm of all elements. Euclidean and p-norms have derivative 0 at
+    the zero vector (a subgradient), not NaN; the spectral norm needs a
+    largest singular value of its own.
+
+    >>> print(norm([3.0, 4.0]))
+    5.0
+    >>> print(round(float(norm([[1.0, 2.0], [3.0, 4.0]], 2)), 6))
+    5.464986
+    """
+    n = ndim_of(x)
+    if axis is None:
+        if ord is None:
+            return (
+                _vector_norm(reshape(x, (-1,)), None, (-1,), False)
+                if not keepdims
+                else (reshape(_vector_norm(reshape(x, (-1,)), None, (-1,), False), (1,) * n))
+            )
+        if n not in (1, 2):
+            raise ValueError(
+                f"norm: an ord needs a 1-D or 2-D array, got shape {shape_of(x)}; "
+                "give axis to choose a vector or matrix norm"
+            )
+        axis = tuple(range(n))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    if len(axes) == 1:
+        return _vector_norm(x, ord, normalize_axes(axes, n), keepdims)
+    if len(axes) == 2:
+        rows, columns = (a - n if a >= 0 else a for a in map(int, axes))
+        normalize_axes(axes, n)  # refuses axes out of range or named twice
+        return _matrix_norm(x, ord, rows, columns, keepdims)
+    raise ValueError(f"norm: axis {axis!r} names {len(axes)} axes; give one or two")
 
 
 @composite()
@@ -208,23 +324,6 @@ def stack(arrays, axis: int = 0):
     if not arrays:
         raise ValueError("stack needs at least one array")
     return concatenate([expand_dims(a, axis) for a in arrays], axis=axis)
-
-
-@composite()
-def dot(x, y):
-    """Dot product as ``np.dot`` for scalars, vectors and matrices.
-
-    >>> print(dot([1.0, 2.0], [3.0, 4.0]))
-    11.0
-    """
-    if ndim_of(x) == 0 or ndim_of(y) == 0:
-        return multiply(x, y)
-    if ndim_of(x) > 2 or ndim_of(y) > 2:
-        raise ValueError(
-            f"dot: shapes {shape_of(x)} and {shape_of(y)}: arrays above 2-D are not "
-            "supported; use matmul for batched products"
-        )
-    return matmul(x, y)
 
 
 @composite()

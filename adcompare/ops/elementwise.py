@@ -16,20 +16,25 @@ import math
 import operator
 
 import numpy as np
+import scipy.special
 import sympy
 
+from adcompare.ops.complex_parts import conj, real
 from adcompare.ops.registry import (
     ARRAY_ONLY,
     HOLOMORPHIC,
+    LEADING_AXIS,
+    WIRTINGER,
     Box,
     Hints,
+    anywhere,
     defop,
+    everywhere,
     public_face,
     raw,
 )
 from adcompare.ops.shape import broadcast_to, getitem
 
-_erf = np.vectorize(math.erf, otypes=[float])
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SCALE_DISTINCT_FROM = 2**17
 
@@ -204,14 +209,44 @@ def _constant_integer(y) -> int | None:
 
 
 def _power_slope(x, y):
-    """``d(x**y)/dx = y * x**(y - 1)``, primal-shaped.
+    """``d(x**y)/dx = y * x**(y - 1)``, primal-shaped, and 0 where ``x = y = 0``.
 
     A constant exponent 2 gives ``2 * x``: one full-size operation where the
-    general formula takes two (and a power).
+    general formula takes two (and a power). At ``x = y = 0`` the formula is
+    ``0 * inf``; ``x**0`` is the constant 1 there, so the slope is 0 (PyTorch's
+    answer). The base is replaced by 1 where the slope is masked, so no NaN
+    reaches the unselected branch and higher derivatives stay 0 as well.
     """
-    if _constant_integer(y) == 2:
+    k = _constant_integer(y)
+    if k == 2:
         return multiply(2.0, x)
+    if k is None or k == 0:
+        masked = (raw(x) == 0) & (raw(y) == 0)
+        if anywhere(masked):
+            safe = _select(1.0, x, cond=masked)
+            return _select(0.0, y * power(safe, y - 1), cond=masked)
     return y * power(x, y - 1)
+
+
+def _log_base(x, y):
+    """``log(x)``, the factor of ``d(x**y)/dy = log(x) * x**y``, and 0 where ``x = 0 <= y``.
+
+    There ``x**y`` is 0 (or 1 at ``y = 0``) for every nearby nonnegative
+    ``y``, and ``log(0) * 0`` would be NaN; PyTorch gives 0. The base is made
+    safe in the unselected branch, so higher derivatives stay finite too.
+    """
+    masked = (raw(x) == 0) & (raw(y) >= 0)
+    if not anywhere(masked):
+        return log(x)
+    return _select(0.0, log(_select(1.0, x, cond=masked)), cond=masked)
+
+
+def _sym_power(x, y):
+    # SymPy leaves 0**y unevaluated and differentiates it to log(0) * 0**y = NaN;
+    # as a function of y it is 0 for y > 0, 1 at y = 0, and infinite below.
+    if x == 0 and not (y.is_number and y.is_zero):
+        return sympy.Piecewise((0, y > 0), (1, sympy.Eq(y, 0)), (sympy.zoo, True))
+    return x**y
 
 
 def _power_value(x, y):
@@ -240,6 +275,8 @@ def _power_vjp_x(out, x, y, out_bar):
         return out_bar
     if k == 2:
         return multiply(_scaled(out_bar, 2.0), x)
+    if k is None or k == 0:
+        return multiply(out_bar, _power_slope(x, y))
     return multiply(_scaled(out_bar, y), power(x, y - 1))
 
 
@@ -257,9 +294,9 @@ power = defop(
     saves=("args",),
     hints=Hints(into=_power_into),
     label="Pow",
-    sym=lambda x, y: x**y,
-    jvp=(_power_jvp_x, lambda out, x, y, y_dot: log(x) * out * y_dot),
-    vjp=(_power_vjp_x, lambda out, x, y, out_bar: out_bar * log(x) * power(x, y)),
+    sym=lambda x, y: _sym_power(x, y),
+    jvp=(_power_jvp_x, lambda out, x, y, y_dot: _log_base(x, y) * out * y_dot),
+    vjp=(_power_vjp_x, lambda out, x, y, out_bar: out_bar * _log_base(x, y) * power(x, y)),
     doc="``x`` to the power ``y``, elementwise; ``y`` may carry a derivative too.",
     example="power(2.0, 3.0) -> 8.0",
 )
@@ -447,20 +484,46 @@ def _sign(x):
     return np.sign(raw(x))
 
 
+def _modulus_slope(x):
+    """``conj(z) / |z|`` for complex ``z``, 0 at 0: ``d|z| = Re(conj(z) dz) / |z|``.
+
+    Unlike ``sign`` of a real number it is not constant, so it is built from
+    ops (differentiable again); the modulus is made safe where it is 0.
+    """
+    modulus = abs(x)
+    zero = raw(modulus) == 0
+    if not anywhere(zero):
+        return conj(x) / modulus
+    return _select(0.0, conj(x) / _select(1.0, modulus, cond=zero), cond=zero)
+
+
+def _abs_jvp(out, x, x_dot):
+    if np.result_type(raw(x)).kind == "c":
+        return real(_modulus_slope(x) * x_dot)
+    return _sign(x) * x_dot
+
+
+def _abs_vjp(out, x, out_bar):
+    if np.result_type(raw(x)).kind == "c":
+        return real(out_bar) * _modulus_slope(x)
+    return out_bar * _sign(x)
+
+
 abs = defop(
     "abs",
     np.abs,
     operators=("__abs__",),
     numpy=("abs", "absolute"),
     replay=builtins.abs,
-    complex="takes the modulus of a complex number, which is not holomorphic",
+    complex=WIRTINGER,
     elementwise=True,
     saves=("args",),
     method="abs",
     sym=sympy.Abs,
-    jvp=lambda out, x, x_dot: _sign(x) * x_dot,
-    vjp=lambda out, x, out_bar: out_bar * _sign(x),
-    doc="Absolute value, elementwise; derivative ``sign(x)`` (0 at ``x = 0``).",
+    jvp=_abs_jvp,
+    vjp=_abs_vjp,
+    doc="Absolute value (the modulus of complex numbers), elementwise; derivative "
+    "``sign(x)`` (0 at ``x = 0``), ``conj(z) / |z|`` for complex ``z`` (see ``WIRTINGER``).",
     example="abs(-2.0) -> 2.0",
 )
 
@@ -611,16 +674,591 @@ clip = defop(
 
 erf = defop(
     "erf",
-    lambda x: _erf(x).astype(np.result_type(x, np.float32), copy=False),
+    scipy.special.erf,  # keeps float32 float32, and a Python float float64
     replay=math.erf,
     complex="is computed for real numbers only",
     elementwise=True,
     saves=("args",),
     method="erf",
+    numpy=("scipy.special.erf",),
     label="Erf",
     sym=sympy.erf,
     jvp=lambda out, x, x_dot: _TWO_OVER_SQRT_PI * exp(negative(x * x)) * x_dot,
     vjp=lambda out, x, out_bar: out_bar * _TWO_OVER_SQRT_PI * exp(negative(x * x)),
     doc="The error function, elementwise.",
     example="erf(0.0) -> 0.0",
+)
+
+
+# --- more functions of one array ---------------------------------------------------
+
+
+def _unary(name, value, slope, *, sym, replay, domain=(-2.0, 2.0), saves=("args",), **fields):
+    """Register an elementwise function of one array whose derivative is ``slope(out, x)``.
+
+    ``slope`` is written with the op set's functions and is primal-shaped: it
+    meets the tangent lanes (or the cotangent) in one multiplication.
+    """
+    return defop(
+        name,
+        value,
+        jvp=lambda out, x, x_dot: slope(out, x) * x_dot,
+        vjp=lambda out, x, out_bar: out_bar * slope(out, x),
+        sym=sym,
+        replay=replay,
+        domain=domain,
+        saves=saves,
+        elementwise=True,
+        **fields,
+    )
+
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+_REAL_ONLY = "is computed for real numbers only"
+
+sinh = _unary(
+    "sinh",
+    np.sinh,
+    lambda out, x: cosh(x),
+    sym=sympy.sinh,
+    replay=math.sinh,
+    complex=HOLOMORPHIC,
+    doc="Hyperbolic sine, elementwise.",
+    example="sinh(0.0) -> 0.0",
+)
+
+cosh = _unary(
+    "cosh",
+    np.cosh,
+    lambda out, x: sinh(x),
+    sym=sympy.cosh,
+    replay=math.cosh,
+    complex=HOLOMORPHIC,
+    doc="Hyperbolic cosine, elementwise.",
+    example="cosh(0.0) -> 1.0",
+)
+
+arccos = _unary(
+    "arccos",
+    np.arccos,
+    lambda out, x: negative(reciprocal_sqrt(1.0 - x * x)),
+    sym=sympy.acos,
+    replay=math.acos,
+    complex=HOLOMORPHIC,
+    domain=(-0.9, 0.9),
+    label="Acos",
+    doc="Inverse cosine, elementwise, for ``-1 < x < 1``.",
+    example="arccos(1.0) -> 0.0",
+)
+
+arcsinh = _unary(
+    "arcsinh",
+    np.arcsinh,
+    lambda out, x: reciprocal_sqrt(x * x + 1.0),
+    sym=sympy.asinh,
+    replay=math.asinh,
+    complex=HOLOMORPHIC,
+    label="Asinh",
+    doc="Inverse hyperbolic sine, elementwise.",
+    example="arcsinh(0.0) -> 0.0",
+)
+
+arccosh = _unary(
+    "arccosh",
+    np.arccosh,
+    lambda out, x: reciprocal_sqrt(x * x - 1.0),
+    sym=sympy.acosh,
+    replay=math.acosh,
+    complex=HOLOMORPHIC,
+    domain=(1.2, 3.0),
+    label="Acosh",
+    doc="Inverse hyperbolic cosine, elementwise, for ``x > 1``.",
+    example="arccosh(1.0) -> 0.0",
+)
+
+arctanh = _unary(
+    "arctanh",
+    np.arctanh,
+    lambda out, x: 1.0 / (1.0 - x * x),
+    sym=sympy.atanh,
+    replay=math.atanh,
+    complex=HOLOMORPHIC,
+    domain=(-0.9, 0.9),
+    label="Atanh",
+    doc="Inverse hyperbolic tangent, elementwise, for ``-1 < x < 1``.",
+    example="arctanh(0.0) -> 0.0",
+)
+
+exp2 = _unary(
+    "exp2",
+    np.exp2,
+    lambda out, x: out * _LN2,
+    sym=lambda x: 2**x,
+    replay=lambda x: 2.0**x,
+    complex=HOLOMORPHIC,
+    saves=("out",),
+    doc="``2**x``, elementwise.",
+    example="exp2(3.0) -> 8.0",
+)
+
+log2 = _unary(
+    "log2",
+    np.log2,
+    lambda out, x: 1.0 / (x * _LN2),
+    sym=lambda x: sympy.log(x) / sympy.log(2),
+    replay=math.log2,
+    complex=HOLOMORPHIC,
+    domain=(0.1, 3.0),
+    doc="Base-2 logarithm, elementwise.",
+    example="log2(8.0) -> 3.0",
+)
+
+log10 = _unary(
+    "log10",
+    np.log10,
+    lambda out, x: 1.0 / (x * _LN10),
+    sym=lambda x: sympy.log(x) / sympy.log(10),
+    replay=math.log10,
+    complex=HOLOMORPHIC,
+    domain=(0.1, 3.0),
+    doc="Base-10 logarithm, elementwise.",
+    example="log10(100.0) -> 2.0",
+)
+
+
+def _cbrt(x: float) -> float:
+    return math.copysign(builtins.abs(x) ** (1.0 / 3.0), x)
+
+
+cbrt = _unary(
+    "cbrt",
+    np.cbrt,
+    lambda out, x: 1.0 / (3.0 * out * out),
+    sym=lambda x: x ** sympy.Rational(1, 3),
+    replay=_cbrt,
+    complex=_REAL_ONLY,
+    saves=("out",),
+    domain=(0.2, 3.0),
+    doc="The real cube root, elementwise (infinite slope at 0).",
+    example="cbrt(8.0) -> 2.0",
+)
+
+
+def reciprocal_sqrt(x):
+    """``1 / sqrt(x)``: the slope of the inverse trigonometric and hyperbolic functions."""
+    return 1.0 / sqrt(x)
+
+
+# Taylor coefficients of sinc'(x) = sum_k c_k x^(2k-1), k >= 1, for |x| < _SINC_SERIES.
+_SINC_SERIES = 0.1
+_SINC_SLOPE_TERMS = tuple(
+    (-1) ** k * math.pi ** (2 * k) * 2 * k / math.factorial(2 * k + 1) for k in range(1, 10)
+)
+
+
+def _sinc_slope(out, x):
+    """``sinc'(x) = (cos(pi x) - sinc(x)) / x``, from its Taylor series near 0.
+
+    The closed form is 0/0 at ``x = 0`` and loses digits near it; the series
+    (nine terms, exact to rounding for ``|x| < 0.1``) is a polynomial, so its
+    derivatives of every order are right at 0 too (``sinc''(0) = -pi²/3``).
+    """
+    near = builtins.abs(raw(x)) < _SINC_SERIES
+    if everywhere(near):
+        return _sinc_series(x)
+    far_x = _select(1.0, x, cond=near) if anywhere(near) else x
+    far = (cos(math.pi * far_x) - sinc(far_x)) / far_x
+    return _select(_sinc_series(x), far, cond=near) if anywhere(near) else far
+
+
+def _sinc_series(x):
+    squared = x * x
+    total = _SINC_SLOPE_TERMS[-1]
+    for coefficient in reversed(_SINC_SLOPE_TERMS[:-1]):
+        total = total * squared + coefficient
+    return total * x
+
+
+def _sinc(x: float) -> float:
+    return 1.0 if x == 0 else math.sin(math.pi * x) / (math.pi * x)
+
+
+sinc = _unary(
+    "sinc",
+    np.sinc,
+    _sinc_slope,
+    sym=lambda x: sympy.sin(sympy.pi * x) / (sympy.pi * x),
+    replay=_sinc,
+    complex=HOLOMORPHIC,
+    doc="The normalised sinc ``sin(pi x) / (pi x)`` (1 at 0), elementwise, as ``np.sinc``.",
+    example="sinc(0.0) -> 1.0",
+)
+
+
+# --- functions with zero derivative --------------------------------------------------
+#
+# Rounding is piecewise constant: its derivative is 0 wherever it exists, and 0 is
+# taken at the jumps too (PyTorch, JAX). SymPy leaves the derivative of floor
+# unevaluated, so the SymPy counterparts are step functions that say their
+# derivative is 0 (``fdiff``) and evaluate through numpy (``_imp_``).
+
+
+def _step_function(name: str, numeric) -> type:
+    return type(
+        name,
+        (sympy.Function,),
+        {
+            "_imp_": staticmethod(numeric),
+            "fdiff": lambda self, argindex=1: sympy.S.Zero,
+            # Real valued, so Abs and sign of it differentiate without re/im parts.
+            "is_extended_real": True,
+            "is_real": True,
+        },
+    )
+
+
+_SymFloor = _step_function("Floor", np.floor)
+_SymCeil = _step_function("Ceil", np.ceil)
+_SymTrunc = _step_function("Trunc", np.trunc)
+_SymRint = _step_function("Rint", np.rint)
+_SymSign = _step_function("Sign", np.sign)
+
+
+def _flat(name, value, sym, replay, doc, example, **fields):
+    return defop(
+        name,
+        value,
+        jvp=lambda out, x, x_dot, **params: 0.0 * x_dot,
+        vjp=lambda out, x, out_bar, **params: 0.0 * out_bar,
+        sym=sym,
+        replay=replay,
+        saves=(),
+        elementwise=True,
+        domain=(-3.0, 3.0),
+        doc=doc + " Its derivative is 0 (also at the jumps).",
+        example=example,
+        **fields,
+    )
+
+
+floor = _flat(
+    "floor",
+    np.floor,
+    _SymFloor,
+    math.floor,
+    "The largest integer not above ``x``, elementwise.",
+    "floor(-1.5) -> -2.0",
+    complex=_REAL_ONLY,
+)
+ceil = _flat(
+    "ceil",
+    np.ceil,
+    _SymCeil,
+    math.ceil,
+    "The smallest integer not below ``x``, elementwise.",
+    "ceil(-1.5) -> -1.0",
+    complex=_REAL_ONLY,
+)
+trunc = _flat(
+    "trunc",
+    np.trunc,
+    _SymTrunc,
+    math.trunc,
+    "``x`` rounded towards zero, elementwise.",
+    "trunc(-1.5) -> -1.0",
+    complex=_REAL_ONLY,
+    numpy=("trunc", "fix"),
+)
+sign = _flat(
+    "sign",
+    np.sign,
+    _SymSign,
+    lambda x: float((x > 0) - (x < 0)),
+    "The sign of ``x`` (-1, 0 or 1), elementwise.",
+    "sign(-2.0) -> -1.0",
+    complex="is z/|z| for complex numbers, which is not holomorphic",
+)
+
+
+def _prepare_round(x, decimals=0, out=None):
+    if out is not None:
+        raise TypeError("round: out= is not supported on values that carry a derivative")
+    return {"decimals": int(decimals)}
+
+
+round = _flat(
+    "round",
+    lambda x, decimals: np.round(x, decimals),
+    lambda x, decimals: _SymRint(x * 10**decimals) / 10**decimals,
+    ARRAY_ONLY,
+    "``x`` rounded to ``decimals`` places, halves to even, as ``np.round``.",
+    "round(2.5) -> 2.0",
+    complex=_REAL_ONLY,
+    prepare=_prepare_round,
+    method="round",
+    numpy=("round", "around"),
+    test_params=lambda shape, rng: {"decimals": int(rng.integers(0, 2))},
+)
+
+
+# --- more functions of two arrays ----------------------------------------------------
+
+
+def _logaddexp(x: float, y: float) -> float:
+    if x == y:
+        return x + _LN2
+    return builtins.max(x, y) + math.log1p(math.exp(-builtins.abs(x - y)))
+
+
+logaddexp = defop(
+    "logaddexp",
+    np.logaddexp,
+    replay=_logaddexp,
+    complex=_REAL_ONLY,
+    nargs=2,
+    elementwise=True,
+    domain=(-3.0, 3.0),
+    sym=lambda x, y: sympy.log(sympy.exp(x) + sympy.exp(y)),
+    # Each slope is a softmax weight, exp(x - out) <= 1: no overflow for large x.
+    jvp=(
+        lambda out, x, y, x_dot: exp(x - out) * x_dot,
+        lambda out, x, y, y_dot: exp(y - out) * y_dot,
+    ),
+    vjp=(
+        lambda out, x, y, out_bar: out_bar * exp(x - out),
+        lambda out, x, y, out_bar: out_bar * exp(y - out),
+    ),
+    doc="``log(exp(x) + exp(y))``, elementwise, without overflow.",
+    example="logaddexp(0.0, 0.0) -> 0.6931471805599453",
+)
+
+
+def _logaddexp2(x: float, y: float) -> float:
+    if x == y:
+        return x + 1.0
+    return builtins.max(x, y) + math.log1p(2.0 ** -builtins.abs(x - y)) / _LN2
+
+
+logaddexp2 = defop(
+    "logaddexp2",
+    np.logaddexp2,
+    replay=_logaddexp2,
+    complex=_REAL_ONLY,
+    nargs=2,
+    elementwise=True,
+    domain=(-3.0, 3.0),
+    sym=lambda x, y: sympy.log(2**x + 2**y) / sympy.log(2),
+    jvp=(
+        lambda out, x, y, x_dot: exp2(x - out) * x_dot,
+        lambda out, x, y, y_dot: exp2(y - out) * y_dot,
+    ),
+    vjp=(
+        lambda out, x, y, out_bar: out_bar * exp2(x - out),
+        lambda out, x, y, out_bar: out_bar * exp2(y - out),
+    ),
+    doc="``log2(2**x + 2**y)``, elementwise, without overflow.",
+    example="logaddexp2(1.0, 1.0) -> 2.0",
+)
+
+arctan2 = defop(
+    "arctan2",
+    np.arctan2,
+    replay=math.atan2,
+    complex=_REAL_ONLY,
+    nargs=2,
+    elementwise=True,
+    # The second argument stays positive: away from the origin and the branch cut.
+    domain=((-2.0, 2.0), (0.5, 2.0)),
+    label="Atan2",
+    sym=sympy.atan2,
+    jvp=(
+        lambda out, x, y, x_dot: y / (x * x + y * y) * x_dot,
+        lambda out, x, y, y_dot: negative(x / (x * x + y * y)) * y_dot,
+    ),
+    vjp=(
+        lambda out, x, y, out_bar: out_bar * (y / (x * x + y * y)),
+        lambda out, x, y, out_bar: out_bar * negative(x / (x * x + y * y)),
+    ),
+    doc="The angle of the point ``(y, x)`` as numpy orders it: ``arctan2(x1, x2)`` is the "
+    "angle of ``(x2, x1)``, elementwise.",
+    example="arctan2(0.0, 1.0) -> 0.0",
+)
+
+hypot = defop(
+    "hypot",
+    np.hypot,
+    replay=math.hypot,
+    complex=_REAL_ONLY,
+    nargs=2,
+    elementwise=True,
+    domain=(0.3, 2.0),
+    sym=lambda x, y: sympy.sqrt(x * x + y * y),
+    jvp=(lambda out, x, y, x_dot: x / out * x_dot, lambda out, x, y, y_dot: y / out * y_dot),
+    vjp=(
+        lambda out, x, y, out_bar: out_bar * (x / out),
+        lambda out, x, y, out_bar: out_bar * (y / out),
+    ),
+    doc="``sqrt(x**2 + y**2)``, elementwise, without overflow.",
+    example="hypot(3.0, 4.0) -> 5.0",
+)
+
+
+def _fshare(x, y):
+    """Weight of ``x`` in ``fmax(x, y)``: as :func:`_share`, and 1 where only ``y`` is NaN."""
+    x, y = raw(x), raw(y)
+    share = (x > y) + 0.5 * (x == y) + (np.isnan(y) & ~np.isnan(x))
+    return share.astype(np.result_type(x, y, np.float32), copy=False)
+
+
+fmax = defop(
+    "fmax",
+    np.fmax,
+    replay=ARRAY_ONLY,
+    complex="compares complex numbers",
+    nargs=2,
+    elementwise=True,
+    saves=("args",),
+    sym=lambda x, y: sympy.Max(x, y),
+    jvp=(
+        lambda out, x, y, x_dot: _fshare(x, y) * x_dot,
+        lambda out, x, y, y_dot: _fshare(y, x) * y_dot,
+    ),
+    vjp=(
+        lambda out, x, y, out_bar: out_bar * _fshare(x, y),
+        lambda out, x, y, out_bar: out_bar * _fshare(y, x),
+    ),
+    doc="Larger of two arrays, elementwise, ignoring NaN (a NaN loses); a tie splits evenly.",
+    example="fmax(2.0, float('nan')) -> 2.0",
+)
+
+fmin = defop(
+    "fmin",
+    np.fmin,
+    replay=ARRAY_ONLY,
+    complex="compares complex numbers",
+    nargs=2,
+    elementwise=True,
+    saves=("args",),
+    sym=lambda x, y: sympy.Min(x, y),
+    jvp=(
+        lambda out, x, y, x_dot: _fshare(negative(x), negative(y)) * x_dot,
+        lambda out, x, y, y_dot: _fshare(negative(y), negative(x)) * y_dot,
+    ),
+    vjp=(
+        lambda out, x, y, out_bar: out_bar * _fshare(negative(x), negative(y)),
+        lambda out, x, y, out_bar: out_bar * _fshare(negative(y), negative(x)),
+    ),
+    doc="Smaller of two arrays, elementwise, ignoring NaN (a NaN loses); a tie splits evenly.",
+    example="fmin(2.0, float('nan')) -> 2.0",
+)
+
+mod = defop(
+    "mod",
+    np.mod,
+    operators=("__mod__", "__rmod__"),
+    numpy=("mod", "remainder"),
+    replay=operator.mod,
+    complex=_REAL_ONLY,
+    nargs=2,
+    elementwise=True,
+    domain=((-3.0, 3.0), (0.5, 2.0)),
+    saves=("args",),
+    sym=lambda x, y: x - y * _SymFloor(x / y),
+    # x mod y = x - y * floor(x / y), and floor's derivative is 0.
+    jvp=(
+        lambda out, x, y, x_dot: x_dot,
+        lambda out, x, y, y_dot: negative(floor(x / y)) * y_dot,
+    ),
+    vjp=(
+        lambda out, x, y, out_bar: out_bar,
+        lambda out, x, y, out_bar: out_bar * negative(floor(x / y)),
+    ),
+    doc="Remainder with the sign of the divisor, elementwise (``x % y``, as ``np.mod``).",
+    example="mod(-1.0, 3.0) -> 2.0",
+)
+
+fmod = defop(
+    "fmod",
+    np.fmod,
+    replay=math.fmod,
+    complex=_REAL_ONLY,
+    nargs=2,
+    elementwise=True,
+    domain=((-3.0, 3.0), (0.5, 2.0)),
+    saves=("args",),
+    sym=lambda x, y: x - y * _SymTrunc(x / y),
+    # fmod(x, y) = x - y * trunc(x / y), and trunc's derivative is 0.
+    jvp=(
+        lambda out, x, y, x_dot: x_dot,
+        lambda out, x, y, y_dot: negative(trunc(x / y)) * y_dot,
+    ),
+    vjp=(
+        lambda out, x, y, out_bar: out_bar,
+        lambda out, x, y, out_bar: out_bar * negative(trunc(x / y)),
+    ),
+    doc="Remainder with the sign of the dividend, elementwise (C's ``fmod``, as ``np.fmod``).",
+    example="fmod(-1.0, 3.0) -> -1.0",
+)
+
+
+# --- conversions ------------------------------------------------------------------
+
+
+def _prepare_nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    return {"nan": nan, "posinf": posinf, "neginf": neginf}
+
+
+def _finite(x):
+    return np.isfinite(raw(x))
+
+
+nan_to_num = defop(
+    "nan_to_num",
+    lambda x, nan, posinf, neginf: np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf),
+    replay=ARRAY_ONLY,
+    complex=HOLOMORPHIC,
+    elementwise=True,
+    saves=("args",),
+    prepare=_prepare_nan_to_num,
+    test_params=lambda shape, rng: {"nan": 0.0, "posinf": None, "neginf": None},
+    sym=lambda x, nan, posinf, neginf: x,
+    jvp=lambda out, x, x_dot, **limits: _select(x_dot, 0.0, cond=_finite(x)),
+    vjp=lambda out, x, out_bar, **limits: _select(out_bar, 0.0, cond=_finite(x)),
+    doc="NaN and infinities replaced by constants, as ``np.nan_to_num``: derivative 1 "
+    "where ``x`` is finite, 0 where it was replaced.",
+    example="nan_to_num(float('nan')) -> 0.0",
+)
+
+
+def _prepare_astype(x, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    target = np.dtype(dtype)
+    if not np.issubdtype(target, np.floating):
+        kind = "complex" if np.issubdtype(target, np.complexfloating) else "non-float"
+        raise TypeError(
+            f"astype({target}): a {kind} dtype cannot carry a real derivative; convert to a "
+            "float dtype (float16, float32, float64), round with adcompare.round or floor "
+            "first if you want integers (derivative 0), or detach the value"
+        )
+    return {"dtype": target, "source": np.result_type(raw(x), np.float16)}
+
+
+astype = defop(
+    "astype",
+    lambda x, dtype, source: np.asarray(x).astype(dtype),
+    replay=ARRAY_ONLY,
+    complex="converts between real float dtypes only",
+    saves=(),
+    prepare=_prepare_astype,
+    method="astype",
+    numpy=(),  # the method; np.astype takes dtype positionally only
+    batch=LEADING_AXIS,  # no axes: a batch axis passes through
+    cases=(([(2, 3)], {"dtype": np.float64}), ([()], {"dtype": "float64"})),
+    sym=lambda x, dtype, source: x,
+    jvp=lambda out, x, x_dot, dtype, source: astype(x_dot, dtype),
+    # The cotangent takes the input's dtype back, so float32 inputs get float32 gradients.
+    vjp=lambda out, x, out_bar, dtype, source: astype(out_bar, source),
+    doc="The value in another float dtype, as ``ndarray.astype``; the derivative is "
+    "converted alike and the gradient comes back in the input's dtype.",
+    example="astype(1.5, 'float32').dtype -> float32",
 )

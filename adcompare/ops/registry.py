@@ -49,16 +49,19 @@ __all__ = [
     "LEADING_AXIS",
     "NUMPY_NAMES",
     "OPS",
+    "WIRTINGER",
     "Box",
     "ComplexNotSupportedError",
     "Composite",
     "Hints",
     "OpDef",
+    "anywhere",
     "apply",
     "apply_plain",
     "complex_error",
     "composite",
     "defop",
+    "everywhere",
     "keep_number",
     "lane_count",
     "new_level",
@@ -97,8 +100,21 @@ HOLOMORPHIC = "holomorphic"
 LEADING_AXIS = "leading axis"
 
 
+#: ``complex`` status of an op that is not holomorphic but whose rules hold for complex
+#: input, in JAX's and autograd's convention: the JVP is the real-linear derivative
+#: ``df = (∂f/∂z) dz + (∂f/∂z̄) conj(dz)``, and the VJP of a cotangent ``u`` is
+#: ``u ∂f/∂z + conj(u ∂f/∂z̄)`` (for real ``f``: ``∂f/∂a - i ∂f/∂b`` at ``z = a + ib``).
+WIRTINGER = (
+    "is not holomorphic (its rules follow the Wirtinger convention), so the complex "
+    "step cannot differentiate it"
+)
+
+
 class ComplexNotSupportedError(TypeError):
     """An op met complex input that its rules do not hold for."""
+
+
+_COMPLEX_RULES = (HOLOMORPHIC, WIRTINGER)
 
 
 @dataclass(frozen=True)
@@ -142,7 +158,9 @@ class OpDef:
     step per argument), and one VJP rule that takes the position as its
     first argument. ``sym`` is the SymPy counterpart, an independent oracle
     for the tests. ``domain`` is where tests draw inputs from, one ``(low,
-    high)`` pair per argument (or one pair for all). ``cases`` lists
+    high)`` pair per argument (or one pair for all); an entry may instead be
+    an input maker ``maker(shape, rng)`` for inputs with structure (the
+    well-conditioned matrices of ``linalg.py``). ``cases`` lists
     ``(arg_shapes, params)`` examples for ops that are not elementwise
     (elementwise ops are tested over standard broadcast shape groups), and
     ``test_params(shape, rng)`` draws static parameters for elementwise ops
@@ -301,12 +319,15 @@ def apply_plain(op: OpDef, args: tuple, params: dict):
         if out is None:
             out = op.value(*args, **params)
     except (TypeError, ValueError) as error:
-        if op.complex != HOLOMORPHIC and any(np.iscomplexobj(a) for a in args):
+        if op.complex not in _COMPLEX_RULES and any(np.iscomplexobj(a) for a in args):
             raise complex_error(op) from None
         if isinstance(error, TypeError):
             raise
         shapes = ", ".join(str(shape_of(a)) for a in args)
         raise ValueError(f"{op.name}: {error} (argument shapes {shapes})") from None
+    if op.complex not in _COMPLEX_RULES and np.result_type(out).kind == "c":
+        # numpy computed a complex value (maximum, sign, round) that the rules do not hold for.
+        raise complex_error(op)
     if cost._ACTIVE:
         cost.record_numpy(op, args, out)
     if type(out) is not np.ndarray and isinstance(out, BatchArray):
@@ -583,6 +604,31 @@ def mixed_levels_error(op: OpDef, engine: str, other: Box) -> TypeError:
         f"{op.name}: cannot combine a {engine} and a {type(other).__name__} at the same "
         "nesting level; nest them (Dual(Tensor(...), ...)) or use the transforms"
     )
+
+
+def anywhere(mask) -> bool:
+    """Whether ``mask`` holds anywhere: for rules that skip a guarded path where it cannot matter.
+
+    The guarded path (a ``where`` that masks a singular point) is right
+    everywhere; skipping it where the mask is all false only saves work. A
+    mask read from a batched value (inside ``vmap``) has no single answer for
+    all examples, so it answers True and every example takes the guarded path.
+
+    >>> import numpy as np
+    >>> anywhere(np.array([False, True])), anywhere(np.zeros(2, bool))
+    (True, False)
+    """
+    return isinstance(mask, (BatchArray, Box)) or bool(np.any(mask))
+
+
+def everywhere(mask) -> bool:
+    """Whether ``mask`` holds everywhere; a batched mask answers False (see :func:`anywhere`).
+
+    >>> import numpy as np
+    >>> everywhere(np.array([True, True])), everywhere(np.array([False, True]))
+    (True, False)
+    """
+    return not isinstance(mask, (BatchArray, Box)) and bool(np.all(mask))
 
 
 def raw(value):
