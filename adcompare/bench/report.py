@@ -560,8 +560,9 @@ def render(results: Results, figures: dict | None = None, sources: list[str] | N
         "differences' counts are 2n evaluations of f's.",
         "- A problem's figure: time and element work against n (or m), and each ÷ f's; the "
         "dashed (forward) and dash-dotted (reverse) lines are the theory, c·n·f and c·m·f. "
-        "Its table: the median time per call, ± half the interquartile range as a percentage; † marks a time taken under "
-        "load (see the conclusions), which the fitted slopes leave out.",
+        "Its table: the median time per call, ± half the interquartile range as a "
+        "percentage; † marks a time taken under load (see the conclusions), which the "
+        "fitted slopes leave out.",
         "- " + SECOND_ORDER_LEGEND,
         "- Peak memory: tracemalloc in a separate untimed call. The reverse tape's bytes "
         "count the arrays it holds, including constants it shares rather than copies, so "
