@@ -142,6 +142,8 @@ class GILHog:
         sys.setswitchinterval(1e-3)
         for thread in self.threads:
             thread.start()
+        self.load()  # one full turn, so every thread is parked before the first cell
+        self.rest()
         return self
 
     def __exit__(self, *exc):
