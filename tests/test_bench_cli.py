@@ -132,7 +132,7 @@ def test_run_measures_and_reports_into_one_folder(tmp_path, capsys, small_run):
     assert main(["run", "--out", str(tmp_path / "mine"), "--quiet"]) == 0
     tmp_path = tmp_path / "mine"
     printed = capsys.readouterr().out
-    assert "rosenbrock (time against n" in printed and "report:" in printed
+    assert "at the largest sizes measured: rosenbrock reverse" in printed and "report:" in printed
     assert (tmp_path / "results.json").exists() and (tmp_path / "report.md").exists()
     assert {p.name for p in tmp_path.glob("*.png")} >= {"rosenbrock.png", "tanh_map-crossover.png"}
 

@@ -61,9 +61,15 @@ WALL_OVER_CPU = 1.5
 #: rounds (taken minutes apart) was measured under changing load.
 RATIO_SHIFT = 1.3
 
-#: The clocks timing reads; tests replace them to simulate a busy machine.
+#: The clocks timing reads; tests replace them to simulate a busy machine. The CPU
+#: clock is the timing thread's own, not the process's: time the timing thread spent
+#: waiting, whether for a core held by another process or for the interpreter held by
+#: another of this process's threads, is then wall time without CPU time. The
+#: process's CPU clock would count the other thread's work as this cell's and hide
+#: the wait. (A multi-threaded BLAS call still counts fully: its calling thread
+#: computes a share and spins until the others finish.)
 wall_clock = time.perf_counter
-cpu_clock = time.process_time
+cpu_clock = time.thread_time
 
 
 class Timer:

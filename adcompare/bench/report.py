@@ -12,6 +12,7 @@ and what was skipped, failed or disagreed. Nothing is measured here.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from collections import Counter
@@ -29,6 +30,7 @@ from adcompare.bench.report_replay import replay_section
 from adcompare.bench.report_second_order import (
     SECOND_ORDER_LEGEND,
     second_order_conclusions,
+    second_order_figure,
     second_order_section,
 )
 from adcompare.bench.results import Results
@@ -36,7 +38,6 @@ from adcompare.bench.text import (
     format_range,
     format_ratio,
     format_time,
-    slope_words,
 )
 
 __all__ = ["render", "write_report"]
@@ -98,10 +99,15 @@ def _summary(results: Results, problems: list[str]) -> list[str]:
         "Fitted log-log slope of the median time per call against the swept count "
         "(n inputs, or m outputs for one-input problems), over the upper half of the sweep "
         "(from the geometric middle of the measured range up), where growth shows rather "
-        "than fixed per-call overhead. A slope of 1 means time proportional to the count.",
+        "than fixed per-call overhead. A slope of 1 means time proportional to the count; "
+        "k† says how many flagged sizes the fit left out. Crossovers: the count beyond which "
+        "the first mode is cheaper than the second at every measured size, interpolated on "
+        "the log-log scale; by measured time, then by the deterministic element work.",
         "",
-        "| problem | swept | " + " | ".join(_label(m) for m in modes) + " |",
-        "|---|---|" + "---|" * len(modes),
+        "| problem | swept | "
+        + " | ".join(_label(m) for m in modes)
+        + " | crossovers (by time; by element work) |",
+        "|---|---|" + "---|" * len(modes) + "---|",
     ]
     for problem in problems:
         axis = _axis(results, problem)
@@ -116,54 +122,49 @@ def _summary(results: Results, problems: list[str]) -> list[str]:
             left_out = _flagged_sizes(results, problem, m)
             row.append(
                 f"{slopes[m]} ({axis} {slopes[m].lo:g}–{slopes[m].hi:g}"
-                + (f"; fitted without the {left_out} flagged sizes" if left_out else "")
+                + (f", {left_out}†" if left_out else "")
                 + ")"
             )
-        lines.append(f"| {problem} | {axis} | " + " | ".join(row) + " |")
-    lines += [
-        "",
-        "Crossovers: the count beyond which the first mode is cheaper than the second at "
-        "every measured size, interpolated on the log-log scale; by measured time, and by "
-        "the deterministic element work.",
-        "",
-        "| problem | comparison | by time | by element work |",
-        "|---|---|---|---|",
-    ]
+        lines.append(
+            f"| {problem} | {axis} | "
+            + " | ".join(row)
+            + f" | {_crossover_text(results, problem)} |"
+        )
+    return lines + [""]
+
+
+def _crossover_text(results: Results, problem: str) -> str:
+    """Every crossover of ``problem`` in one table cell, by time and by element work."""
+    axis = _axis(results, problem)
+    by_work = {(c.winner, c.loser): c for c in crossovers(results, problem, "work")}
+    parts = []
+    for c in crossovers(results, problem):
+        work = by_work.get((c.winner, c.loser))
+        parts.append(
+            f"{_label(c.winner)} beats {_label(c.loser)} {c.describe(axis)}; "
+            f"{work.describe(axis) if work else '–'}"
+        )
+    return ". ".join(parts) or "–"
+
+
+def _largest_sizes_conclusion(results: Results, problems: list[str]) -> str | None:
+    """What the modes cost, as a multiple of f's time, at each problem's largest sizes;
+    how they grow is the summary's slopes, and the crossovers its last column."""
+    parts = []
     for problem in problems:
         axis = _axis(results, problem)
         if axis is None:
             continue
-        by_work = {(c.winner, c.loser): c for c in crossovers(results, problem, "work")}
-        for c in crossovers(results, problem):
-            work = by_work.get((c.winner, c.loser))
-            lines.append(
-                f"| {problem} | {_label(c.winner)} beats {_label(c.loser)} | "
-                f"{c.describe(axis)} | {work.describe(axis) if work else '–'} |"
-            )
-    return lines + [""]
-
-
-def _one_parameter_conclusion(results: Results, problem: str) -> str | None:
-    """How the modes grow and what they cost at the largest sizes; the crossovers are
-    stated once, in the summary's table."""
-    axis = _axis(results, problem)
-    slopes = _slopes(results, problem)
-    growth = [
-        f"{_label(mode)} {slope_words(slopes[mode].slope)}"
-        for mode in ("reverse", "forward1", "forward")
-        if mode in slopes and slope_words(slopes[mode].slope)
-    ]
-    ratios = []
-    for mode in ("reverse", "forward", "forward1"):
-        found = _ratio_at_largest(results, problem, mode)
-        if found:
-            ratios.append(f"{_label(mode)} {format_ratio(found[1])} f at {axis} = {found[0]:g}")
-    if not ratios:
+        ratios = []
+        for mode in ("reverse", "forward", "forward1"):
+            found = _ratio_at_largest(results, problem, mode)
+            if found:
+                ratios.append(f"{_label(mode)} {format_ratio(found[1])} at {axis} = {found[0]:g}")
+        if ratios:
+            parts.append(f"**{problem}** " + ", ".join(ratios))
+    if not parts:
         return None
-    text = f"**{problem}**"
-    if growth:
-        text += f" (time against {axis}: " + ", ".join(growth) + ")"
-    return text + ": at the largest sizes, " + "; ".join(ratios) + "."
+    return "Time ÷ f's at the largest sizes measured: " + "; ".join(parts) + "."
 
 
 def _grid_conclusion(results: Results, problem: str) -> str:
@@ -191,21 +192,19 @@ def _grid_conclusion(results: Results, problem: str) -> str:
 def _work_conclusion(results: Results, problems: list[str]) -> list[str]:
     lines = []
     many = [p for p in problems if analysis.family_of(results, p) == "many-inputs"]
-    forward_slopes, reverse_ratios = [], []
+    reverse_ratios = []
     for problem in many:
-        x, y = analysis.series(results, problem, "forward1", "work", relative=True)
-        fit = analysis.fit_slope(x, y, upper=False)
-        if fit:
-            forward_slopes.append((problem, fit))
         _, r = analysis.series(results, problem, "reverse", "work", relative=True)
         if len(r):
             reverse_ratios.append((problem, float(r.min()), float(r.max())))
-    if forward_slopes:
+    slopes = [(p, _work_slopes(results, p)) for p in problems if _axis(results, p)]
+    slopes = [(p, text) for p, text in slopes if text]
+    if slopes:
         lines.append(
-            "Element work of forward mode with one lane, divided by f's, grows with log-log "
-            "slope "
-            + ", ".join(f"{fit} ({p})" for p, fit in forward_slopes)
-            + " against n: one pass per input."
+            "Log-log slope of element work ÷ f's against the swept count (forward mode with "
+            "one lane makes one pass per input, reverse one sweep per output): "
+            + "; ".join(f"**{p}** {text}" for p, text in slopes)
+            + "."
         )
     if reverse_ratios:
         lines.append(
@@ -249,14 +248,13 @@ def _size(cell: dict) -> str:
 
 def _conclusions(results: Results, problems: list[str]) -> list[str]:
     lines = ["## Conclusions", ""]
+    largest = _largest_sizes_conclusion(results, problems)
+    if largest:
+        lines.append("- " + largest)
     for problem in problems:
-        if not analysis.modes_in(results, problem):
-            continue
-        if _axis(results, problem):
-            verdict = _one_parameter_conclusion(results, problem)
-            if verdict:
-                lines.append("- " + verdict)
-        elif analysis.family_of(results, problem) == "jacobian":
+        if analysis.modes_in(results, problem) and (
+            analysis.family_of(results, problem) == "jacobian"
+        ):
             lines.append("- " + _grid_conclusion(results, problem))
     lines += ["- " + line for line in _work_conclusion(results, problems)]
     lines += ["- " + line for line in second_order_conclusions(results, problems)]
@@ -310,7 +308,8 @@ def _machines(results: Results) -> list[str]:
     for key, description in results.data["environments"].items():
         if key not in used:
             continue
-        lines += [f"`{key}` ({used[key]} measured cells):", "", *_machine_lines(description), ""]
+        facts = "; ".join(line.removeprefix("- ") for line in _machine_lines(description))
+        lines += [f"`{key}` ({used[key]} measured cells): {facts}.", ""]
     loads = [c["load"] for c in results.cells if c.get("load") is not None]
     cores = [
         d.get("cpus_available") or d.get("cpus_total")
@@ -333,28 +332,18 @@ def _machines(results: Results) -> list[str]:
     return lines
 
 
-def _caption(results: Results, problem: str) -> str:
-    """What the figure shows beyond the summary's fitted time slopes."""
-    axis = _axis(results, problem)
+def _work_slopes(results: Results, problem: str) -> str:
+    """The slopes of element work ÷ f's of ``problem``'s modes, as a phrase."""
     work_slopes = _slopes(results, problem, "work", relative=True)
-    ratio = [
+    text = ", ".join(
         f"{_label(m)} {work_slopes[m]}"
         for m in ("forward1", "forward", "reverse", "fd")
         if m in work_slopes
-    ]
-    caption = (
-        f"Time and element work against {axis}, and each ÷ f's; dashed lines are the theory "
-        "(forward c·n·f, reverse c·m·f)."
     )
-    if ratio:
-        caption += " Slope of element work ÷ f's: " + ", ".join(ratio) + "."
     one_lane, chunked = work_slopes.get("forward1"), work_slopes.get("forward")
     if one_lane and chunked and one_lane.slope - chunked.slope > 0.3:
-        caption += (
-            " Chunked forward mode's counted work grows more slowly than one lane's: a matrix "
-            "product is counted by its largest operand, not its multiply-adds."
-        )
-    return caption
+        text += " (chunked counts less: a matrix product is counted by its largest operand)"
+    return text
 
 
 def _median_table(results: Results, problem: str) -> list[str]:
@@ -385,30 +374,57 @@ def _median_table(results: Results, problem: str) -> list[str]:
             )
             row.append(format_time(t["median"]) + spread + (" †" if analysis.flagged(cell) else ""))
         lines.append(f"| {size:g} | " + " | ".join(row) + " |")
-    if any(analysis.flagged(cell) for cell in cells.values()):
-        lines += ["", "† taken under load (see the conclusions); left out of the fitted slopes."]
     return lines + [""]
 
 
 def _grid_table(results: Results, problem: str) -> list[str]:
-    lines = []
-    for mode in ("forward1", "forward"):
-        ratios = analysis.grid_ratio(results, problem, mode, "reverse")
-        if not ratios:
-            continue
-        ns = sorted({n for n, _ in ratios})
-        ms = sorted({m for _, m in ratios})
-        lines += [
-            f"Time of {_label(mode)} ÷ time of reverse (below 1: forward is faster):",
-            "",
-            "| m \\ n | " + " | ".join(f"{n:g}" for n in ns) + " |",
-            "|---:|" + "---:|" * len(ns),
-        ]
-        for m in reversed(ms):
-            row = [f"{ratios[n, m]:.2g}" if (n, m) in ratios else "–" for n in ns]
-            lines.append(f"| {m:g} | " + " | ".join(row) + " |")
-        lines.append("")
-    return lines
+    """Every mode's median time at each (n, m) in one cell, then forward ÷ reverse."""
+    modes = analysis.modes_in(results, problem)
+    times = {
+        (c["n"], c["m"], c["mode"]): c
+        for c in results.cells
+        if c["problem"] == problem and c["status"] == "ok" and c.get("time")
+    }
+    if not times:
+        return []
+    grids = {
+        mode: analysis.grid_ratio(results, problem, mode, "reverse")
+        for mode in ("forward1", "forward")
+    }
+    grids = {mode: ratios for mode, ratios in grids.items() if ratios}
+    ns = sorted({n for n, _, _ in times})
+    ms = sorted({m for _, m, _ in times})
+
+    def entry(n, m) -> str:
+        medians = []
+        for mode in modes:
+            cell = times.get((n, m, mode))
+            medians.append(
+                format_time(cell["time"]["median"]) + (" †" if analysis.flagged(cell) else "")
+                if cell
+                else "–"
+            )
+        ratios = [f"{r[n, m]:.2g}" if (n, m) in r else "–" for r in grids.values()]
+        return " / ".join(medians) + (f" ({' / '.join(ratios)})" if grids else "")
+
+    lines = [
+        "Each cell: the median times of "
+        + " / ".join(_label(m) for m in modes)
+        + (
+            "; in brackets the time of "
+            + " / ".join(_label(m) for m in grids)
+            + " ÷ reverse's (below 1: forward is faster)"
+            if grids
+            else ""
+        )
+        + ".",
+        "",
+        "| m \\ n | " + " | ".join(f"{n:g}" for n in ns) + " |",
+        "|---:|" + "---:|" * len(ns),
+    ]
+    for m in reversed(ms):
+        lines.append(f"| {m:g} | " + " | ".join(entry(n, m) for n in ns) + " |")
+    return lines + [""]
 
 
 def _problem_section(results: Results, problem: str, figures: dict) -> list[str]:
@@ -416,11 +432,12 @@ def _problem_section(results: Results, problem: str, figures: dict) -> list[str]
     known = PROBLEMS.get(problem)
     lines = [f"## {problem}: {known.description} ({family})" if known else f"## {problem}", ""]
     if _axis(results, problem):
-        if problem in figures:
-            lines += [f"![{problem}]({figures[problem].name})", ""]
-        lines += [_caption(results, problem), ""]
+        pictures = [f"![{problem}]({figures[problem].name})"] if problem in figures else []
+        pictures += second_order_figure(results, problem, figures)
+        if pictures:
+            lines += [" ".join(pictures), ""]
         lines += _median_table(results, problem)
-        lines += second_order_section(results, problem, figures)
+        lines += second_order_section(results, problem)
     elif family == "jacobian":
         stem = f"{problem}-crossover"
         if stem in figures:
@@ -435,6 +452,17 @@ def _problem_section(results: Results, problem: str, figures: dict) -> list[str]
             ]
         lines += _grid_table(results, problem)
     return lines
+
+
+#: The ends of the reasons for skipping a cell over the time budget, each said once for
+#: all the cells it skipped: what the group says, given the budget.
+_BUDGET_REASONS = (
+    (re.compile(r", so a cell would exceed the (\S+ s) budget$"), "Predicted over the {} budget"),
+    (
+        re.compile(r", over the (\S+ s) budget per cell, so larger sizes are skipped$"),
+        "Over the {} budget per cell at a smaller size, so larger sizes are skipped",
+    ),
+)
 
 
 def _not_measured(results: Results) -> list[str]:
@@ -453,12 +481,22 @@ def _not_measured(results: Results) -> list[str]:
             reasons[kind] += 1
             examples.setdefault(kind, c)
         lines += [f"## Skipped cells ({len(skipped)})", ""]
+        over_budget = {}
         for reason, count in reasons.most_common():
             c = examples[reason]
-            lines.append(
-                f"- {c['problem']} {_label(c['mode'])} at {_size(c)}: {reason}"
-                + (f" ({count} cells)" if count > 1 else "")
+            text = f"{c['problem']} {_label(c['mode'])} at {_size(c)}: {reason}" + (
+                f" ({count} cells)" if count > 1 else ""
             )
+            for pattern, group in _BUDGET_REASONS:
+                found = pattern.search(reason)
+                if found:
+                    shortened = text.replace(found.group(0), "", 1)
+                    over_budget.setdefault(group.format(found.group(1)), []).append(shortened)
+                    break
+            else:
+                lines.append("- " + text)
+        for group, texts in over_budget.items():
+            lines.append(f"- {group}: " + "; ".join(texts) + ".")
         lines.append("")
     if errors:
         lines += [f"## Cells that failed ({len(errors)})", ""]
@@ -521,8 +559,11 @@ def render(results: Results, figures: dict | None = None, sources: list[str] | N
         "product) counts less work than it does; one-lane forward mode is counted fully.",
         "- Plain f's counts come from running the same code on an untracked tensor; finite "
         "differences' counts are 2n evaluations of f's.",
-        "- Tables of a problem: the median time per call, ± half the interquartile range as a "
-        "percentage.",
+        "- A problem's figure: time and element work against n (or m), and each ÷ f's; the "
+        "dashed (forward) and dash-dotted (reverse) lines are the theory, c·n·f and c·m·f. "
+        "Its table: the median time per call, ± half the interquartile range as a "
+        "percentage; † marks a time taken under load (see the conclusions), which the "
+        "fitted slopes leave out.",
         "- " + SECOND_ORDER_LEGEND,
         "- Peak memory: tracemalloc in a separate untimed call. The reverse tape's bytes "
         "count the arrays it holds, including constants it shares rather than copies, so "

@@ -15,47 +15,7 @@ from adcompare.bench import second_order_analysis as second
 from adcompare.bench.results import Results
 from adcompare.bench.text import format_range, format_ratio, format_time
 
-__all__ = ["second_order_conclusions", "second_order_section"]
-
-
-def _ratios_text(results: Results, problem: str, metric: str) -> list[str]:
-    parts = []
-    for composition in second.compositions(results, problem):
-        x, y = second.hvp_ratio(results, problem, composition, metric)
-        if len(x):
-            values = ", ".join(format_ratio(v) for v in y)
-            parts.append(f"{composition} {values}")
-    return parts
-
-
-def _sizes(results: Results, problem: str) -> list[float]:
-    found = set()
-    for composition in second.compositions(results, problem):
-        found.update(second.hvp_ratio(results, problem, composition)[0])
-    return sorted(found)
-
-
-def _problem_conclusion(results: Results, problem: str) -> str | None:
-    sizes = _sizes(results, problem)
-    if not sizes:
-        return None
-    at = ", ".join(f"{n:g}" for n in sizes)
-    text = (
-        f"**{problem}**, one HVP ÷ one reverse gradient at n = {at}: by time "
-        + "; ".join(_ratios_text(results, problem, "time"))
-        + "; by element work "
-        + "; ".join(_ratios_text(results, problem, "work"))
-        + "."
-    )
-    cheapest = second.cheapest_hvps(results, problem)
-    if cheapest:
-        text += " Cheapest HVP: " + "; ".join(
-            f"{c.winner} at n = {c.n:g} ({format_ratio(c.margin)} faster than {c.runner_up}, "
-            f"{format_ratio(c.spread)} faster than {c.slowest})"
-            for c in cheapest
-        )
-        text += "."
-    return text
+__all__ = ["second_order_conclusions", "second_order_figure", "second_order_section"]
 
 
 def _hessian_sentence(results: Results, problems: list[str]) -> str | None:
@@ -106,9 +66,26 @@ def _overall(results: Results, problems: list[str]) -> str | None:
     return text
 
 
+def _cheapest(results: Results, problems: list[str]) -> str | None:
+    parts = []
+    for problem in problems:
+        cheapest = second.cheapest_hvps(results, problem)
+        if cheapest:
+            parts.append(
+                f"**{problem}** "
+                + ", ".join(
+                    f"{c.winner} at n = {c.n:g} ({format_ratio(c.margin)} faster than "
+                    f"{c.runner_up}, {format_ratio(c.spread)} than {c.slowest})"
+                    for c in cheapest
+                )
+            )
+    return "Cheapest HVP by time: " + "; ".join(parts) + "." if parts else None
+
+
 def second_order_conclusions(results: Results, problems: list[str]) -> list[str]:
-    """Conclusion lines (without bullets) on HVPs and Hessians, or none."""
-    lines = [_problem_conclusion(results, p) for p in problems]
+    """Conclusion lines (without bullets) on HVPs and Hessians, or none; each HVP's
+    ratios to the gradient are in its problem's table."""
+    lines = [_cheapest(results, problems)]
     lines += [_overall(results, problems), _hessian_sentence(results, problems)]
     return [line for line in lines if line]
 
@@ -122,6 +99,7 @@ def _table(results: Results, problem: str) -> list[str]:
         column: dict(zip(*analysis.series(results, problem, f"{column[0]}:{column[1]}")))
         for column in columns
     }
+    work = {c: dict(zip(*second.hvp_ratio(results, problem, c, "work"))) for c in hvps}
     sizes = sorted({n for column in values.values() for n in column})
     lines = [
         "| n | gradient | "
@@ -136,21 +114,30 @@ def _table(results: Results, problem: str) -> list[str]:
             if t is None:
                 row.append("–")
                 continue
-            ratio = f" ({format_ratio(t / gradient[n])})" if kind == "hvp" and n in gradient else ""
+            ratio = ""
+            if kind == "hvp" and n in gradient:
+                ratio = f" ({format_ratio(t / gradient[n])}"
+                if n in work[composition]:
+                    ratio += f"; {format_ratio(work[composition][n])}"
+                ratio += ")"
             row.append(format_time(t) + ratio)
         lines.append(f"| {n:g} | " + " | ".join(row) + " |")
     return lines + [""]
 
 
-def second_order_section(results: Results, problem: str, figures: dict) -> list[str]:
-    """The second-order part of a many-inputs problem's section, or nothing."""
+def second_order_figure(results: Results, problem: str, figures: dict) -> list[str]:
+    """The Markdown image of ``problem``'s second-derivative figure, if it has one."""
+    stem = f"{problem}-second-order"
+    if not second.compositions(results, problem) or stem not in figures:
+        return []
+    return [f"![{problem} second derivatives]({figures[stem].name})"]
+
+
+def second_order_section(results: Results, problem: str) -> list[str]:
+    """The second-order table of a many-inputs problem's section, or nothing."""
     if not second.compositions(results, problem):
         return []
-    lines = [f"### {problem}: second derivatives", ""]
-    stem = f"{problem}-second-order"
-    if stem in figures:
-        lines += [f"![{problem} second derivatives]({figures[stem].name})", ""]
-    return lines + _table(results, problem)
+    return _table(results, problem)
 
 
 #: How to read every second-order figure and table: said once, in "How to read".
@@ -159,6 +146,7 @@ SECOND_ORDER_LEGEND = (
     "(solid) and of the full Hessian (dashed) per composition, outer mode first, with one "
     "reverse gradient (black); bottom left one HVP ÷ one gradient, by time (solid) and "
     "element work (dotted); bottom right the Hessian ÷ one HVP of the same composition, by "
-    "element work (solid) and time (dotted), beside the line n. The table gives median times, "
-    "in brackets an HVP's time ÷ the reverse gradient's."
+    "time (solid) and element work (dotted), beside the dashed line n. The table below a problem's "
+    "first-derivative table gives median times, in brackets an HVP's time ÷ the reverse "
+    "gradient's, then its element work ÷ the gradient's."
 )
