@@ -78,7 +78,9 @@ class Mode:
     ``order`` is the order of the derivative computed: 0 for plain f, 1 for
     Jacobians and gradients, 2 for HVPs and Hessians. ``counted``: adcompare's
     counters see the work; ``memory_traced``: tracemalloc sees its arrays (both
-    false for most peers, :mod:`~adcompare.bench.peers`).
+    false for most peers, :mod:`~adcompare.bench.peers`). ``by_default``: a
+    sweep that names no modes measures it (the replay modes are asked for by
+    name, so the quick report stays a one-minute read).
     """
 
     name: str
@@ -88,6 +90,7 @@ class Mode:
     order: int = 1
     counted: bool = True
     memory_traced: bool = True
+    by_default: bool = True
 
     def unavailable(self, instance: Instance) -> str | None:
         """Why this mode cannot run on ``instance``, or ``None`` if it can.
@@ -240,8 +243,12 @@ MODES: dict[str, Mode] = {
         Mode("forward1", "forward, 1 lane", _forward_one_lane),
         Mode("forward", "forward, chunked", _forward_chunked),
         Mode("reverse", "reverse", _reverse),
-        Mode("reverse-replay", "reverse, replayed", _reverse_replay, counted=False),
-        Mode("forward-replay", "forward, replayed", _forward_replay, counted=False),
+        Mode(
+            "reverse-replay", "reverse, replayed", _reverse_replay, counted=False, by_default=False
+        ),
+        Mode(
+            "forward-replay", "forward, replayed", _forward_replay, counted=False, by_default=False
+        ),
         Mode("fd", "finite differences", _finite_differences),
         Mode("symbolic", "symbolic", _symbolic),
         *_second_order_modes(),

@@ -105,7 +105,7 @@ class SweepConfig:
     """
 
     problems: list[str] = field(default_factory=default_problems)
-    modes: list[str] = field(default_factory=lambda: list(MODES))
+    modes: list[str] = field(default_factory=lambda: [n for n, m in MODES.items() if m.by_default])
     sizes: list[int] = field(default_factory=lambda: geometric(4, 1024))
     grid: list[int] = field(default_factory=lambda: geometric(4, 256))
     second_order_sizes: list[int] | None = None
