@@ -167,6 +167,10 @@ def _report(program: Program) -> str:
 @settings(
     max_examples=FUZZ_EXAMPLES,
     deadline=None,
+    # A fixed sequence of programs: SymPy's time on a random one is unbounded within one
+    # differentiation step, so CI runs the same budgeted set every time
+    # (ADCOMPARE_FUZZ_EXAMPLES and hypothesis's own seed options widen it locally).
+    derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(programs())
