@@ -723,7 +723,7 @@ erf = defop(
 # --- more functions of one array ---------------------------------------------------
 
 
-def _unary(name, value, slope, *, sym, replay, domain=(-2.0, 2.0), saves=("args",), **fields):
+def unary(name, value, slope, *, sym, replay, domain=(-2.0, 2.0), saves=("args",), **fields):
     """Register an elementwise function of one array whose derivative is ``slope(out, x)``.
 
     ``slope`` is written with the op set's functions and is primal-shaped: it
@@ -747,7 +747,7 @@ _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 _REAL_ONLY = "is computed for real numbers only"
 
-sinh = _unary(
+sinh = unary(
     "sinh",
     np.sinh,
     lambda out, x: cosh(x),
@@ -758,7 +758,7 @@ sinh = _unary(
     example="sinh(0.0) -> 0.0",
 )
 
-cosh = _unary(
+cosh = unary(
     "cosh",
     np.cosh,
     lambda out, x: sinh(x),
@@ -769,7 +769,7 @@ cosh = _unary(
     example="cosh(0.0) -> 1.0",
 )
 
-arccos = _unary(
+arccos = unary(
     "arccos",
     np.arccos,
     lambda out, x: negative(reciprocal_sqrt(1.0 - x * x)),
@@ -782,7 +782,7 @@ arccos = _unary(
     example="arccos(1.0) -> 0.0",
 )
 
-arcsinh = _unary(
+arcsinh = unary(
     "arcsinh",
     np.arcsinh,
     lambda out, x: reciprocal_sqrt(x * x + 1.0),
@@ -794,7 +794,7 @@ arcsinh = _unary(
     example="arcsinh(0.0) -> 0.0",
 )
 
-arccosh = _unary(
+arccosh = unary(
     "arccosh",
     np.arccosh,
     lambda out, x: reciprocal_sqrt(x * x - 1.0),
@@ -807,7 +807,7 @@ arccosh = _unary(
     example="arccosh(1.0) -> 0.0",
 )
 
-arctanh = _unary(
+arctanh = unary(
     "arctanh",
     np.arctanh,
     lambda out, x: 1.0 / (1.0 - x * x),
@@ -820,7 +820,7 @@ arctanh = _unary(
     example="arctanh(0.0) -> 0.0",
 )
 
-exp2 = _unary(
+exp2 = unary(
     "exp2",
     np.exp2,
     lambda out, x: out * _LN2,
@@ -832,7 +832,7 @@ exp2 = _unary(
     example="exp2(3.0) -> 8.0",
 )
 
-log2 = _unary(
+log2 = unary(
     "log2",
     np.log2,
     lambda out, x: 1.0 / (x * _LN2),
@@ -844,7 +844,7 @@ log2 = _unary(
     example="log2(8.0) -> 3.0",
 )
 
-log10 = _unary(
+log10 = unary(
     "log10",
     np.log10,
     lambda out, x: 1.0 / (x * _LN10),
@@ -861,7 +861,7 @@ def _cbrt(x: float) -> float:
     return math.copysign(builtins.abs(x) ** (1.0 / 3.0), x)
 
 
-cbrt = _unary(
+cbrt = unary(
     "cbrt",
     np.cbrt,
     lambda out, x: 1.0 / (3.0 * out * out),
@@ -914,7 +914,7 @@ def _sinc(x: float) -> float:
     return 1.0 if x == 0 else math.sin(math.pi * x) / (math.pi * x)
 
 
-sinc = _unary(
+sinc = unary(
     "sinc",
     np.sinc,
     _sinc_slope,

@@ -20,7 +20,7 @@ import numpy as np
 import scipy.special as sc
 import sympy
 
-from adcompare.ops.elementwise import exp, log, log1p, negative
+from adcompare.ops.elementwise import exp, log, log1p, negative, unary
 from adcompare.ops.registry import (
     ARRAY_ONLY,
     HOLOMORPHIC,
@@ -37,22 +37,12 @@ _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
 
 
-def _unary(name, value, slope, *, sym, domain, replay=ARRAY_ONLY, saves=("args",), **fields):
-    """An elementwise function of one array whose derivative is ``slope(out, x)``."""
-    return defop(
-        name,
-        value,
-        jvp=lambda out, x, x_dot: slope(out, x) * x_dot,
-        vjp=lambda out, x, out_bar: out_bar * slope(out, x),
-        sym=sym,
-        domain=domain,
-        replay=replay,
-        saves=saves,
-        elementwise=True,
-        numpy=fields.pop("numpy", (f"scipy.special.{name}",)),
-        complex=fields.pop("complex", _REAL_ONLY),
-        **fields,
-    )
+def _unary(name, value, slope, *, sym, domain, replay=ARRAY_ONLY, **fields):
+    """A scipy.special function of one array: :func:`~adcompare.ops.elementwise.unary`
+    with SciPy's name, real input only and the array path only, unless told otherwise."""
+    fields.setdefault("numpy", (f"scipy.special.{name}",))
+    fields.setdefault("complex", _REAL_ONLY)
+    return unary(name, value, slope, sym=sym, domain=domain, replay=replay, **fields)
 
 
 # --- the gamma family ----------------------------------------------------------------
