@@ -14,7 +14,7 @@ The submodules ``testing``, ``graph``, ``nn``, ``optim``, ``adbench`` and
 ``import numpy``, without slowing ``import adcompare`` down:
 
 >>> ad.testing.assert_grad_close.__module__
-'adcompare.testing'
+'adcompare.check.testing'
 """
 
 import importlib

@@ -298,7 +298,7 @@ def test_asking_sympy_for_an_op_without_it_says_so(user_op_without_sym):
 
 
 def test_compare_times_a_slow_mode_by_its_first_call_alone(monkeypatch):
-    import adcompare.check as check_module
+    import adcompare.check.comparison as check_module
 
     calls = {"n": 0}
 

@@ -1,0 +1,258 @@
+"""``compare``: value, derivative, error, time and op count per mode, side by side."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from adcompare import symbolic, transforms
+from adcompare.check.arguments import _setup
+from adcompare.check.derivatives import NUMERIC_REFERENCES, _reference, derivative_blocks
+from adcompare.check.reports import (
+    _compare_blocks,
+    _describe,
+    _json_number,
+    _labeller,
+    format_seconds,
+    format_table,
+)
+from adcompare.check.tolerances import _checked_tolerances, default_tolerance
+from adcompare.engines.forward import as_float
+from adcompare.pytree import flat_call
+from adcompare.runtime.cost import count
+from adcompare.symbolic import recording
+
+
+@dataclass
+class ComparisonRow:
+    """One mode in :func:`compare`: value, derivative, error, time and op count."""
+
+    mode: str
+    value: np.ndarray | None = None
+    derivative: list = field(default_factory=list)
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    worst: str = ""
+    passed: bool | None = None
+    seconds: float = math.nan
+    first_seconds: float = math.nan
+    ops: int | None = None
+    error: str | None = None
+
+    def as_dict(self) -> dict:
+        """JSON-ready fields (arrays as nested lists)."""
+        return {
+            "mode": self.mode,
+            "value": None if self.value is None else np.asarray(self.value).tolist(),
+            "derivative": [np.asarray(b).tolist() for b in self.derivative],
+            "max_abs_err": _json_number(self.max_abs_err),
+            "max_rel_err": _json_number(self.max_rel_err),
+            "worst": self.worst,
+            "passed": self.passed,
+            "seconds": _json_number(self.seconds),
+            "first_seconds": _json_number(self.first_seconds),
+            "ops": self.ops,
+            "error": self.error,
+        }
+
+
+@dataclass
+class Comparison:
+    """The result of :func:`compare`: one row per mode, errors against SymPy."""
+
+    function: str
+    arguments: list[str]
+    names: list[str]
+    order: int
+    rows: list[ComparisonRow]
+    reference_error: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        """Whether every mode agreed with the symbolic result (False if there was none)."""
+        return (
+            self.reference_error is None
+            and bool(self.rows)
+            and all(r.passed is True for r in self.rows)
+        )
+
+    def __getitem__(self, mode: str) -> ComparisonRow:
+        for r in self.rows:
+            if r.mode == mode:
+                return r
+        raise KeyError(
+            f"no mode {mode!r} in this comparison (modes: {[r.mode for r in self.rows]})"
+        )
+
+    def __str__(self) -> str:
+        what = "gradient" if self.order == 1 else "Hessian"
+        head = f"compare {self.function}({', '.join(self.arguments)}): value and {what} per mode"
+        rows = []
+        for r in self.rows:
+            if r.error is not None:
+                rows.append([r.mode, "-", "-", "-", "-", "-", f"error: {r.error}"])
+                continue
+            err = "-" if r.max_rel_err is None else f"{r.max_rel_err:.1e}"
+            rows.append(
+                [
+                    r.mode,
+                    _format_array(r.value),
+                    "; ".join(_format_array(b) for b in r.derivative),
+                    err,
+                    format_seconds(r.seconds),
+                    "-" if r.ops is None else str(r.ops),
+                    {True: "ok", False: "MISMATCH", None: "-"}[r.passed],
+                ]
+            )
+        header = ["mode", "value", what, "rel err vs SymPy", "time", "ops", "result"]
+        text = f"{head}\n{format_table(header, rows)}"
+        if self.reference_error:
+            text += f"\nno symbolic reference: {self.reference_error}"
+        return text
+
+    __repr__ = __str__
+
+    def as_dict(self) -> dict:
+        """JSON-ready summary."""
+        return {
+            "function": self.function,
+            "arguments": self.arguments,
+            "order": self.order,
+            "passed": self.passed,
+            "reference_error": self.reference_error,
+            "rows": [r.as_dict() for r in self.rows],
+        }
+
+
+def _format_array(value) -> str:
+    if value is None:
+        return "-"
+    value = np.asarray(value, dtype=np.float64)
+    if value.ndim == 0:
+        return f"{float(value):.10g}"
+    if value.size <= 6:
+        return "[" + ", ".join(f"{v:.6g}" for v in value.ravel()) + "]"
+    return f"<{'x'.join(map(str, value.shape))} array>"
+
+
+def _mode_value(f, args, positions, mode, value):
+    """The value of f as the mode's engine computes it."""
+    if mode == "symbolic":
+        traced = recording._trace_for(f, args, positions)
+        return traced.evaluate("value", args)
+    diff_args = [args[p] for p in positions]
+
+    def partial(*boxes):
+        return f(*_replace_at(args, positions, boxes))
+
+    if mode == "forward":
+        return np.asarray(
+            transforms.jvp(partial, diff_args, [np.zeros_like(as_float(a)) for a in diff_args])[0]
+        )
+    if mode == "reverse":
+        return np.asarray(transforms.vjp(partial, *diff_args)[0])
+    return value
+
+
+def _replace_at(args, positions, values) -> list:
+    out = list(args)
+    for p, v in zip(positions, values):
+        out[p] = v
+    return out
+
+
+#: Seconds a mode's calls may take in :func:`compare` before its repeats stop.
+TIMING_BUDGET = 1.0
+
+
+def compare(
+    f: Callable,
+    *args,
+    modes: Sequence[str] = ("symbolic", "forward", "reverse", "fd"),
+    order: int = 1,
+    argnums=None,
+    rtol: float | None = None,
+    atol: float | None = None,
+    repeat: int = 3,
+) -> Comparison:
+    """Value and derivative of ``f`` at ``args`` by each mode, side by side.
+
+    For each mode: the value, the derivative (gradient, Jacobian, or with
+    ``order=2`` the Hessian), its error against SymPy's exact result (ρ,
+    and whether it is within the tolerance :func:`check_grad` would use),
+    the time of one call (best of ``repeat`` after a first call, whose time
+    is ``first_seconds``: for ``"symbolic"`` that one traces and
+    differentiates; the repeats stop once a mode has taken
+    :data:`TIMING_BUDGET` seconds, so a slow mode costs one call) and the op
+    applications counted during the first call.
+
+    >>> import adcompare as ad
+    >>> result = compare(lambda x, y: 3 * x**2 + x * y + 5 * y**2, 2.0, 3.0)
+    >>> [(r.mode, r.derivative[0].item(), r.passed) for r in result.rows][:2]
+    [('symbolic', 15.0, True), ('forward', 15.0, True)]
+    """
+    rtol, atol = _checked_tolerances(rtol, atol, "compare")
+    f, args, argnums = flat_call(f, args, argnums)  # pytrees: one entry per leaf
+    if isinstance(modes, str):
+        modes = (modes,)
+    args, positions, value, dtype, names = _setup(f, args, argnums, order, modes, "compare")
+    symbolic.clear_cache(f)
+    rows = []
+    for mode in modes:
+        row = ComparisonRow(mode)
+        try:
+            with count() as cost:
+                start = time.perf_counter()
+                row.derivative = derivative_blocks(f, args, positions, mode, order, value.shape)
+                row.first_seconds = time.perf_counter() - start
+            row.ops = sum(cost.ops.values())
+            best, spent = math.inf, row.first_seconds
+            for _ in range(max(0, repeat)):
+                if spent > TIMING_BUDGET:  # a slow mode is timed by its first call alone
+                    break
+                start = time.perf_counter()
+                derivative_blocks(f, args, positions, mode, order, value.shape)
+                elapsed = time.perf_counter() - start
+                best, spent = min(best, elapsed), spent + elapsed
+            row.seconds = best if math.isfinite(best) else row.first_seconds
+            row.value = _mode_value(f, args, positions, mode, value)
+        except Exception as error:
+            row.error = f"{type(error).__name__}: {error}"
+        rows.append(row)
+    reference_error = None
+    try:
+        by_mode = {r.mode: r for r in rows}
+        if "symbolic" in by_mode and by_mode["symbolic"].error is None:
+            reference = by_mode["symbolic"].derivative
+        else:
+            reference = _reference(f, args, positions, "symbolic", order, value.shape)
+    except Exception as error:
+        reference, reference_error = None, f"{type(error).__name__}: {error}"
+    labels = _labeller(names, positions, args, value.shape, order)
+    if reference is not None:
+        for row in rows:
+            if row.error is not None:
+                row.passed = False
+                continue
+            against = row.mode if row.mode in NUMERIC_REFERENCES else "symbolic"
+            tolerance = rtol if rtol is not None else default_tolerance(dtype, against, order)
+            check = _compare_blocks(
+                row.mode, row.derivative, reference, labels, tolerance, atol or 0.0
+            )
+            if check.error is not None:
+                row.error, row.passed = check.error, False
+                continue
+            row.max_abs_err, row.max_rel_err = check.max_abs_err, check.max_rel_err
+            row.worst, row.passed = check.worst, check.passed
+    return Comparison(
+        function=getattr(f, "__name__", type(f).__name__),
+        arguments=[f"{names[p]}: {_describe(as_float(args[p]))}" for p in positions],
+        names=[names[p] for p in positions],
+        order=order,
+        rows=rows,
+        reference_error=reference_error,
+    )
