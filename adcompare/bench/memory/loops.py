@@ -32,7 +32,7 @@ from types import SimpleNamespace
 import numpy as np
 
 import adcompare as ad
-from adcompare.adbench.lstm import _layer_step
+from adcompare.adbench.lstm import layer_step
 
 __all__ = ["AD_NAMESPACE", "LOOP_PROBLEMS", "LoopInstance", "LoopProblem", "get_loop_problem"]
 
@@ -147,7 +147,7 @@ def _lstm(steps: int) -> LoopInstance:
 
     def step(carry, x, weight, bias, in_weight):
         hidden, cell = carry
-        return _layer_step(weight, bias, x * in_weight, hidden, cell, bits)
+        return layer_step(weight, bias, x * in_weight, hidden, cell, bits)
 
     def written_on(xp):
         def peer_step(carry, x, weight, bias, in_weight):
