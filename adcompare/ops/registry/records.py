@@ -29,6 +29,8 @@ class Box:
 ARRAY_ONLY = "array only"
 #: ``complex`` status of an op that is analytic in a complex argument.
 HOLOMORPHIC = "holomorphic"
+#: ``complex`` status of an op whose value numpy computes for real numbers only.
+REAL_ONLY = "is computed for real numbers only"
 #: ``sparsity`` of an op each of whose output elements is one input element.
 SELECTS = "selects"
 #: ``batch`` of an op whose static axes count from the end: a leading batch axis
