@@ -274,11 +274,9 @@ MAX_FUNCTION_LINES = 60  # from ``def`` to the last line, docstring included
 LONG_MODULES = {
     "adcompare.bench.report.markdown",
     "adcompare.bench.harness.results",
-    "adcompare.check",
     "adcompare.engines.replay.record",
     "adcompare.engines.reverse",
     "adcompare.ops.linalg",
-    "adcompare.symbolic",
     "adcompare.transforms",
 }
 LONG_FUNCTIONS = {
@@ -287,8 +285,8 @@ LONG_FUNCTIONS = {
     "adcompare.bench.report.markdown:render",
     "adcompare.bench.harness.sweep:_first_round",
     "adcompare.bench.harness.sweep:budget_reason",
-    "adcompare.check:check_grad",
-    "adcompare.check:compare",
+    "adcompare.check.comparison:compare",
+    "adcompare.check.gradients:check_grad",
     "adcompare.checkpointing:scan",
     "adcompare.cli.bench:add_parser",
     "adcompare.cli.train:add_parser",
