@@ -108,9 +108,6 @@ def test_the_op_set_imports_at_the_top_so_no_cycle_hides_in_a_function(module, p
 # that no longer occurs fails too, so the list cannot go stale.
 ALLOWED_PRIVATE_ACCESS = {
     ("bench", "_EXTRA_MODES"),  # bench.modes -> transforms
-    ("check", "_argument_names"),  # check -> symbolic
-    ("check", "_positions"),  # check -> symbolic
-    ("check", "_trace_for"),  # check -> symbolic
     ("checkpointing", "_ACTIVE"),  # -> runtime.cost
     ("checkpointing", "_level"),  # -> the engines' boxes
     ("engines", "_ACTIVE"),  # -> runtime.cost

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from adcompare import symbolic
 from adcompare.engines.forward import as_float
 from adcompare.ops.registry import Box
-from adcompare.symbolic import expressions, recording
 
 
 def _flatten(args: Sequence, positions: Sequence[int]) -> np.ndarray:
@@ -41,7 +41,7 @@ def _split_columns(matrix: np.ndarray, lead: tuple, args, positions) -> list:
 
 
 def _argnums(argnums, args: tuple, name: str) -> tuple[int, ...]:
-    positions = recording._positions(argnums, args, name)
+    positions = symbolic.argument_positions(argnums, args, name)
     if not positions:
         raise ValueError(
             f"{name}: no argument to differentiate (by default every real floating argument "
@@ -131,5 +131,5 @@ def _setup(f, args, argnums, order, modes, what):
     dtype = np.result_type(*[as_float(args[p]) for p in positions])
     if not np.issubdtype(dtype, np.floating):
         dtype = np.dtype(np.float64)
-    names = expressions._argument_names(f, len(args))
+    names = symbolic.argument_names(f, len(args))
     return args, positions, value, dtype, names

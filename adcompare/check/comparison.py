@@ -24,7 +24,6 @@ from adcompare.check.tolerances import _checked_tolerances, default_tolerance
 from adcompare.engines.forward import as_float
 from adcompare.pytree import flat_call
 from adcompare.runtime.cost import count
-from adcompare.symbolic import recording
 
 
 @dataclass
@@ -142,7 +141,7 @@ def _format_array(value) -> str:
 def _mode_value(f, args, positions, mode, value):
     """The value of f as the mode's engine computes it."""
     if mode == "symbolic":
-        traced = recording._trace_for(f, args, positions)
+        traced = symbolic.record(f, *args, argnums=positions)
         return traced.evaluate("value", args)
     diff_args = [args[p] for p in positions]
 

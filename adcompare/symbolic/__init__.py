@@ -52,7 +52,7 @@ The package's modules: :mod:`~adcompare.symbolic.limits` (what is accepted),
 from __future__ import annotations
 
 from adcompare.symbolic.box import Symbolic
-from adcompare.symbolic.expressions import formula
+from adcompare.symbolic.expressions import argument_names, formula
 from adcompare.symbolic.limits import (
     LIMITS,
     ExpressionTooLargeError,
@@ -61,7 +61,7 @@ from adcompare.symbolic.limits import (
     SymbolicSizeError,
     size_limit,
 )
-from adcompare.symbolic.recording import clear_cache
+from adcompare.symbolic.recording import argument_positions, clear_cache
 from adcompare.symbolic.trace import Trace
 from adcompare.symbolic.transforms import (
     gradient,
@@ -81,6 +81,8 @@ __all__ = [
     "Symbolic",
     "SymbolicSizeError",
     "Trace",
+    "argument_names",
+    "argument_positions",
     "clear_cache",
     "formula",
     "gradient",

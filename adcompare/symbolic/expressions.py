@@ -73,8 +73,15 @@ def _symbol_array(base: str, shape: tuple[int, ...]) -> np.ndarray:
     return out
 
 
-def _argument_names(f: Callable, nargs: int) -> list[str]:
-    """Names for ``f``'s positional arguments: its parameter names where it has them."""
+def argument_names(f: Callable, nargs: int) -> list[str]:
+    """Names for ``f``'s ``nargs`` positional arguments: its parameter names where it has
+    them (and they are identifiers), ``arg0``, ``arg1``, ... elsewhere. Symbols are named
+    after them.
+
+    >>> from adcompare import symbolic
+    >>> symbolic.argument_names(lambda x, y: x * y, 3)
+    ['x', 'y', 'arg2']
+    """
     names: list[str] = []
     try:
         parameters = list(inspect.signature(f).parameters.values())

@@ -13,10 +13,10 @@ from adcompare.engines.forward import as_float
 from adcompare.ops.registry import Box, new_level
 from adcompare.symbolic.box import Symbolic, _TraceState
 from adcompare.symbolic.expressions import (
-    _argument_names,
     _as_expr_array,
     _symbol_array,
     _unique_bases,
+    argument_names,
 )
 from adcompare.symbolic.limits import LIMITS, _refuse
 from adcompare.symbolic.trace import Trace
@@ -35,7 +35,23 @@ def _is_traceable(value) -> bool:
     return np.issubdtype(kind, np.floating)
 
 
-def _positions(argnums, args: tuple, name: str) -> tuple[int, ...]:
+def argument_positions(argnums, args: tuple, name: str = "record") -> tuple[int, ...]:
+    """The positions of ``args`` that become symbols: ``argnums`` checked and made
+    non-negative (repeats dropped), or, for ``argnums=None``, every real number and
+    floating array (booleans and integer arrays stay constants, so they may index).
+    ``name`` starts the error.
+
+    >>> import numpy as np
+    >>> from adcompare import symbolic
+    >>> symbolic.argument_positions(None, (1.0, True, np.arange(3), [0.5, 1.5]))
+    (0, 3)
+    >>> symbolic.argument_positions((-1, 0, 0), (1.0, 2.0))
+    (1, 0)
+    >>> symbolic.argument_positions(2, (1.0, 2.0), "grad")
+    Traceback (most recent call last):
+    ...
+    ValueError: grad: argnums=2 does not name a positional argument of a function called ...
+    """
     nargs = len(args)
     if argnums is None:
         return tuple(i for i, a in enumerate(args) if _is_traceable(a))
@@ -67,7 +83,7 @@ def _record(f: Callable, args: tuple, positions: tuple[int, ...]) -> Trace:
     total = sum(point.size for point in points.values())
     if total > LIMITS.max_inputs:
         _refuse("input elements", total, "max_inputs")
-    names = _argument_names(f, len(args))
+    names = argument_names(f, len(args))
     bases = _unique_bases(names, {p: point.shape for p, point in points.items()})
     level = new_level()
     state = _TraceState()

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import numpy as np
 
 from adcompare.engines.forward import as_float
-from adcompare.symbolic.recording import _positions, _trace_for
+from adcompare.symbolic.recording import _trace_for, argument_positions
 from adcompare.symbolic.trace import Trace, _check_scalar
 
 
@@ -24,7 +24,7 @@ def record(f: Callable, *example_args, argnums=None) -> Trace:
     >>> symbolic.record(lambda w: w @ w, [[1.0, 2.0], [3.0, 4.0]]).expressions
     [[w0_0**2 + w0_1*w1_0, w0_0*w0_1 + w0_1*w1_1], [w0_0*w1_0 + w1_0*w1_1, w0_1*w1_0 + w1_1**2]]
     """
-    return _trace_for(f, example_args, _positions(argnums, example_args, "record"))
+    return _trace_for(f, example_args, argument_positions(argnums, example_args))
 
 
 def trace(f: Callable, *example_args, argnums=None):
@@ -61,7 +61,7 @@ def value_and_gradient(f: Callable, argnums=0) -> Callable:
 
     @functools.wraps(f)
     def value_and_exact_gradient(*args):
-        positions = _positions(argnums, args, "grad")
+        positions = argument_positions(argnums, args, "grad")
         traced = _trace_for(f, args, positions)
         output = traced._single_output("grad")
         _check_scalar(output.shape)
@@ -104,7 +104,7 @@ def jacobian(f: Callable, argnums=0) -> Callable:
 
     @functools.wraps(f)
     def exact_jacobian(*args):
-        positions = _positions(argnums, args, "jacobian")
+        positions = argument_positions(argnums, args, "jacobian")
         traced = _trace_for(f, args, positions)
         traced._single_output("jacobian")
         dtype = _result_dtype(args, positions)
@@ -132,7 +132,7 @@ def hessian(f: Callable, argnums=0) -> Callable:
 
     @functools.wraps(f)
     def exact_hessian(*args):
-        positions = _positions(argnums, args, "hessian")
+        positions = argument_positions(argnums, args, "hessian")
         traced = _trace_for(f, args, positions)
         dtype = _result_dtype(args, positions)
         blocks = tuple(
