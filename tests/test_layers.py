@@ -282,8 +282,6 @@ LONG_FUNCTIONS = {
     "adcompare.bench.report.markdown:render",
     "adcompare.bench.harness.sweep:_first_round",
     "adcompare.bench.harness.sweep:budget_reason",
-    "adcompare.check.comparison:compare",
-    "adcompare.check.gradients:check_grad",
     "adcompare.checkpointing:scan",
     "adcompare.cli.bench:add_parser",
     "adcompare.cli.train:add_parser",

@@ -1,4 +1,4 @@
-"""Flat views of the differentiated arguments, and the checks made before differentiating."""
+"""Flat views of the differentiated arguments, and the checks of what ``f`` returns."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from adcompare import symbolic
-from adcompare.engines.forward import as_float
 from adcompare.ops.registry import Box
 
 
@@ -107,29 +106,3 @@ def _hessian_blocks(hess: np.ndarray, args, positions) -> list:
         for i in range(len(shapes))
         for j in range(len(shapes))
     ]
-
-
-def _setup(f, args, argnums, order, modes, what):
-    if order not in (1, 2):
-        raise ValueError(f"{what}: order must be 1 or 2, not {order!r}")
-    if not modes:
-        raise ValueError(f"{what}: no modes to check; pass modes=('forward', 'reverse') or others")
-    positions = _argnums(argnums, args, what)
-    args = tuple(as_float(a) if i in positions else a for i, a in enumerate(args))
-    try:
-        value = _value(f, args)
-    except TypeError as error:
-        raise TypeError(f"{what}: {error}") from None
-    if order == 2:
-        _check_scalar(value.shape, f"{what}(order=2)")
-    if value.size == 0 or all(np.size(args[p]) == 0 for p in positions):
-        empty = "output" if value.size == 0 else "differentiated argument(s)"
-        raise ValueError(
-            f"{what}: no derivative entry to compare: the {empty} of the function have no "
-            "elements; check it at a point where they have some"
-        )
-    dtype = np.result_type(*[as_float(args[p]) for p in positions])
-    if not np.issubdtype(dtype, np.floating):
-        dtype = np.dtype(np.float64)
-    names = symbolic.argument_names(f, len(args))
-    return args, positions, value, dtype, names

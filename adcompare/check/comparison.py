@@ -10,19 +10,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from adcompare import symbolic, transforms
-from adcompare.check.arguments import _setup
-from adcompare.check.derivatives import NUMERIC_REFERENCES, _reference, derivative_blocks
+from adcompare.check.case import _Case, _case
+from adcompare.check.derivatives import NUMERIC_REFERENCES
 from adcompare.check.reports import (
     _compare_blocks,
-    _describe,
     _json_number,
-    _labeller,
     format_seconds,
     format_table,
 )
-from adcompare.check.tolerances import _checked_tolerances, default_tolerance
+from adcompare.check.tolerances import default_tolerance
 from adcompare.engines.forward import as_float
-from adcompare.pytree import flat_call
 from adcompare.runtime.cost import count
 
 
@@ -194,64 +191,79 @@ def compare(
     >>> [(r.mode, r.derivative[0].item(), r.passed) for r in result.rows][:2]
     [('symbolic', 15.0, True), ('forward', 15.0, True)]
     """
-    rtol, atol = _checked_tolerances(rtol, atol, "compare")
-    f, args, argnums = flat_call(f, args, argnums)  # pytrees: one entry per leaf
-    if isinstance(modes, str):
-        modes = (modes,)
-    args, positions, value, dtype, names = _setup(f, args, argnums, order, modes, "compare")
-    symbolic.clear_cache(f)
-    rows = []
-    for mode in modes:
-        row = ComparisonRow(mode)
-        try:
-            with count() as cost:
-                start = time.perf_counter()
-                row.derivative = derivative_blocks(f, args, positions, mode, order, value.shape)
-                row.first_seconds = time.perf_counter() - start
-            row.ops = sum(cost.ops.values())
-            best, spent = math.inf, row.first_seconds
-            for _ in range(max(0, repeat)):
-                if spent > TIMING_BUDGET:  # a slow mode is timed by its first call alone
-                    break
-                start = time.perf_counter()
-                derivative_blocks(f, args, positions, mode, order, value.shape)
-                elapsed = time.perf_counter() - start
-                best, spent = min(best, elapsed), spent + elapsed
-            row.seconds = best if math.isfinite(best) else row.first_seconds
-            row.value = _mode_value(f, args, positions, mode, value)
-        except Exception as error:
-            row.error = f"{type(error).__name__}: {error}"
-        rows.append(row)
-    reference_error = None
-    try:
-        by_mode = {r.mode: r for r in rows}
-        if "symbolic" in by_mode and by_mode["symbolic"].error is None:
-            reference = by_mode["symbolic"].derivative
-        else:
-            reference = _reference(f, args, positions, "symbolic", order, value.shape)
-    except Exception as error:
-        reference, reference_error = None, f"{type(error).__name__}: {error}"
-    labels = _labeller(names, positions, args, value.shape, order)
+    case = _case(f, args, argnums, order, modes, rtol, atol, "compare")
+    symbolic.clear_cache(case.f)
+    rows = [_timed_row(case, mode, repeat) for mode in case.modes]
+    reference, reference_error = _symbolic_reference(case, rows)
     if reference is not None:
+        labels = case.labels()
         for row in rows:
-            if row.error is not None:
-                row.passed = False
-                continue
-            against = row.mode if row.mode in NUMERIC_REFERENCES else "symbolic"
-            tolerance = rtol if rtol is not None else default_tolerance(dtype, against, order)
-            check = _compare_blocks(
-                row.mode, row.derivative, reference, labels, tolerance, atol or 0.0
-            )
-            if check.error is not None:
-                row.error, row.passed = check.error, False
-                continue
-            row.max_abs_err, row.max_rel_err = check.max_abs_err, check.max_rel_err
-            row.worst, row.passed = check.worst, check.passed
+            _judge(row, case, reference, labels)
     return Comparison(
-        function=getattr(f, "__name__", type(f).__name__),
-        arguments=[f"{names[p]}: {_describe(as_float(args[p]))}" for p in positions],
-        names=[names[p] for p in positions],
+        function=case.function,
+        arguments=case.arguments(),
+        names=[case.names[p] for p in case.positions],
         order=order,
         rows=rows,
         reference_error=reference_error,
     )
+
+
+def _timed_row(case: _Case, mode: str, repeat: int) -> ComparisonRow:
+    """A mode's derivative with its time, its op count (of the first call) and its value;
+    an error is recorded in the row, not raised."""
+    row = ComparisonRow(mode)
+    try:
+        with count() as cost:
+            start = time.perf_counter()
+            row.derivative = case.derivative(mode)
+            row.first_seconds = time.perf_counter() - start
+        row.ops = sum(cost.ops.values())
+        row.seconds = _best_of_repeats(case, mode, repeat, row.first_seconds)
+        row.value = _mode_value(case.f, case.args, case.positions, mode, case.value)
+    except Exception as error:
+        row.error = f"{type(error).__name__}: {error}"
+    return row
+
+
+def _best_of_repeats(case: _Case, mode: str, repeat: int, first_seconds: float) -> float:
+    """The best time of up to ``repeat`` more calls; they stop once the mode has taken
+    :data:`TIMING_BUDGET` seconds, so a slow mode is timed by its first call alone."""
+    best, spent = math.inf, first_seconds
+    for _ in range(max(0, repeat)):
+        if spent > TIMING_BUDGET:
+            break
+        start = time.perf_counter()
+        case.derivative(mode)
+        elapsed = time.perf_counter() - start
+        best, spent = min(best, elapsed), spent + elapsed
+    return best if math.isfinite(best) else first_seconds
+
+
+def _symbolic_reference(case: _Case, rows: list[ComparisonRow]) -> tuple[list | None, str | None]:
+    """SymPy's derivative (the symbolic row's, if it ran), or ``None`` and why not."""
+    try:
+        by_mode = {r.mode: r for r in rows}
+        if "symbolic" in by_mode and by_mode["symbolic"].error is None:
+            return by_mode["symbolic"].derivative, None
+        return case.reference("symbolic"), None
+    except Exception as error:
+        return None, f"{type(error).__name__}: {error}"
+
+
+def _judge(row: ComparisonRow, case: _Case, reference: list, labels) -> None:
+    """Fill in ``row``'s errors against the reference and whether it passes, at the
+    tolerance :func:`check_grad` would use."""
+    if row.error is not None:
+        row.passed = False
+        return
+    against = row.mode if row.mode in NUMERIC_REFERENCES else "symbolic"
+    rtol = (
+        case.rtol if case.rtol is not None else default_tolerance(case.dtype, against, case.order)
+    )
+    check = _compare_blocks(row.mode, row.derivative, reference, labels, rtol, case.atol or 0.0)
+    if check.error is not None:
+        row.error, row.passed = check.error, False
+        return
+    row.max_abs_err, row.max_rel_err = check.max_abs_err, check.max_rel_err
+    row.worst, row.passed = check.worst, check.passed

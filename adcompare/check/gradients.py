@@ -6,15 +6,13 @@ import time
 from collections.abc import Callable, Sequence
 
 from adcompare import symbolic
-from adcompare.check.arguments import _setup
-from adcompare.check.derivatives import NUMERIC_REFERENCES, _reference, derivative_blocks
-from adcompare.check.reports import CheckReport, ModeCheck, _compare_blocks, _describe, _labeller
-from adcompare.check.tolerances import _checked_tolerances, default_tolerance
-from adcompare.engines.forward import as_float
-from adcompare.pytree import flat_call
+from adcompare.check.case import _Case, _case
+from adcompare.check.derivatives import NUMERIC_REFERENCES
+from adcompare.check.reports import CheckReport, ModeCheck, _compare_blocks
+from adcompare.check.tolerances import default_tolerance
 
 
-def _reference_or_fallback(f, args, positions, against, order, shape):
+def _reference_or_fallback(case: _Case, against: str | None) -> tuple[list, str, str]:
     """The reference, and a note when the default symbolic one had to give way.
 
     The default reference (``against=None``) is SymPy's; a function using an
@@ -23,17 +21,16 @@ def _reference_or_fallback(f, args, positions, against, order, shape):
     for exact differentiation against finite differences.
     """
     if against is not None:
-        return _reference(f, args, positions, against, order, shape), against, ""
+        return case.reference(against), against, ""
     try:
-        return _reference(f, args, positions, "symbolic", order, shape), "symbolic", ""
+        return case.reference("symbolic"), "symbolic", ""
     except symbolic.ExpressionTooLargeError as error:
-        reference = _reference(f, args, positions, "fd", order, shape)
-        return reference, "fd", f"checked against fd instead of SymPy: {error}"
+        return case.reference("fd"), "fd", f"checked against fd instead of SymPy: {error}"
     except symbolic.NoSymbolicCounterpartError as missing:
         reason = str(missing).split(", so ")[0]
     for fallback in NUMERIC_REFERENCES[::-1]:
         try:
-            reference = _reference(f, args, positions, fallback, order, shape)
+            reference = case.reference(fallback)
         except (TypeError, ValueError):
             continue
         return reference, fallback, f"{reason}: checked against {fallback} instead"
@@ -75,45 +72,46 @@ def check_grad(
     >>> [r.mode for r in report.results], report.passed
     (['forward', 'reverse'], True)
     """
-    rtol, atol = _checked_tolerances(rtol, atol, "check_grad")
-    f, args, argnums = flat_call(f, args, argnums)  # pytrees: one entry per leaf
-    if isinstance(modes, str):
-        modes = (modes,)
-    args, positions, value, dtype, names = _setup(f, args, argnums, order, modes, "check_grad")
-    reference, against, note = _reference_or_fallback(
-        f, args, positions, against, order, value.shape
-    )
-    base_rtol = default_tolerance(dtype, against, order) if rtol is None else rtol
-    atol = 0.0 if atol is None else float(atol)
-
-    def mode_rtol(mode: str) -> float:
-        # A numeric mode checked against SymPy is judged at its own accuracy.
-        if rtol is not None:
-            return rtol
-        return max(base_rtol, default_tolerance(dtype, mode, order))
-
-    labels = _labeller(names, positions, args, value.shape, order)
-    results = []
-    for mode in modes:
-        start = time.perf_counter()
-        try:
-            blocks = derivative_blocks(f, args, positions, mode, order, value.shape)
-        except Exception as error:  # a mode that fails is a finding, not a crash
-            results.append(ModeCheck(mode, False, error=f"{type(error).__name__}: {error}"))
-            continue
-        seconds = time.perf_counter() - start
-        result = _compare_blocks(mode, blocks, reference, labels, mode_rtol(mode), atol)
-        result.seconds = seconds
-        results.append(result)
+    case = _case(f, args, argnums, order, modes, rtol, atol, "check_grad")
+    reference, against, note = _reference_or_fallback(case, against)
+    base_rtol = default_tolerance(case.dtype, against, order) if case.rtol is None else case.rtol
+    labels = case.labels()
+    results = [
+        _check_mode(case, mode, reference, labels, _mode_tolerance(case, mode, base_rtol))
+        for mode in case.modes
+    ]
     return CheckReport(
-        function=getattr(f, "__name__", type(f).__name__),
-        arguments=[f"{names[p]}: {_describe(as_float(args[p]))}" for p in positions],
+        function=case.function,
+        arguments=case.arguments(),
         against=against,
         order=order,
         rtol=base_rtol,
-        atol=atol,
-        dtype=str(dtype),
+        atol=0.0 if case.atol is None else case.atol,
+        dtype=str(case.dtype),
         results=results,
         reference=reference,
         note=note,
     )
+
+
+def _mode_tolerance(case: _Case, mode: str, base_rtol: float) -> float:
+    """The rtol a mode is judged at: the caller's, or the default for the reference, but
+    a numeric mode checked against SymPy is judged at its own accuracy."""
+    if case.rtol is not None:
+        return case.rtol
+    return max(base_rtol, default_tolerance(case.dtype, mode, case.order))
+
+
+def _check_mode(case: _Case, mode: str, reference: list, labels, rtol: float) -> ModeCheck:
+    """One mode's derivative against the reference, timed; a mode that fails (raises) is a
+    finding, reported in its row, not a crash."""
+    start = time.perf_counter()
+    try:
+        blocks = case.derivative(mode)
+    except Exception as error:
+        return ModeCheck(mode, False, error=f"{type(error).__name__}: {error}")
+    seconds = time.perf_counter() - start
+    atol = 0.0 if case.atol is None else case.atol
+    result = _compare_blocks(mode, blocks, reference, labels, rtol, atol)
+    result.seconds = seconds
+    return result
