@@ -32,6 +32,7 @@ ad.grad(g)(x), x)``): their rules then act on symbols, which shows the
 formula a mode computes.
 
 The package's modules: :mod:`~adcompare.symbolic.limits` (what is accepted),
+:mod:`~adcompare.symbolic.deadline` (SymPy's time bounded),
 :mod:`~adcompare.symbolic.expressions` (numbers, symbols, sizes, printing),
 :mod:`~adcompare.symbolic.box` (the :class:`Symbolic` box),
 :mod:`~adcompare.symbolic.recording` (tracing and its cache),

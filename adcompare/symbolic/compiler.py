@@ -17,7 +17,7 @@ import numpy as np
 import sympy
 from sympy.functions.elementary.piecewise import ExprCondPair
 
-from adcompare.symbolic.limits import _Clock
+from adcompare.symbolic.deadline import deadline
 
 
 def _erf(x):
@@ -145,33 +145,37 @@ class _Program:
         self.steps: list[tuple[Callable, tuple[int, ...], int]] = []
         self.n_inputs = len(symbols)
         self.shape = exprs.shape
-        clock = _Clock()
-        for root in exprs.ravel():
-            # Post-order walk without recursion: deep expressions are fine.
-            stack = [(root, False)]
-            while stack:
-                node, expanded = stack.pop()
-                if node in slots:
-                    continue
-                value = _constant(node)
-                if value is not None:
-                    slots[node] = len(slots)
-                    self.constants.append((slots[node], value))
-                    continue
-                if not node.args:
-                    raise ValueError(
-                        f"symbolic evaluation: {node} is not an input of the traced function"
-                    )
-                if not expanded:
-                    stack.append((node, True))
-                    stack.extend((a, False) for a in node.args if a not in slots)
-                    continue
-                slots[node] = len(slots)
-                args = tuple(slots[a] for a in node.args)
-                self.steps.append((_numeric_function(node), args, slots[node]))
-            clock.check()
+        with deadline("compiling to numpy") as clock:
+            for root in exprs.ravel():
+                self._add(root, slots)
+                clock.check()
         self.n_slots = len(slots)
         self.outputs = [slots[e] for e in exprs.ravel()]
+
+    def _add(self, root, slots: dict) -> None:
+        """Append the steps computing ``root`` and the subexpressions not yet in ``slots``."""
+        # Post-order walk without recursion: deep expressions are fine.
+        stack = [(root, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if node in slots:
+                continue
+            value = _constant(node)
+            if value is not None:
+                slots[node] = len(slots)
+                self.constants.append((slots[node], value))
+                continue
+            if not node.args:
+                raise ValueError(
+                    f"symbolic evaluation: {node} is not an input of the traced function"
+                )
+            if not expanded:
+                stack.append((node, True))
+                stack.extend((a, False) for a in node.args if a not in slots)
+                continue
+            slots[node] = len(slots)
+            args = tuple(slots[a] for a in node.args)
+            self.steps.append((_numeric_function(node), args, slots[node]))
 
     def __call__(self, values: Sequence) -> np.ndarray:
         memory: list = [None] * self.n_slots

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import sympy
 
+from adcompare.symbolic.deadline import deadline
 from adcompare.symbolic.limits import LIMITS, _too_large
 
 _DYADIC = 1024  # floats k / 1024 become exact rationals (0.5 prints as 1/2)
@@ -147,7 +148,8 @@ def formula(expr, limit: int | None = None) -> str:
     """``expr`` as text, or a one-line summary when its size (see
     :class:`SizeLimits`) exceeds ``limit`` (default :data:`LIMITS`
     ``.max_printed_size``): printing is as slow as the expression written out
-    is long.
+    is long. Printing that takes longer than ``LIMITS.max_seconds`` raises
+    :class:`~adcompare.symbolic.ExpressionTooLargeError`.
 
     >>> x = sympy.Symbol("x")
     >>> formula(sympy.sin(x) * x)
@@ -161,7 +163,8 @@ def formula(expr, limit: int | None = None) -> str:
     if size > limit:
         return f"(a formula of size {size}, too long to print)"
     try:
-        return str(expr)
+        with deadline("printing a formula"):
+            return str(expr)
     except RecursionError:
         return f"(a formula of size {size}, nested too deeply to print)"
 

@@ -1,9 +1,8 @@
-"""How much symbolic work adcompare accepts: the limits, their errors, and the clock."""
+"""How much symbolic work adcompare accepts: the limits and their errors."""
 
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, fields
 
@@ -22,8 +21,10 @@ class SizeLimits:
         entries of one derivative (a Jacobian has outputs × inputs, a
         Hessian inputs × inputs);
     ``max_seconds``
-        time spent differentiating and compiling one derivative, checked
-        after each entry;
+        time spent on one trace, one derivative, compiling one derivative to
+        numpy, or printing one formula: on the main thread (POSIX) a timer
+        stops even a single SymPy call that overruns; elsewhere it is checked
+        between entries (see :mod:`adcompare.symbolic.deadline`);
     ``max_expression_size``
         the size of one expression, counted as the trace grows: its
         operations written out as a tree (what SymPy's differentiation and
@@ -102,7 +103,7 @@ def size_limit(**limits) -> Iterator[SizeLimits]:
             setattr(LIMITS, name, value)
 
 
-_TOO_LARGE = ("max_seconds", "max_expression_size", "max_derivative_size")
+_TOO_LARGE = ("max_expression_size", "max_derivative_size")
 
 
 def _too_large(detail: str) -> ExpressionTooLargeError:
@@ -118,7 +119,8 @@ def _refuse(what: str, count: float, limit_name: str) -> None:
     if limit_name in _TOO_LARGE:
         raise _too_large(
             f"{what}: {count:g}, over the limit of {limit:g}, "
-            f"adcompare.symbolic.LIMITS.{limit_name}"
+            f"adcompare.symbolic.LIMITS.{limit_name}; raise it with "
+            f"`with adcompare.symbolic.size_limit({limit_name}=...)`"
         )
     raise SymbolicSizeError(
         f"symbolic mode: {count:g} {what} exceed the limit of {limit:g} "
@@ -127,15 +129,3 @@ def _refuse(what: str, count: float, limit_name: str) -> None:
         f"raise the limit with `with adcompare.symbolic.size_limit({limit_name}=...)`, "
         "or compare against finite differences (against='fd')"
     )
-
-
-class _Clock:
-    """Refuses when differentiating or compiling takes longer than ``max_seconds``."""
-
-    def __init__(self):
-        self.start = time.perf_counter()
-
-    def check(self) -> None:
-        elapsed = time.perf_counter() - self.start
-        if elapsed > LIMITS.max_seconds:
-            _refuse("seconds spent differentiating", round(elapsed, 1), "max_seconds")

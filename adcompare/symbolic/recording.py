@@ -12,6 +12,7 @@ import numpy as np
 from adcompare.engines.forward import as_float
 from adcompare.ops.registry import Box, new_level
 from adcompare.symbolic.box import Symbolic, _TraceState
+from adcompare.symbolic.deadline import deadline
 from adcompare.symbolic.expressions import (
     _as_expr_array,
     _symbol_array,
@@ -92,7 +93,8 @@ def _record(f: Callable, args: tuple, positions: tuple[int, ...]) -> Trace:
     for p, point in points.items():
         symbols[p] = _symbol_array(bases[p], point.shape)
         call_args[p] = Symbolic._make(symbols[p], point, state, level)
-    out = f(*call_args)
+    with deadline("tracing"):
+        out = f(*call_args)
     if out is None:
         raise TypeError(
             "symbolic mode: the function returned None; did it forget a `return`? Return the "

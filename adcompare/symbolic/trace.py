@@ -9,8 +9,9 @@ import numpy as np
 import sympy
 
 from adcompare.symbolic.compiler import _Program
+from adcompare.symbolic.deadline import Clock, deadline
 from adcompare.symbolic.expressions import _differentiate, _to_sympy, _tree_size
-from adcompare.symbolic.limits import LIMITS, _Clock, _refuse
+from adcompare.symbolic.limits import LIMITS, _refuse
 
 
 class Trace:
@@ -84,19 +85,9 @@ class Trace:
             entries = output.size * symbols.size
             if entries > LIMITS.max_entries:
                 _refuse("Jacobian entries", entries, "max_entries")
-            self._predict(output, symbols)
-            clock = _Clock()
-            jac = np.empty(output.shape + symbols.shape, dtype=object)
-            for out_index in np.ndindex(output.shape):
-                expr = output[out_index]
-                free = expr.free_symbols
-                for in_index in np.ndindex(symbols.shape):
-                    s = symbols[in_index]
-                    jac[out_index + in_index] = (
-                        _differentiate(expr, s) if s in free else sympy.Integer(0)
-                    )
-                    clock.check()
-            self._jacobians[position] = jac
+            with deadline("differentiating") as clock:
+                self._predict(output, symbols)
+                self._jacobians[position] = _jacobian(output, symbols, clock)
         return self._jacobians[position]
 
     def hessian_array(self, first: int, second: int) -> np.ndarray:
@@ -122,19 +113,10 @@ class Trace:
             entries = grad.size * symbols.size
             if entries > LIMITS.max_entries:
                 _refuse("Hessian entries", entries, "max_entries")
-            flat_grad, flat_symbols = grad.ravel(), symbols.ravel()
             same = first == second
-            self._predict(grad, symbols, half=same)
-            hess = np.empty((grad.size, symbols.size), dtype=object)
-            clock = _Clock()
-            for i, g in enumerate(flat_grad):
-                free = g.free_symbols
-                for j, s in enumerate(flat_symbols):
-                    if same and j < i:
-                        hess[i, j] = hess[j, i]
-                    else:
-                        hess[i, j] = _differentiate(g, s) if s in free else sympy.Integer(0)
-                    clock.check()
+            with deadline("differentiating") as clock:
+                self._predict(grad, symbols, half=same)
+                hess = _jacobian(grad.ravel(), symbols.ravel(), clock, symmetric=same)
             self._hessians[first, second] = hess.reshape(grad.shape + symbols.shape)
         return self._hessians[first, second]
 
@@ -181,6 +163,26 @@ class Trace:
             values.extend(np.asarray(args[p], dtype=np.float64).ravel())
         with np.errstate(all="ignore"):
             return self._compiled[key](values)
+
+
+def _jacobian(
+    output: np.ndarray, symbols: np.ndarray, clock: Clock, symmetric: bool = False
+) -> np.ndarray:
+    """Each expression of ``output`` differentiated by each symbol (shape ``output.shape +
+    symbols.shape``), the ``clock`` checked after each entry. ``symmetric``: ``output`` is a
+    gradient by the same ``symbols``, so the lower triangle mirrors the upper one."""
+    jac = np.empty(output.shape + symbols.shape, dtype=object)
+    for out_index in np.ndindex(output.shape):
+        expr = output[out_index]
+        free = expr.free_symbols
+        for in_index in np.ndindex(symbols.shape):
+            if symmetric and in_index < out_index:
+                jac[out_index + in_index] = jac[in_index + out_index]
+                continue
+            s = symbols[in_index]
+            jac[out_index + in_index] = _differentiate(expr, s) if s in free else sympy.Integer(0)
+            clock.check()
+    return jac
 
 
 def _check_scalar(shape: tuple) -> None:
