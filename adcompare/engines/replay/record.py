@@ -3,8 +3,11 @@
 ``f`` runs on :class:`Traced` boxes, one per input. Every primitive applied
 to them becomes an :class:`Instruction` (the op's ``value`` function, its
 operands as slots or constants, its output slot). The backward sweep is then
-*recorded too*: the VJP rules run on the traced values, so their own op
-calls become instructions after the forward ones. Replaying the program is
+*recorded too*: each op on traced values that depend on a differentiated
+input also gets a record of the reverse engine's tape (holding the traced
+values), and the reverse engine's own sweep runs over them, so the VJP rules
+run on traced values and their op calls become instructions after the
+forward ones. Replaying the program is
 one call per instruction, with no boxes, records or rule lookups.
 
 Values can leave the tape: ``relu`` computes its mask with
@@ -36,16 +39,10 @@ import numpy as np
 
 from adcompare.engines.box import ArrayBox
 from adcompare.engines.forward import Dual
-from adcompare.ops import add, getitem
-from adcompare.ops.registry import (
-    Box,
-    OpDef,
-    apply,
-    mixed_levels_error,
-    new_level,
-    shape_of,
-    unbroadcast,
-)
+from adcompare.engines.reverse.sweep import sweep
+from adcompare.engines.reverse.tape import AccumulateGrad, Node
+from adcompare.ops import getitem
+from adcompare.ops.registry import Box, OpDef, apply, mixed_levels_error, new_level, shape_of
 from adcompare.runtime.hooks import RECORDING_HOOKS
 
 __all__ = ["CompileError", "Guard", "Instruction", "Recording", "Traced", "Watched", "record"]
@@ -92,6 +89,8 @@ class Recording:
     ``tangents`` says the program carries tangent lanes (forward mode).
     ``externals`` maps the slots of arrays ``f`` read without receiving them
     as arguments to those arrays: a replay reads them as they are then.
+    ``boxes`` keeps the traced values alive while recording, since slots are
+    found by memory address and a freed value's address could be reused.
     """
 
     inputs: list = field(default_factory=list)
@@ -425,7 +424,7 @@ def _guard(recording, convert, value, what: str):
 class Traced(_Guarded, ArrayBox):
     """A value being recorded: each op on it becomes an instruction."""
 
-    __slots__ = ("_recording", "_slot", "_value", "_watched")
+    __slots__ = ("_node", "_recording", "_slot", "_value", "_watched")
 
     def __init__(self, value, slot: int, recording: Recording, level: int):
         self._value = value
@@ -433,6 +432,7 @@ class Traced(_Guarded, ArrayBox):
         self._recording = recording
         self._level = level
         self._watched = None
+        self._node = None  # its tape record, where it depends on a differentiated input
 
     def _raw_value(self):
         if self._watched is None:
@@ -507,7 +507,13 @@ class Traced(_Guarded, ArrayBox):
             )
         )
         traced = Traced(out, slot, recording, level)
-        recording.boxes[slot] = (traced, args, params)
+        recording.boxes[slot] = traced  # alive while recording: slots are found by address
+        if not recording.sweeping:
+            inputs = tuple(
+                [a._node if isinstance(a, Traced) and a._level == level else None for a in args]
+            )
+            if any(node is not None for node in inputs):
+                traced._node = Node(op, params, inputs, tuple(args), traced, [], level)
         return traced
 
 
@@ -559,6 +565,9 @@ def record(
         slot = recording.new_slot(a)
         recording.inputs.append(slot)
         inputs.append(Traced(a, slot, recording, level))
+    if gradient:
+        for p in positions:
+            inputs[p]._node = AccumulateGrad(inputs[p])
     tangent_level = None
     if seeds is not None:
         tangent_level = new_level()
@@ -622,6 +631,7 @@ def _record_plain_op(recording: Recording, op: OpDef, args: tuple, params: dict)
 
 
 def _record_backward(recording: Recording, out, leaves) -> list:
+    """The reverse engine's sweep over the traced records: its rules' ops are recorded."""
     if not isinstance(out, Traced):
         return [("c", np.zeros(shape_of(leaf._value), leaf.dtype)) for leaf in leaves]
     if math.prod(out.shape) != 1:
@@ -629,48 +639,20 @@ def _record_backward(recording: Recording, out, leaves) -> list:
             f"the gradient needs a scalar output; f returned shape {out.shape}. Reduce it "
             "(e.g. sum or mean) or compile f without gradients"
         )
-    wanted = _slots_on_paths(recording, {leaf._slot for leaf in leaves})
     seed = np.ones(out.shape, dtype=np.result_type(out.dtype, np.float32))
-    cotangents = {out._slot: seed}
-    for step in reversed(recording.steps[: recording.forward_end]):
-        if not isinstance(step, Instruction) or step.out not in recording.boxes:
-            continue
-        cotangent = cotangents.pop(step.out, None)
-        if cotangent is None:
-            continue
-        traced, args, params = recording.boxes[step.out]
-        for i, a in enumerate(args):
-            if not (isinstance(a, Traced) and a._slot in wanted):
-                continue
-            rule = step.op.vjp_at(i)
-            if rule is None:
-                continue
-            contribution = rule(traced, *args, cotangent, **params)
-            if step.op.elementwise and shape_of(contribution) != a.shape:
-                contribution = unbroadcast(contribution, a.shape)
-            previous = cotangents.get(a._slot)
-            cotangents[a._slot] = contribution if previous is None else add(previous, contribution)
+    captured = {}
+    if out._node is not None:
+        # No in-place sums: a cotangent the program reads as a constant stays as recorded.
+        targets = {leaf._node for leaf in leaves}
+        captured = sweep([out._node], [seed], retain_graph=True, targets=targets, in_place=False)
     outputs = []
     for leaf in leaves:
-        g = cotangents.get(leaf._slot)
+        g = captured.get(leaf._node)
         if g is None:
             outputs.append(("c", np.zeros(leaf.shape, leaf.dtype)))
         else:
             outputs.append(_output(g, recording))
     return outputs
-
-
-def _slots_on_paths(recording: Recording, sources: set) -> set:
-    """Slots computed by ops from ``sources``: those that need a cotangent."""
-    reached = set(sources)
-    for step in recording.steps[: recording.forward_end]:
-        if (
-            isinstance(step, Instruction)
-            and step.out in recording.boxes
-            and any(kind == "s" and slot in reached for kind, slot in step.args)
-        ):
-            reached.add(step.out)
-    return reached
 
 
 def bind(instruction: Instruction):
