@@ -26,7 +26,7 @@ from adcompare.ops.registry import (
 )
 from adcompare.runtime import cost
 
-__all__ = ["LANE_BUDGET", "Dual", "default_chunk", "float_dtype", "in_dtype"]
+__all__ = ["LANE_BUDGET", "Dual", "default_chunk", "float_dtype", "in_dtype", "lower", "seed"]
 
 #: How many tangent elements (lanes × inputs) one forward pass may hold: the
 #: default chunk is ``min(n, LANE_BUDGET // n)`` lanes. 2**17 float64 values
@@ -212,3 +212,35 @@ class Dual(ArrayBox):
         if cost._ACTIVE:
             cost.record_forward(op.name, k, out)
         return Dual._make(out, total, lanes, level)
+
+
+# --- what transforms use of the forward engine ------------------------------------------
+
+
+def seed(primal, tangent, level: int, lanes: int | None = None) -> Dual:
+    """A ``Dual`` at nesting ``level``: ``primal`` seeded with ``tangent``.
+
+    One direction (``lanes`` None, ``tangent`` shaped like the primal), or
+    ``lanes`` directions at once (``tangent`` of shape ``(lanes, *shape)``).
+    Unlike ``Dual(...)`` it neither converts nor checks: it is how transforms,
+    which have done both, lift their inputs.
+
+    >>> import numpy as np
+    >>> x = seed(np.array([1.0, 2.0]), np.eye(2), level=9, lanes=2)
+    >>> lower(x * x, 9)
+    (array([1., 4.]), array([[2., 0.],
+           [0., 4.]]))
+    """
+    if lanes is None:
+        tangent = reshape(tangent, (1,) + shape_of(primal))
+    return Dual._make(primal, tangent, lanes, level)
+
+
+def lower(value, level: int) -> tuple:
+    """``(primal, tangent lanes)`` of an output at ``level``; the lanes, shaped
+    ``(k, *primal.shape)``, are ``None`` where the output does not depend on the
+    seeded inputs (a constant, or a box of another transform).
+    """
+    if isinstance(value, Dual) and value._level == level:
+        return value.primal, value._tangent
+    return value, None
