@@ -560,14 +560,7 @@ def record(
     its tangent lanes ``(k, *out.shape)``.
     """
     recording = Recording()
-    inputs = []
-    for a in args:
-        slot = recording.new_slot(a)
-        recording.inputs.append(slot)
-        inputs.append(Traced(a, slot, recording, level))
-    if gradient:
-        for p in positions:
-            inputs[p]._node = AccumulateGrad(inputs[p])
+    inputs = _traced_inputs(recording, args, positions, level, gradient)
     tangent_level = None
     if seeds is not None:
         tangent_level = new_level()
@@ -599,6 +592,19 @@ def record(
         RECORDING_HOOKS.pop()
         recording.boxes.clear()
     return recording
+
+
+def _traced_inputs(recording: Recording, args: tuple, positions, level: int, gradient: bool):
+    """One traced input slot per argument; the differentiated ones are leaves of the tape."""
+    inputs = []
+    for a in args:
+        slot = recording.new_slot(a)
+        recording.inputs.append(slot)
+        inputs.append(Traced(a, slot, recording, level))
+    if gradient:
+        for p in positions:
+            inputs[p]._node = AccumulateGrad(inputs[p])
+    return inputs
 
 
 def _split_dual(out, level: int, lanes: int) -> tuple:
