@@ -47,6 +47,7 @@ import contextlib
 import functools
 import inspect
 import math
+import operator
 import time
 import weakref
 from collections import OrderedDict
@@ -61,6 +62,8 @@ from adcompare.engines.box import ArrayBox
 from adcompare.engines.forward import as_float
 from adcompare.ops import OpDef
 from adcompare.ops.registry import Box, apply, new_level
+from adcompare.pytree import argnum_positions
+from adcompare.runtime.boxes import unbox
 from adcompare.transforms import register_mode
 
 __all__ = [
@@ -388,6 +391,9 @@ def _differentiate(expr, symbol):
         ) from None
 
 
+_POINT = operator.attrgetter("point")
+
+
 class Symbolic(ArrayBox):
     """A SymPy expression (an object array of them) with its value at the traced point.
 
@@ -410,7 +416,7 @@ class Symbolic(ArrayBox):
         self.expr = expr
         self.point = point
         self._state = state
-        self._level = level
+        self.level = level
         return self
 
     @property
@@ -428,7 +434,7 @@ class Symbolic(ArrayBox):
         """The value as a SymPy expression (``sympy.Array`` for arrays)."""
         return _to_sympy(self.expr)
 
-    def _raw_value(self):
+    def raw_value(self):
         # Whoever reads the number may branch on it: the trace holds at this point only.
         self._state.point_dependent = True
         return self.point
@@ -445,19 +451,15 @@ class Symbolic(ArrayBox):
     def __repr__(self) -> str:
         return f"Symbolic({self.expression})"
 
-    def _apply(self, op: OpDef, level: int, args: tuple, params: dict):
-        points = []
-        for a in args:
-            if isinstance(a, Symbolic) and a._level == level:
-                points.append(a.point)
-            elif isinstance(a, Box):
+    def apply_op(self, op: OpDef, level: int, args: tuple, params: dict):
+        points = unbox(op, "Symbolic", Symbolic, args, level, _POINT)
+        for p in points:
+            if isinstance(p, Box):
                 raise TypeError(
-                    f"{op.name}: a symbolic value met a {type(a).__name__} from another "
+                    f"{op.name}: a symbolic value met a {type(p).__name__} from another "
                     "trace or transform; symbolic mode evaluates functions at plain numbers, "
                     "so call the symbolic transforms outside the others, not inside"
                 )
-            else:
-                points.append(a)
         if op.sym is None:
             raise NoSymbolicCounterpartError(
                 f"op {op.name!r} has no SymPy counterpart (defop(..., sym=...) gives it one), "
@@ -898,14 +900,7 @@ def _positions(argnums, args: tuple, name: str) -> tuple[int, ...]:
     nargs = len(args)
     if argnums is None:
         return tuple(i for i, a in enumerate(args) if _is_traceable(a))
-    nums = tuple(argnums) if isinstance(argnums, (tuple, list)) else (argnums,)
-    for a in nums:
-        if not isinstance(a, (int, np.integer)) or not -nargs <= a < nargs:
-            raise ValueError(
-                f"{name}: argnums={argnums!r} does not name a positional argument of a "
-                f"function called with {nargs} argument(s)"
-            )
-    return tuple(dict.fromkeys(int(a) % nargs for a in nums))
+    return tuple(dict.fromkeys(argnum_positions(argnums, nargs, name)))
 
 
 def _traced_point(value, position: int):
@@ -954,7 +949,7 @@ def _record(f: Callable, args: tuple, positions: tuple[int, ...]) -> Trace:
 
 
 def _output_exprs(out, level: int) -> np.ndarray:
-    if isinstance(out, Symbolic) and out._level == level:
+    if isinstance(out, Symbolic) and out.level == level:
         return out.expr
     if isinstance(out, Box):
         raise TypeError(

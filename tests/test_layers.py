@@ -110,18 +110,6 @@ ALLOWED_PRIVATE_ACCESS = {
     ("check", "_argument_names"),  # check -> symbolic
     ("check", "_positions"),  # check -> symbolic
     ("check", "_trace_for"),  # check -> symbolic
-    ("checkpointing", "_ACTIVE"),  # -> runtime.cost
-    ("checkpointing", "_level"),  # -> the engines' boxes
-    ("engines", "_ACTIVE"),  # -> runtime.cost
-    ("graph", "_ACTIVE"),  # -> runtime.cost
-    ("graph", "_node"),  # -> engines.reverse.Tensor
-    ("ops", "_ACTIVE"),  # -> runtime.cost
-    ("ops", "_raw_value"),  # -> the engines' boxes
-    ("runtime", "_raw_value"),  # -> the engines' boxes
-    ("sparsity", "_ACTIVE"),  # -> runtime.cost
-    ("transforms", "_ACTIVE"),  # -> runtime.cost
-    ("transforms", "_level"),  # -> the engines' boxes
-    ("transforms", "_raw_value"),  # -> the engines' boxes
 }
 
 

@@ -46,18 +46,18 @@ class Batched(ArrayBox):
 
     def __init__(self, value, level: int):
         self.value = value
-        self._level = level
+        self.level = level
 
     @property
     def shape(self) -> tuple[int, ...]:
         """The shape of one example."""
         return shape_of(self.value)[1:]
 
-    def _raw_value(self):
+    def raw_value(self):
         # What a rule reads (``np.sign(raw(x))``) keeps its batch axis marked.
         inner = raw(self.value)
         levels = inner.levels if isinstance(inner, BatchArray) else ()
-        return mark(inner, (self._level, *levels))
+        return mark(inner, (self.level, *levels))
 
     def _carries_derivative(self) -> bool:
         return isinstance(self.value, ArrayBox) and self.value._carries_derivative()
@@ -87,7 +87,7 @@ class Batched(ArrayBox):
     # Masks read from a batched value (``x > 0``) are batched values too.
     def astype(self, dtype, copy: bool = True) -> Batched:
         """The batch converted to ``dtype`` (for masks and shares that rules build)."""
-        return Batched(self.value.astype(dtype, copy=copy), self._level)
+        return Batched(self.value.astype(dtype, copy=copy), self.level)
 
     def __and__(self, other):
         return np.logical_and(raw(self), raw(other))
@@ -100,13 +100,13 @@ class Batched(ArrayBox):
 
     __rand__, __ror__ = __and__, __or__
 
-    def _apply(self, op: OpDef, level: int, args: tuple, params: dict):
+    def apply_op(self, op: OpDef, level: int, args: tuple, params: dict):
         values, batched = [], []
         for a in args:
-            if isinstance(a, Batched) and a._level == level:
+            if isinstance(a, Batched) and a.level == level:
                 values.append(a.value)
                 batched.append(True)
-            elif isinstance(a, Box) and a._level == level:
+            elif isinstance(a, Box) and a.level == level:
                 raise mixed_levels_error(op, "Batched", a)
             else:
                 value, read_from_batch = unmark(a, level)
@@ -213,7 +213,7 @@ def vmap(f: Callable, in_axes=0, out_axes=0) -> Callable:
         out_leaves, out_def = tree_flatten(out)
         results = []
         for leaf, axis in zip(out_leaves, broadcast_prefix(out_axes, out, "vmap: out_axes")):
-            batched = isinstance(leaf, Batched) and leaf._level == level
+            batched = isinstance(leaf, Batched) and leaf.level == level
             if isinstance(leaf, BatchArray):
                 leaf = Batched(unmark(leaf, level)[0], level)
                 batched = True

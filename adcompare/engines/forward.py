@@ -92,7 +92,7 @@ def in_dtype(derivative, dtype: np.dtype):
 
 
 def _level_of(*values) -> int:
-    inner = [v._level for v in values if isinstance(v, Box)]
+    inner = [v.level for v in values if isinstance(v, Box)]
     return new_level() if inner else 0
 
 
@@ -134,7 +134,7 @@ class Dual(ArrayBox):
         self.primal = primal
         self._tangent = tangent
         self._lanes = lanes
-        self._level = _level_of(primal, tangent) if level is None else level
+        self.level = _level_of(primal, tangent) if level is None else level
 
     @classmethod
     def _make(cls, primal, tangent, lanes, level):
@@ -142,7 +142,7 @@ class Dual(ArrayBox):
         self.primal = primal
         self._tangent = tangent
         self._lanes = lanes
-        self._level = level
+        self.level = level
         return self
 
     @property
@@ -157,7 +157,7 @@ class Dual(ArrayBox):
         """How many directions this value carries (1 without lanes)."""
         return shape_of(self._tangent)[0]
 
-    def _raw_value(self):
+    def raw_value(self):
         return self.primal
 
     def _carries_derivative(self) -> bool:
@@ -172,17 +172,18 @@ class Dual(ArrayBox):
     def __repr__(self) -> str:
         return f"Dual(primal={self.primal!r}, tangent={self.tangent!r})"
 
-    def _apply(self, op: OpDef, level: int, args: tuple, params: dict):
+    def apply_op(self, op: OpDef, level: int, args: tuple, params: dict):
+        # runtime.boxes.unbox's split, inline: it runs once per op (see Tensor.apply_op).
         primals = []
         tangents = []
         lanes = None
         for a in args:
-            if isinstance(a, Dual) and a._level == level:
+            if isinstance(a, Dual) and a.level == level:
                 primals.append(a.primal)
                 tangents.append(a._tangent)
                 if a._lanes is not None:
                     lanes = a._lanes
-            elif isinstance(a, Box) and a._level == level:
+            elif isinstance(a, Box) and a.level == level:
                 raise mixed_levels_error(op, "Dual", a)
             else:
                 primals.append(a)
@@ -209,7 +210,7 @@ class Dual(ArrayBox):
             total = np.zeros((k,) + out_shape, dtype=np.result_type(raw(out), np.float32))
         elif shape_of(total) != (k,) + out_shape:
             total = broadcast_to(total, (k,) + out_shape)
-        if cost._ACTIVE:
+        if cost.ACTIVE:
             cost.record_forward(op.name, k, out)
         return Dual._make(out, total, lanes, level)
 
@@ -241,6 +242,6 @@ def lower(value, level: int) -> tuple:
     ``(k, *primal.shape)``, are ``None`` where the output does not depend on the
     seeded inputs (a constant, or a box of another transform).
     """
-    if isinstance(value, Dual) and value._level == level:
+    if isinstance(value, Dual) and value.level == level:
         return value.primal, value._tangent
     return value, None

@@ -167,7 +167,7 @@ def strip(aux, level: int):
     if aux is None:
         return None
     return tree_map(
-        lambda v: as_output(v._raw_value()) if isinstance(v, Box) and v._level == level else v,
+        lambda v: as_output(v.raw_value()) if isinstance(v, Box) and v.level == level else v,
         aux,
     )
 

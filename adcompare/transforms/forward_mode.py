@@ -54,7 +54,7 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence):
     flat = Flat(primals, tuple(range(len(primals))), "jvp")
     level = new_level()
     duals = [seed(p, t, level) for p, t in zip(flat.leaves, _flat_tangents(flat, tangents))]
-    if cost._ACTIVE:
+    if cost.ACTIVE:
         cost.record_pass()
     out = flat.call(f, duals)
     no_none(out, "jvp")
@@ -150,7 +150,7 @@ def _passes(f, flat: Flat, position: int, k: int, has_aux, name, scalar):
         width = min(k, n - start)
         seeds = np.eye(width, n, k=start, dtype=dtype)
         dual = seed(x, seeds.reshape((width,) + x_shape), level, lanes=width)
-        if cost._ACTIVE:
+        if cost.ACTIVE:
             cost.record_pass(width)
         out, aux = split_aux(
             flat.call(f, replace_at(flat.leaves, [position], [dual])), has_aux, name

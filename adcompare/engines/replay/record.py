@@ -42,7 +42,8 @@ from adcompare.engines.forward import Dual
 from adcompare.engines.reverse.sweep import sweep
 from adcompare.engines.reverse.tape import AccumulateGrad, Node
 from adcompare.ops import getitem
-from adcompare.ops.registry import Box, OpDef, apply, mixed_levels_error, new_level, shape_of
+from adcompare.ops.registry import Box, OpDef, apply, new_level, shape_of
+from adcompare.runtime.boxes import unbox
 from adcompare.runtime.hooks import RECORDING_HOOKS
 
 __all__ = ["CompileError", "Guard", "Instruction", "Recording", "Traced", "Watched", "record"]
@@ -421,6 +422,9 @@ def _guard(recording, convert, value, what: str):
 # --- traced boxes -----------------------------------------------------------------
 
 
+_VALUE = operator.attrgetter("_value")
+
+
 class Traced(_Guarded, ArrayBox):
     """A value being recorded: each op on it becomes an instruction."""
 
@@ -430,11 +434,11 @@ class Traced(_Guarded, ArrayBox):
         self._value = value
         self._slot = slot
         self._recording = recording
-        self._level = level
+        self.level = level
         self._watched = None
         self._node = None  # its tape record, where it depends on a differentiated input
 
-    def _raw_value(self):
+    def raw_value(self):
         if self._watched is None:
             self._watched = _watch(self._recording, self._value, self._slot)
         return self._watched
@@ -480,15 +484,8 @@ class Traced(_Guarded, ArrayBox):
             "(recorded as a guard: f is recorded again when it changes)"
         )
 
-    def _apply(self, op: OpDef, level: int, args: tuple, params: dict):
-        values = []
-        for a in args:
-            if isinstance(a, Traced) and a._level == level:
-                values.append(a._value)
-            elif isinstance(a, Box) and a._level == level:
-                raise mixed_levels_error(op, "Traced", a)
-            else:
-                values.append(a)
+    def apply_op(self, op: OpDef, level: int, args: tuple, params: dict):
+        values = unbox(op, "Traced", Traced, args, level, _VALUE)
         recording = self._recording
         recording.applying = True  # the op is recorded here, not by the plain-op hook
         try:
@@ -510,7 +507,7 @@ class Traced(_Guarded, ArrayBox):
         recording.boxes[slot] = traced  # alive while recording: slots are found by address
         if not recording.sweeping:
             inputs = tuple(
-                [a._node if isinstance(a, Traced) and a._level == level else None for a in args]
+                [a._node if isinstance(a, Traced) and a.level == level else None for a in args]
             )
             if any(node is not None for node in inputs):
                 traced._node = Node(op, params, inputs, tuple(args), traced, [], level)
@@ -609,7 +606,7 @@ def _traced_inputs(recording: Recording, args: tuple, positions, level: int, gra
 
 def _split_dual(out, level: int, lanes: int) -> tuple:
     """The value and tangent lanes of ``f``'s output in a tangent recording."""
-    if isinstance(out, Dual) and out._level == level:
+    if isinstance(out, Dual) and out.level == level:
         return out.primal, out.tangent
     if isinstance(out, Box) and not isinstance(out, Traced):
         return out, None  # refused by the caller

@@ -65,7 +65,7 @@ def lower(value, level: int):
     >>> lower(2.0, 7)
     (2.0, None)
     """
-    if isinstance(value, Tensor) and value._level == level:
+    if isinstance(value, Tensor) and value.level == level:
         return value._data, (value._node() if value._requires_grad else None)
     return value, None
 
@@ -97,10 +97,10 @@ def pullback(outputs, cotangents, inputs) -> list:
     not reach gets zeros; outputs that are not on a tape are skipped. See
     :func:`lift` for an example.
     """
-    level = inputs[0]._level if inputs else None
+    level = inputs[0].level if inputs else None
     roots, seeds = [], []
     for out, cotangent in zip(outputs, cotangents):
-        if isinstance(out, Tensor) and out._level == level and out._requires_grad:
+        if isinstance(out, Tensor) and out.level == level and out._requires_grad:
             roots.append(out._node())
             seeds.append(cotangent)
     reached = cotangents_at(roots, seeds, inputs, retain_graph=False)
@@ -147,6 +147,6 @@ def autograd_grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_
             g = np.zeros(t.shape, dtype=t.dtype)
         g = in_dtype(g, t.dtype)  # as .grad gets it: the input's dtype
         if not isinstance(g, Tensor):
-            g = Tensor._wrap(g, t._level)
+            g = Tensor._wrap(g, t.level)
         result.append(g)
     return tuple(result)

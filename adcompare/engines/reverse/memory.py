@@ -25,12 +25,12 @@ PRUNE_ALIASES_FROM = 32
 def view(source, op, params, next_nodes, values, out, versions, recording):
     """``Tensor``'s op dispatch's result when ``out`` is a view of ``source``'s memory.
 
-    As the common path of ``_apply`` (kept inline there, as it runs once per
+    As the common path of ``apply_op`` (kept inline there, as it runs once per
     op), but the result shares ``source``'s version counter and is noted as
     one of its aliases.
     """
     counter = source._version
-    level = source._level
+    level = source.level
     wrap = type(source)._wrap
     if not recording:
         result = wrap(out, level, version=counter)
@@ -38,7 +38,7 @@ def view(source, op, params, next_nodes, values, out, versions, recording):
         node = Node(op, params, tuple(next_nodes), values, out, versions, level)
         if node.saved_out is not None:
             node.versions.append((counter, counter[0], -1))
-        if cost._ACTIVE:
+        if cost.ACTIVE:
             cost.record_reverse(op.name, out, node.saved_bytes)
         result = wrap(out, level, node, True, counter)
     note_alias(source, result)
@@ -90,9 +90,7 @@ def _follow_write(written, aliases: list) -> None:
         return
     order = np.argsort(addresses, kind="stable")
     ordered = addresses[order]
-    new = type(written)._wrap(
-        written._data, written._level, written.grad_fn, True, written._version
-    )
+    new = type(written)._wrap(written._data, written.level, written.grad_fn, True, written._version)
     flat = reshape(new, (-1,))
     for alias in aliases:
         if type(alias._data) is not np.ndarray or alias._data.dtype != written._data.dtype:
@@ -104,7 +102,7 @@ def _follow_write(written, aliases: list) -> None:
             continue
         elements = getitem(flat, index=np.where(overlap, order[at], 0))
         old = type(written)._wrap(
-            alias._data, alias._level, alias.grad_fn, alias._requires_grad, alias._version
+            alias._data, alias.level, alias.grad_fn, alias._requires_grad, alias._version
         )
         alias.grad_fn = where(overlap, elements, old).grad_fn
         alias._requires_grad = True
@@ -134,7 +132,7 @@ def write_in_place(tensor, compute, other):
     # The op may need this tensor's old value: give it a copy that will not change.
     source = (
         type(tensor)._wrap(
-            np.array(tensor._data), tensor._level, tensor.grad_fn, tensor._requires_grad
+            np.array(tensor._data), tensor.level, tensor.grad_fn, tensor._requires_grad
         )
         if recording
         else tensor

@@ -123,7 +123,7 @@ class Node:
 
     def free(self) -> None:
         """Release the saved values (done by a backward sweep)."""
-        if cost._ACTIVE:
+        if cost.ACTIVE:
             cost.record_release(self.saved_bytes)
         self.saved_args = None
         self.saved_out = None
@@ -183,4 +183,4 @@ def saved_inputs(node: Node) -> tuple:
 
 def node_level(node) -> int:
     """The nesting level of a record's values."""
-    return node.variable._level if isinstance(node, AccumulateGrad) else node.level
+    return node.variable.level if isinstance(node, AccumulateGrad) else node.level
