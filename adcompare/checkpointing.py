@@ -434,13 +434,7 @@ def scan(
     >>> cost.recomputed_steps == ad.checkpoint.schedule(100, 4).advances - 99 + 100
     True
     """
-    if xs is None and length is None:
-        raise ValueError("scan: give xs (one entry per step) or length (the number of steps)")
-    steps = length if xs is None else shape_of(xs)[0]
-    if length is not None and steps != length:
-        raise ValueError(f"scan: xs has {steps} steps but length={length}; give one of them")
-    if steps < 1:
-        raise ValueError(f"scan: needs at least one step, got {steps}")
+    steps = _steps(xs, length)
     carry_leaves, as_tuple = _leaves(carry)
     values = (*carry_leaves, *([] if xs is None else [xs]), *args)
     if snapshots is None or not _taped(values):
@@ -459,6 +453,18 @@ def scan(
     flat = apply(SCAN, values, {"call": call})
     out = _unflatten(flat, call.shapes)
     return tuple(out) if as_tuple else out[0]
+
+
+def _steps(xs, length: int | None) -> int:
+    """How many steps a scan takes: ``xs``'s first axis, or ``length``."""
+    if xs is None and length is None:
+        raise ValueError("scan: give xs (one entry per step) or length (the number of steps)")
+    steps = length if xs is None else shape_of(xs)[0]
+    if length is not None and steps != length:
+        raise ValueError(f"scan: xs has {steps} steps but length={length}; give one of them")
+    if steps < 1:
+        raise ValueError(f"scan: needs at least one step, got {steps}")
+    return steps
 
 
 checkpoint.scan = scan

@@ -178,60 +178,75 @@ def vmap(f: Callable, in_axes=0, out_axes=0) -> Callable:
     @functools.wraps(f)
     def batched_f(*args):
         level = new_level()
-        size = None
-        mapped_args = []
-        for position, (arg, axes) in enumerate(zip(args, _axes_per_argument(in_axes, len(args)))):
-            leaves, treedef = tree_flatten(arg)
-            leaf_axes = broadcast_prefix(axes, arg, f"vmap: in_axes entry {position}")
-            mapped = []
-            for leaf, axis in zip(leaves, leaf_axes):
-                if axis is None:
-                    mapped.append(leaf)
-                    continue
-                value = leaf if isinstance(leaf, Box) else np.asarray(leaf)
-                kind = np.result_type(raw(value))
-                if not np.issubdtype(kind, np.inexact):
-                    raise TypeError(
-                        f"vmap: argument {position} maps an array of {kind}; vmap maps "
-                        "floating arrays (pass integer labels one-hot, or with in_axes None)"
-                    )
-                ndim = len(shape_of(value))
-                axis = _checked_axis(axis, ndim, f"argument {position}'s in")
-                if size is not None and shape_of(value)[axis] != size:
-                    raise ValueError(
-                        f"vmap: argument {position} has {shape_of(value)[axis]} examples along "
-                        f"axis {axis}, but an earlier argument has {size}; map axes of one size"
-                    )
-                size = shape_of(value)[axis]
-                mapped.append(Batched(_move_axis(value, axis, 0), level))
-            mapped_args.append(tree_unflatten(treedef, mapped))
-        if size is None:
-            raise ValueError("vmap: no argument is mapped (every in_axes entry is None)")
+        mapped_args, size = _map_arguments(args, in_axes, level)
         out = f(*mapped_args)
         if out is None:
             raise TypeError("vmap: the function returned None; did it forget a `return`?")
         out_leaves, out_def = tree_flatten(out)
-        results = []
-        for leaf, axis in zip(out_leaves, broadcast_prefix(out_axes, out, "vmap: out_axes")):
-            batched = isinstance(leaf, Batched) and leaf.level == level
-            if isinstance(leaf, BatchArray):
-                leaf = Batched(unmark(leaf, level)[0], level)
-                batched = True
-            if axis is None or leaf is None or isinstance(leaf, str):
-                if batched:
-                    raise ValueError(
-                        "vmap: out_axes None needs an output that is the same for every "
-                        "example, but this one depends on a mapped argument"
-                    )
-                results.append(leaf)
-                continue
-            if batched:
-                value = leaf.value
-            else:
-                leaf = leaf if isinstance(leaf, Box) else np.asarray(leaf)
-                value = broadcast_to(leaf, (size,) + shape_of(leaf))
-            axis = _checked_axis(axis, len(shape_of(value)), "the out")
-            results.append(_move_axis(value, 0, axis))
+        axes = broadcast_prefix(out_axes, out, "vmap: out_axes")
+        results = [_unmapped(leaf, axis, level, size) for leaf, axis in zip(out_leaves, axes)]
         return tree_unflatten(out_def, results)
 
     return batched_f
+
+
+def _map_arguments(args: tuple, in_axes, level: int) -> tuple[list, int]:
+    """The arguments with their mapped leaves as batches at ``level``, and the batch size."""
+    size = None
+    mapped_args = []
+    for position, (arg, axes) in enumerate(zip(args, _axes_per_argument(in_axes, len(args)))):
+        leaves, treedef = tree_flatten(arg)
+        leaf_axes = broadcast_prefix(axes, arg, f"vmap: in_axes entry {position}")
+        mapped = []
+        for leaf, axis in zip(leaves, leaf_axes):
+            if axis is None:
+                mapped.append(leaf)
+                continue
+            batch = _mapped(leaf, axis, position, level)
+            examples = shape_of(batch.value)[0]
+            if size is not None and examples != size:
+                raise ValueError(
+                    f"vmap: argument {position} has {examples} examples along axis {axis}, "
+                    f"but an earlier argument has {size}; map axes of one size"
+                )
+            size = examples
+            mapped.append(batch)
+        mapped_args.append(tree_unflatten(treedef, mapped))
+    if size is None:
+        raise ValueError("vmap: no argument is mapped (every in_axes entry is None)")
+    return mapped_args, size
+
+
+def _mapped(leaf, axis: int, position: int, level: int) -> Batched:
+    """One argument leaf as a batch, its mapped axis moved first."""
+    value = leaf if isinstance(leaf, Box) else np.asarray(leaf)
+    kind = np.result_type(raw(value))
+    if not np.issubdtype(kind, np.inexact):
+        raise TypeError(
+            f"vmap: argument {position} maps an array of {kind}; vmap maps "
+            "floating arrays (pass integer labels one-hot, or with in_axes None)"
+        )
+    axis = _checked_axis(axis, len(shape_of(value)), f"argument {position}'s in")
+    return Batched(_move_axis(value, axis, 0), level)
+
+
+def _unmapped(leaf, axis, level: int, size: int):
+    """One output leaf with its batch axis at ``axis`` (broadcast if it is not batched)."""
+    batched = isinstance(leaf, Batched) and leaf.level == level
+    if isinstance(leaf, BatchArray):
+        leaf = Batched(unmark(leaf, level)[0], level)
+        batched = True
+    if axis is None or leaf is None or isinstance(leaf, str):
+        if batched:
+            raise ValueError(
+                "vmap: out_axes None needs an output that is the same for every "
+                "example, but this one depends on a mapped argument"
+            )
+        return leaf
+    if batched:
+        value = leaf.value
+    else:
+        leaf = leaf if isinstance(leaf, Box) else np.asarray(leaf)
+        value = broadcast_to(leaf, (size,) + shape_of(leaf))
+    axis = _checked_axis(axis, len(shape_of(value)), "the out")
+    return _move_axis(value, 0, axis)
