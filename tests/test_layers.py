@@ -257,7 +257,6 @@ LONG_MODULES = {
     "adcompare.bench.report.markdown",
     "adcompare.bench.harness.results",
     "adcompare.check",
-    "adcompare.engines.replay.record",
     "adcompare.ops.linalg",
     "adcompare.symbolic",
 }
