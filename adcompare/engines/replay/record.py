@@ -4,11 +4,11 @@
 to them becomes an :class:`Instruction` (the op's ``value`` function, its
 operands as slots or constants, its output slot). The backward sweep is then
 *recorded too*: each op on traced values that depend on a differentiated
-input also gets a record of the reverse engine's tape (holding the traced
-values), and the reverse engine's own sweep runs over them, so the VJP rules
-run on traced values and their op calls become instructions after the
-forward ones. Replaying the program is
-one call per instruction, with no boxes, records or rule lookups.
+input also gets a record on the reverse engine's tape (holding the traced
+values), and the reverse engine's own sweep runs over those records, so the
+VJP rules run on traced values and their op calls become instructions after
+the forward ones. Replaying the program is one call per instruction, with no
+boxes, records or rule lookups.
 
 Values can leave the tape: ``relu`` computes its mask with
 ``np.greater(raw(x), 0)``, ``abs``'s rule takes ``np.sign(raw(x))``, user code
