@@ -18,6 +18,7 @@ the shape of one row. Python control flow on a batched value (``if x >
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable
 
 import numpy as np
@@ -25,11 +26,15 @@ import numpy as np
 from adcompare.engines.box import ArrayBox
 from adcompare.ops import broadcast_to, transpose
 from adcompare.ops.batching import rule_of
-from adcompare.ops.registry import Box, OpDef, mixed_levels_error, new_level, raw, shape_of
+from adcompare.ops.registry import Box, OpDef, new_level, raw, shape_of
 from adcompare.pytree import broadcast_prefix, tree_flatten, tree_unflatten
 from adcompare.runtime.batch_arrays import BatchArray, install_box, mark, unmark
+from adcompare.runtime.boxes import unbox
 
 __all__ = ["Batched", "vmap"]
+
+
+_VALUE = operator.attrgetter("value")
 
 
 class Batched(ArrayBox):
@@ -102,14 +107,12 @@ class Batched(ArrayBox):
 
     def apply_op(self, op: OpDef, level: int, args: tuple, params: dict):
         values, batched = [], []
-        for a in args:
+        for a, value in zip(args, unbox(op, "Batched", Batched, args, level, _VALUE)):
             if isinstance(a, Batched) and a.level == level:
-                values.append(a.value)
+                values.append(value)
                 batched.append(True)
-            elif isinstance(a, Box) and a.level == level:
-                raise mixed_levels_error(op, "Batched", a)
             else:
-                value, read_from_batch = unmark(a, level)
+                value, read_from_batch = unmark(value, level)
                 values.append(value)
                 batched.append(read_from_batch)
         rule = rule_of(op)
