@@ -85,7 +85,7 @@ def _refuse_closure(values: list, where: str) -> None:
 def _top_box(values):
     top = None
     for v in values:
-        if isinstance(v, Box) and (top is None or v._level > top._level):
+        if isinstance(v, Box) and (top is None or v.level > top.level):
             top = v
     return top
 
@@ -99,9 +99,7 @@ def _taped(values) -> bool:
 def _needed(values) -> tuple[bool, ...]:
     """Which inputs the record will ask cotangents for."""
     top = _top_box(values)
-    return tuple(
-        isinstance(v, Tensor) and v._level == top._level and v.requires_grad for v in values
-    )
+    return tuple(isinstance(v, Tensor) and v.level == top.level and v.requires_grad for v in values)
 
 
 class _Call:
@@ -172,7 +170,7 @@ def _rerun_jvp(out, primals, tangents, call: _Call):
     outputs, _ = _leaves(call.rerun_for_tangent(duals))
     parts = [
         v.tangent
-        if isinstance(v, Dual) and v._level == level
+        if isinstance(v, Dual) and v.level == level
         else np.zeros((lanes, *shape), dtype=np.result_type(raw(v), np.float32))
         for v, shape in zip(outputs, call.shapes)
     ]
@@ -286,14 +284,14 @@ class _ScanCall(_Call):
             return self.advance(state, xs, args, action[1], action[2], recomputed)
         if kind == "snapshot":
             held[action[1]] = state
-            if cost._ACTIVE:
+            if cost.ACTIVE:
                 cost.record_hold(_state_bytes(state))
                 cost.record_snapshots(len(held))
         elif kind == "restore":
             return held[action[1]]
         elif kind == "free":
             dropped = held.pop(action[1])
-            if cost._ACTIVE:
+            if cost.ACTIVE:
                 cost.record_release(_state_bytes(dropped))
         return state
 
@@ -304,7 +302,7 @@ class _ScanCall(_Call):
         else:
             # A second sweep, or one recorded for create_graph: the states must come
             # from these inputs, so the forward phase runs again from them.
-            if left is not None and cost._ACTIVE:
+            if left is not None and cost.ACTIVE:
                 cost.record_release(sum(_state_bytes(v) for v in left[0].values()))
             held, state, actions, action = self.forward_phase(values, recomputed=True)
         _, xs, args = self.split(values)
@@ -436,13 +434,7 @@ def scan(
     >>> cost.recomputed_steps == ad.checkpoint.schedule(100, 4).advances - 99 + 100
     True
     """
-    if xs is None and length is None:
-        raise ValueError("scan: give xs (one entry per step) or length (the number of steps)")
-    steps = length if xs is None else shape_of(xs)[0]
-    if length is not None and steps != length:
-        raise ValueError(f"scan: xs has {steps} steps but length={length}; give one of them")
-    if steps < 1:
-        raise ValueError(f"scan: needs at least one step, got {steps}")
+    steps = _steps(xs, length)
     carry_leaves, as_tuple = _leaves(carry)
     values = (*carry_leaves, *([] if xs is None else [xs]), *args)
     if snapshots is None or not _taped(values):
@@ -461,6 +453,18 @@ def scan(
     flat = apply(SCAN, values, {"call": call})
     out = _unflatten(flat, call.shapes)
     return tuple(out) if as_tuple else out[0]
+
+
+def _steps(xs, length: int | None) -> int:
+    """How many steps a scan takes: ``xs``'s first axis, or ``length``."""
+    if xs is None and length is None:
+        raise ValueError("scan: give xs (one entry per step) or length (the number of steps)")
+    steps = length if xs is None else shape_of(xs)[0]
+    if length is not None and steps != length:
+        raise ValueError(f"scan: xs has {steps} steps but length={length}; give one of them")
+    if steps < 1:
+        raise ValueError(f"scan: needs at least one step, got {steps}")
+    return steps
 
 
 checkpoint.scan = scan

@@ -42,6 +42,7 @@ from adcompare.ops.registry import Box
 __all__ = [
     "LEAF",
     "PyTreeDef",
+    "argnum_positions",
     "broadcast_prefix",
     "flat_call",
     "is_differentiable_leaf",
@@ -303,6 +304,29 @@ def _leaf_names(tree, base: str) -> list[str]:
     return names
 
 
+def argnum_positions(argnums, nargs: int, name: str) -> tuple[int, ...]:
+    """The argument positions ``argnums`` names (an int, or a tuple or list of them).
+
+    In order, repeats kept (as JAX keeps them), negative positions counted
+    from the end. Every transform that takes ``argnums`` reads it here.
+
+    >>> argnum_positions((0, -1, 0), 3, "grad")
+    (0, 2, 0)
+    >>> argnum_positions(2, 2, "grad")
+    Traceback (most recent call last):
+    ...
+    ValueError: grad: argnums=2 does not name a positional argument of a function called with ...
+    """
+    nums = tuple(argnums) if isinstance(argnums, (tuple, list)) else (argnums,)
+    for a in nums:
+        if not isinstance(a, (int, np.integer)) or not -nargs <= a < nargs:
+            raise ValueError(
+                f"{name}: argnums={argnums!r} does not name a positional argument of a "
+                f"function called with {nargs} argument(s)"
+            )
+    return tuple(int(a) % nargs for a in nums)
+
+
 def flat_call(f: Callable, args: tuple, argnums=None, names: Sequence[str] = ()):
     """``f`` as a function of the leaves of its arguments, for tools that take arrays.
 
@@ -330,10 +354,9 @@ def flat_call(f: Callable, args: tuple, argnums=None, names: Sequence[str] = ())
     if argnums is None:
         flat_argnums = None
     else:
-        positions = argnums if isinstance(argnums, (tuple, list)) else (argnums,)
         flat_argnums = tuple(
             i
-            for p in dict.fromkeys(int(p) % len(args) for p in positions)
+            for p in dict.fromkeys(argnum_positions(argnums, len(args), "flat_call"))
             for i in range(starts[p], starts[p + 1])
             if starts[p + 1] - starts[p] == 1 or is_differentiable_leaf(leaves[i])
         )

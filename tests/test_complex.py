@@ -148,3 +148,23 @@ def test_jacrev_refuses_a_complex_output_rather_than_drop_its_imaginary_part():
     with pytest.raises(TypeError, match="reverse mode needs real outputs"):
         ad.jacrev(lambda x: x * (1 + 2j))(x)
     np.testing.assert_allclose(ad.jacfwd(lambda x: x * (1 + 2j))(x), np.diag([1 + 2j] * 2))
+
+
+def test_grad_refuses_a_complex_output_and_names_what_to_differentiate_instead():
+    # f(x) = Σ x·c has no gradient: a real seed would give Re(c) = 1 and drop Im(c) = 2.
+    c = 1 + 2j
+    f = lambda x: ad.sum(x * c)
+    x = np.array([0.5, 1.5])
+    for mode in ("reverse", "forward"):
+        with pytest.raises(TypeError, match=r"grad needs a real-valued output.*ad\.real"):
+            ad.grad(f, mode=mode)(x)
+        with pytest.raises(TypeError, match="complex128"):
+            ad.value_and_grad(f, mode=mode)(x)
+    with pytest.raises(TypeError, match="real-valued output"):
+        ad.hessian(f)(x)
+    # The alternatives the message names give the real and imaginary parts' gradients.
+    np.testing.assert_array_equal(ad.grad(lambda x: ad.real(f(x)))(x), [1.0, 1.0])
+    np.testing.assert_array_equal(ad.grad(lambda x: ad.imag(f(x)))(x), [2.0, 2.0])
+    np.testing.assert_array_equal(ad.jacfwd(f)(x), [c, c])
+    _, pullback = ad.vjp(f, x)
+    np.testing.assert_array_equal(pullback(np.asarray(1.0 - 1.0j))[0], [3.0, 3.0])  # Re(u c)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import adcompare as ad
-from adcompare.engines.reverse import _Placeholder
+from adcompare.engines.reverse import Placeholder
 from adcompare.graph import draw, graph_of, stats, to_dot, trace_table
 
 
@@ -51,7 +51,7 @@ def saved_arrays_by_hand(tensor):
             continue
         visited.add(node)
         for value in [*(node.saved_args or ()), node.saved_out]:
-            if value is not None and not isinstance(value, _Placeholder):
+            if value is not None and not isinstance(value, Placeholder):
                 seen[id(value)] = value
         stack.extend(node.next)
     return list(seen.values())
@@ -66,7 +66,7 @@ def saved_bytes_by_hand(tensor):
             continue
         visited.add(node)
         values = [*(node.saved_args or ()), node.saved_out]
-        kept = {id(v): v for v in values if v is not None and not isinstance(v, _Placeholder)}
+        kept = {id(v): v for v in values if v is not None and not isinstance(v, Placeholder)}
         total += sum(np.asarray(v).nbytes for v in kept.values())
         stack.extend(node.next)
     return total

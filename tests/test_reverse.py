@@ -303,6 +303,24 @@ def test_only_large_cotangent_sums_are_added_in_place(n, sums_out_of_place):
     np.testing.assert_allclose(x.grad.numpy(), np.cos(x.data) + 2.0 * x.data, rtol=1e-14)
 
 
+def test_gradients_that_one_cotangent_reaches_twice_get_memory_of_their_own():
+    # add passes its cotangent to both inputs unchanged: each leaf's .grad, each captured
+    # input and each of two outputs seeded with one array still gets an array of its own.
+    x = ad.Tensor([1.0, 2.0], requires_grad=True)
+    y = ad.Tensor([3.0, 4.0], requires_grad=True)
+    seed = np.array([1.0, 10.0])
+    (x + y).backward(gradient=seed)
+    x.grad.numpy()[0] = 99.0  # an optimizer's in-place update of one gradient
+    np.testing.assert_array_equal(y.grad.numpy(), [1.0, 10.0])
+    seed = np.array([1.0, 10.0])
+    middle = x + 0.0
+    dmiddle, dx = ad.autograd_grad(middle + y, [middle, x], grad_outputs=seed)
+    dmiddle.numpy()[1] = -1.0
+    np.testing.assert_array_equal(dx.numpy(), [1.0, 10.0])
+    dx_of_first, dy_of_second = ad.autograd_grad([x * 1.0, y * 1.0], [x, y], [seed, seed])
+    assert not np.shares_memory(dx_of_first.numpy(), dy_of_second.numpy())
+
+
 # --- the tape keeps what the positions that need a gradient read ---------------------
 
 

@@ -18,6 +18,7 @@ the shape of one row. Python control flow on a batched value (``if x >
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable
 
 import numpy as np
@@ -25,11 +26,15 @@ import numpy as np
 from adcompare.engines.box import ArrayBox
 from adcompare.ops import broadcast_to, transpose
 from adcompare.ops.batching import rule_of
-from adcompare.ops.registry import Box, OpDef, mixed_levels_error, new_level, raw, shape_of
+from adcompare.ops.registry import Box, OpDef, new_level, raw, shape_of
 from adcompare.pytree import broadcast_prefix, tree_flatten, tree_unflatten
 from adcompare.runtime.batch_arrays import BatchArray, install_box, mark, unmark
+from adcompare.runtime.boxes import unbox
 
 __all__ = ["Batched", "vmap"]
+
+
+_VALUE = operator.attrgetter("value")
 
 
 class Batched(ArrayBox):
@@ -46,18 +51,18 @@ class Batched(ArrayBox):
 
     def __init__(self, value, level: int):
         self.value = value
-        self._level = level
+        self.level = level
 
     @property
     def shape(self) -> tuple[int, ...]:
         """The shape of one example."""
         return shape_of(self.value)[1:]
 
-    def _raw_value(self):
+    def raw_value(self):
         # What a rule reads (``np.sign(raw(x))``) keeps its batch axis marked.
         inner = raw(self.value)
         levels = inner.levels if isinstance(inner, BatchArray) else ()
-        return mark(inner, (self._level, *levels))
+        return mark(inner, (self.level, *levels))
 
     def _carries_derivative(self) -> bool:
         return isinstance(self.value, ArrayBox) and self.value._carries_derivative()
@@ -87,7 +92,7 @@ class Batched(ArrayBox):
     # Masks read from a batched value (``x > 0``) are batched values too.
     def astype(self, dtype, copy: bool = True) -> Batched:
         """The batch converted to ``dtype`` (for masks and shares that rules build)."""
-        return Batched(self.value.astype(dtype, copy=copy), self._level)
+        return Batched(self.value.astype(dtype, copy=copy), self.level)
 
     def __and__(self, other):
         return np.logical_and(raw(self), raw(other))
@@ -100,16 +105,14 @@ class Batched(ArrayBox):
 
     __rand__, __ror__ = __and__, __or__
 
-    def _apply(self, op: OpDef, level: int, args: tuple, params: dict):
+    def apply_op(self, op: OpDef, level: int, args: tuple, params: dict):
         values, batched = [], []
-        for a in args:
-            if isinstance(a, Batched) and a._level == level:
-                values.append(a.value)
+        for a, value in zip(args, unbox(op, "Batched", Batched, args, level, _VALUE)):
+            if isinstance(a, Batched) and a.level == level:
+                values.append(value)
                 batched.append(True)
-            elif isinstance(a, Box) and a._level == level:
-                raise mixed_levels_error(op, "Batched", a)
             else:
-                value, read_from_batch = unmark(a, level)
+                value, read_from_batch = unmark(value, level)
                 values.append(value)
                 batched.append(read_from_batch)
         rule = rule_of(op)
@@ -178,60 +181,75 @@ def vmap(f: Callable, in_axes=0, out_axes=0) -> Callable:
     @functools.wraps(f)
     def batched_f(*args):
         level = new_level()
-        size = None
-        mapped_args = []
-        for position, (arg, axes) in enumerate(zip(args, _axes_per_argument(in_axes, len(args)))):
-            leaves, treedef = tree_flatten(arg)
-            leaf_axes = broadcast_prefix(axes, arg, f"vmap: in_axes entry {position}")
-            mapped = []
-            for leaf, axis in zip(leaves, leaf_axes):
-                if axis is None:
-                    mapped.append(leaf)
-                    continue
-                value = leaf if isinstance(leaf, Box) else np.asarray(leaf)
-                kind = np.result_type(raw(value))
-                if not np.issubdtype(kind, np.inexact):
-                    raise TypeError(
-                        f"vmap: argument {position} maps an array of {kind}; vmap maps "
-                        "floating arrays (pass integer labels one-hot, or with in_axes None)"
-                    )
-                ndim = len(shape_of(value))
-                axis = _checked_axis(axis, ndim, f"argument {position}'s in")
-                if size is not None and shape_of(value)[axis] != size:
-                    raise ValueError(
-                        f"vmap: argument {position} has {shape_of(value)[axis]} examples along "
-                        f"axis {axis}, but an earlier argument has {size}; map axes of one size"
-                    )
-                size = shape_of(value)[axis]
-                mapped.append(Batched(_move_axis(value, axis, 0), level))
-            mapped_args.append(tree_unflatten(treedef, mapped))
-        if size is None:
-            raise ValueError("vmap: no argument is mapped (every in_axes entry is None)")
+        mapped_args, size = _map_arguments(args, in_axes, level)
         out = f(*mapped_args)
         if out is None:
             raise TypeError("vmap: the function returned None; did it forget a `return`?")
         out_leaves, out_def = tree_flatten(out)
-        results = []
-        for leaf, axis in zip(out_leaves, broadcast_prefix(out_axes, out, "vmap: out_axes")):
-            batched = isinstance(leaf, Batched) and leaf._level == level
-            if isinstance(leaf, BatchArray):
-                leaf = Batched(unmark(leaf, level)[0], level)
-                batched = True
-            if axis is None or leaf is None or isinstance(leaf, str):
-                if batched:
-                    raise ValueError(
-                        "vmap: out_axes None needs an output that is the same for every "
-                        "example, but this one depends on a mapped argument"
-                    )
-                results.append(leaf)
-                continue
-            if batched:
-                value = leaf.value
-            else:
-                leaf = leaf if isinstance(leaf, Box) else np.asarray(leaf)
-                value = broadcast_to(leaf, (size,) + shape_of(leaf))
-            axis = _checked_axis(axis, len(shape_of(value)), "the out")
-            results.append(_move_axis(value, 0, axis))
+        axes = broadcast_prefix(out_axes, out, "vmap: out_axes")
+        results = [_unmapped(leaf, axis, level, size) for leaf, axis in zip(out_leaves, axes)]
         return tree_unflatten(out_def, results)
 
     return batched_f
+
+
+def _map_arguments(args: tuple, in_axes, level: int) -> tuple[list, int]:
+    """The arguments with their mapped leaves as batches at ``level``, and the batch size."""
+    size = None
+    mapped_args = []
+    for position, (arg, axes) in enumerate(zip(args, _axes_per_argument(in_axes, len(args)))):
+        leaves, treedef = tree_flatten(arg)
+        leaf_axes = broadcast_prefix(axes, arg, f"vmap: in_axes entry {position}")
+        mapped = []
+        for leaf, axis in zip(leaves, leaf_axes):
+            if axis is None:
+                mapped.append(leaf)
+                continue
+            batch = _mapped(leaf, axis, position, level)
+            examples = shape_of(batch.value)[0]
+            if size is not None and examples != size:
+                raise ValueError(
+                    f"vmap: argument {position} has {examples} examples along axis {axis}, "
+                    f"but an earlier argument has {size}; map axes of one size"
+                )
+            size = examples
+            mapped.append(batch)
+        mapped_args.append(tree_unflatten(treedef, mapped))
+    if size is None:
+        raise ValueError("vmap: no argument is mapped (every in_axes entry is None)")
+    return mapped_args, size
+
+
+def _mapped(leaf, axis: int, position: int, level: int) -> Batched:
+    """One argument leaf as a batch, its mapped axis moved first."""
+    value = leaf if isinstance(leaf, Box) else np.asarray(leaf)
+    kind = np.result_type(raw(value))
+    if not np.issubdtype(kind, np.inexact):
+        raise TypeError(
+            f"vmap: argument {position} maps an array of {kind}; vmap maps "
+            "floating arrays (pass integer labels one-hot, or with in_axes None)"
+        )
+    axis = _checked_axis(axis, len(shape_of(value)), f"argument {position}'s in")
+    return Batched(_move_axis(value, axis, 0), level)
+
+
+def _unmapped(leaf, axis, level: int, size: int):
+    """One output leaf with its batch axis at ``axis`` (broadcast if it is not batched)."""
+    batched = isinstance(leaf, Batched) and leaf.level == level
+    if isinstance(leaf, BatchArray):
+        leaf = Batched(unmark(leaf, level)[0], level)
+        batched = True
+    if axis is None or leaf is None or isinstance(leaf, str):
+        if batched:
+            raise ValueError(
+                "vmap: out_axes None needs an output that is the same for every "
+                "example, but this one depends on a mapped argument"
+            )
+        return leaf
+    if batched:
+        value = leaf.value
+    else:
+        leaf = leaf if isinstance(leaf, Box) else np.asarray(leaf)
+        value = broadcast_to(leaf, (size,) + shape_of(leaf))
+    axis = _checked_axis(axis, len(shape_of(value)), "the out")
+    return _move_axis(value, 0, axis)

@@ -55,7 +55,7 @@ class ArrayBox(Box):
     __array_priority__ = 100.0
 
     # --- subclasses provide ---------------------------------------------------
-    def _raw_value(self):
+    def raw_value(self):
         """The value one level down (a plain array or a lower-level box)."""
         raise NotImplementedError
 
@@ -66,7 +66,7 @@ class ArrayBox(Box):
     @property
     def shape(self) -> tuple[int, ...]:
         """The shape of the value."""
-        return shape_of(self._raw_value())
+        return shape_of(self.raw_value())
 
     @property
     def ndim(self) -> int:
@@ -136,7 +136,7 @@ class ArrayBox(Box):
     def _refuse_if_traced(self, conversion: str) -> None:
         # Level 0 is a box the user made (``Tensor(x, requires_grad=True)``);
         # transforms make boxes of higher levels.
-        if self._level > 0 and self._carries_derivative():
+        if self.level > 0 and self._carries_derivative():
             raise TypeError(
                 f"{conversion} of a value that carries a derivative inside a transform would "
                 "drop the derivative (math.sin(x[0]) or float(x) * y silently give 0). Keep "

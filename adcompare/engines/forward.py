@@ -26,7 +26,7 @@ from adcompare.ops.registry import (
 )
 from adcompare.runtime import cost
 
-__all__ = ["LANE_BUDGET", "Dual", "default_chunk", "float_dtype", "in_dtype"]
+__all__ = ["LANE_BUDGET", "Dual", "default_chunk", "float_dtype", "in_dtype", "lower", "seed"]
 
 #: How many tangent elements (lanes × inputs) one forward pass may hold: the
 #: default chunk is ``min(n, LANE_BUDGET // n)`` lanes. 2**17 float64 values
@@ -92,7 +92,7 @@ def in_dtype(derivative, dtype: np.dtype):
 
 
 def _level_of(*values) -> int:
-    inner = [v._level for v in values if isinstance(v, Box)]
+    inner = [v.level for v in values if isinstance(v, Box)]
     return new_level() if inner else 0
 
 
@@ -134,7 +134,7 @@ class Dual(ArrayBox):
         self.primal = primal
         self._tangent = tangent
         self._lanes = lanes
-        self._level = _level_of(primal, tangent) if level is None else level
+        self.level = _level_of(primal, tangent) if level is None else level
 
     @classmethod
     def _make(cls, primal, tangent, lanes, level):
@@ -142,7 +142,7 @@ class Dual(ArrayBox):
         self.primal = primal
         self._tangent = tangent
         self._lanes = lanes
-        self._level = level
+        self.level = level
         return self
 
     @property
@@ -157,7 +157,7 @@ class Dual(ArrayBox):
         """How many directions this value carries (1 without lanes)."""
         return shape_of(self._tangent)[0]
 
-    def _raw_value(self):
+    def raw_value(self):
         return self.primal
 
     def _carries_derivative(self) -> bool:
@@ -172,17 +172,18 @@ class Dual(ArrayBox):
     def __repr__(self) -> str:
         return f"Dual(primal={self.primal!r}, tangent={self.tangent!r})"
 
-    def _apply(self, op: OpDef, level: int, args: tuple, params: dict):
+    def apply_op(self, op: OpDef, level: int, args: tuple, params: dict):
+        # runtime.boxes.unbox's split, inline: it runs once per op (see Tensor.apply_op).
         primals = []
         tangents = []
         lanes = None
         for a in args:
-            if isinstance(a, Dual) and a._level == level:
+            if isinstance(a, Dual) and a.level == level:
                 primals.append(a.primal)
                 tangents.append(a._tangent)
                 if a._lanes is not None:
                     lanes = a._lanes
-            elif isinstance(a, Box) and a._level == level:
+            elif isinstance(a, Box) and a.level == level:
                 raise mixed_levels_error(op, "Dual", a)
             else:
                 primals.append(a)
@@ -209,6 +210,38 @@ class Dual(ArrayBox):
             total = np.zeros((k,) + out_shape, dtype=np.result_type(raw(out), np.float32))
         elif shape_of(total) != (k,) + out_shape:
             total = broadcast_to(total, (k,) + out_shape)
-        if cost._ACTIVE:
+        if cost.ACTIVE:
             cost.record_forward(op.name, k, out)
         return Dual._make(out, total, lanes, level)
+
+
+# --- what transforms use of the forward engine ------------------------------------------
+
+
+def seed(primal, tangent, level: int, lanes: int | None = None) -> Dual:
+    """A ``Dual`` at nesting ``level``: ``primal`` seeded with ``tangent``.
+
+    One direction (``lanes`` None, ``tangent`` shaped like the primal), or
+    ``lanes`` directions at once (``tangent`` of shape ``(lanes, *shape)``).
+    Unlike ``Dual(...)`` it neither converts nor checks: it is how transforms,
+    which have done both, lift their inputs.
+
+    >>> import numpy as np
+    >>> x = seed(np.array([1.0, 2.0]), np.eye(2), level=9, lanes=2)
+    >>> lower(x * x, 9)
+    (array([1., 4.]), array([[2., 0.],
+           [0., 4.]]))
+    """
+    if lanes is None:
+        tangent = reshape(tangent, (1,) + shape_of(primal))
+    return Dual._make(primal, tangent, lanes, level)
+
+
+def lower(value, level: int) -> tuple:
+    """``(primal, tangent lanes)`` of an output at ``level``; the lanes, shaped
+    ``(k, *primal.shape)``, are ``None`` where the output does not depend on the
+    seeded inputs (a constant, or a box of another transform).
+    """
+    if isinstance(value, Dual) and value.level == level:
+        return value.primal, value._tangent
+    return value, None

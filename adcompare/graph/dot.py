@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from adcompare.engines.reverse import AccumulateGrad, Node, Tensor
+from adcompare.engines.reverse import AccumulateGrad, Node, Tensor, node_of
 from adcompare.graph.records import Graph, graph_of
 from adcompare.ops.registry import raw, shape_of
 
@@ -136,6 +136,6 @@ def to_dot(tensor: Tensor, names=None, show_saved: bool = True) -> str:
         for holder in item.holders:
             lines.append(f'    "saved{i}" -> "{ids[id(holder)]}" [dir=none, style=dashed];')
     if graph.nodes or graph.leaves:
-        lines.append(f'    "{ids[id(tensor._node())]}" -> "output";')
+        lines.append(f'    "{ids[id(node_of(tensor))]}" -> "output";')
     lines.append("}")
     return "\n".join(lines)

@@ -14,7 +14,7 @@ import itertools
 import os
 from dataclasses import dataclass, field
 
-from adcompare.engines.reverse import Tensor
+from adcompare.engines.reverse import Tensor, node_of
 from adcompare.graph.dot import COLORS, leaf_label, leaf_names, op_label, shape_text
 from adcompare.graph.records import graph_of, stats
 
@@ -77,7 +77,7 @@ def _build(tensor: Tensor, names) -> tuple[list[_Vertex], list[tuple]]:
         drawn = [i for i, n in enumerate(dst.next) if n is not None]
         edges.append((vertex[id(src)], vertex[id(dst)], drawn.index(pos), len(drawn)))
     if graph.nodes or graph.leaves:
-        edges.append((vertex[id(tensor._node())], output, 0, 1))
+        edges.append((vertex[id(node_of(tensor))], output, 0, 1))
     return [*vertex.values(), output], edges
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from adcompare.engines.reverse import AccumulateGrad, Node, Tensor
+from adcompare.engines.reverse import AccumulateGrad, Node, Tensor, node_of
 from adcompare.ops.registry import raw, shape_of
 
 __all__ = ["Graph", "GraphStats", "SavedValue", "graph_of", "stats"]
@@ -96,7 +96,7 @@ def graph_of(tensor: Tensor) -> Graph:
         )
     if not tensor.requires_grad:
         return Graph(tensor, (), (), ())
-    root = tensor._node()
+    root = node_of(tensor)
     seen = {root}
     stack = [root]
     while stack:

@@ -21,6 +21,7 @@ ones the engines computed, not a re-derivation.
 from __future__ import annotations
 
 import inspect
+import operator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,8 +29,9 @@ import numpy as np
 from adcompare.engines.box import ArrayBox
 from adcompare.engines.forward import Dual, as_float
 from adcompare.engines.reverse import Tensor, autograd_grad
-from adcompare.ops.registry import Box, OpDef, apply, new_level, raw, shape_of
+from adcompare.ops.registry import OpDef, apply, new_level, raw, shape_of
 from adcompare.runtime import cost
+from adcompare.runtime.boxes import unbox
 
 __all__ = ["TraceRow", "TraceTable", "trace_table"]
 
@@ -66,6 +68,9 @@ class _Tracer:
         return len(self.steps) - 1
 
 
+_INNER = operator.attrgetter("_inner")
+
+
 class _Traced(ArrayBox):
     """A value whose op applications are written down, then passed on inside."""
 
@@ -75,9 +80,9 @@ class _Traced(ArrayBox):
         self._inner = inner
         self._row = row
         self._tracer = tracer
-        self._level = level
+        self.level = level
 
-    def _raw_value(self):
+    def raw_value(self):
         return self._inner
 
     def _carries_derivative(self) -> bool:
@@ -89,17 +94,11 @@ class _Traced(ArrayBox):
             "write the function with adcompare ops"
         )
 
-    def _apply(self, op: OpDef, level: int, args: tuple, params: dict):
-        inner, refs = [], []
-        for a in args:
-            if isinstance(a, _Traced) and a._level == level:
-                inner.append(a._inner)
-                refs.append(a._row)
-            elif isinstance(a, Box) and a._level == level:
-                raise TypeError(f"{op.name}: cannot trace a {type(a).__name__} at this level")
-            else:
-                inner.append(a)
-                refs.append(("const", a))
+    def apply_op(self, op: OpDef, level: int, args: tuple, params: dict):
+        inner = unbox(op, "traced value", _Traced, args, level, _INNER)
+        refs = [
+            a._row if isinstance(a, _Traced) and a.level == level else ("const", a) for a in args
+        ]
         out = apply(op, tuple(inner), params)
         row = self._tracer.record(op, refs, params, out)
         return _Traced(out, row, self._tracer, level)
@@ -114,7 +113,7 @@ def _run(f, inner_args) -> tuple[_Tracer, int]:
         row = tracer.record(None, (), {}, value)
         traced.append(_Traced(value, row, tracer, level))
     out = f(*traced)
-    if not (isinstance(out, _Traced) and out._level == level):
+    if not (isinstance(out, _Traced) and out.level == level):
         raise ValueError(
             "trace_table: f must return one array computed from its inputs; "
             f"it returned {type(out).__name__}"
@@ -461,7 +460,7 @@ def _forward_columns(f, point, input_names, table, signature, out_row) -> None:
                 if k == which:
                     tangent.reshape(-1)[j] = 1.0
                 duals.append(Dual(value, tangent, level=level))
-            if cost._ACTIVE:
+            if cost.ACTIVE:
                 cost.record_pass()
             tracer, _ = _run(f, duals)
             if _signature(tracer) != signature:

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from adcompare.runtime.boxes import raw
+
 __all__ = ["BatchArray", "install_box", "mark", "padded", "rebox", "unmark"]
 
 _SHAPE_ONLY = {
@@ -42,7 +44,7 @@ class BatchArray(np.ndarray):
         self.levels = getattr(obj, "levels", ())
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        inputs = [_raw(a) for a in inputs]  # a batched value among them reads as a BatchArray
+        inputs = [raw(a) for a in inputs]  # a batched value among them reads as a BatchArray
         level = _one_level(inputs)
         out = kwargs.pop("out", None)
         if method == "__call__":
@@ -71,7 +73,7 @@ class BatchArray(np.ndarray):
 
     def __array_function__(self, func, types, args, kwargs):
         if func is np.where:
-            args = [_raw(a) for a in args]
+            args = [raw(a) for a in args]
             level = _one_level(args)
             rank = max(_example_ndim(a) for a in args)
             return rebox(mark(np.where(*[padded(a, rank) for a in args], **kwargs), level))
@@ -81,13 +83,6 @@ class BatchArray(np.ndarray):
             f"vmap: np.{func.__name__} on a value read from a batched value is not "
             "supported; write the rule with the op set's functions"
         )
-
-
-def _raw(value):
-    """The plain value inside boxes (``adcompare.ops.registry.raw``, read by its method)."""
-    while hasattr(value, "_raw_value"):
-        value = value._raw_value()
-    return value
 
 
 def _one_level(values) -> tuple:

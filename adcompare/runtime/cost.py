@@ -41,9 +41,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Cost", "count"]
+__all__ = ["ACTIVE", "Cost", "count"]
 
-_ACTIVE: list[Cost] = []
+#: The counters open now, innermost last. Empty when nothing is counted, so the hot
+#: paths test ``if cost.ACTIVE:`` (a list's truth) before calling a ``record_*`` hook.
+ACTIVE: list[Cost] = []
 #: How many checkpointed re-runs are under way (ops then count as recomputed).
 _RECOMPUTING = [0]
 
@@ -108,12 +110,12 @@ def count() -> Iterator[Cost]:
     (2, 2)
     """
     cost = Cost()
-    _ACTIVE.append(cost)
+    ACTIVE.append(cost)
     try:
         yield cost
     finally:
         # By identity: two Cost records with equal counts compare equal.
-        del _ACTIVE[next(i for i, c in enumerate(_ACTIVE) if c is cost)]
+        del ACTIVE[next(i for i, c in enumerate(ACTIVE) if c is cost)]
 
 
 def _size(value) -> int:
@@ -129,7 +131,7 @@ def record_numpy(op, args, out) -> None:
         for a in args:
             touched = max(touched, _size(a))
     recomputing = _RECOMPUTING[0] > 0
-    for cost in _ACTIVE:
+    for cost in ACTIVE:
         cost.ops["numpy"] += 1
         cost.elements["numpy"] += touched
         cost.by_op["numpy", op.name] += 1
@@ -140,7 +142,7 @@ def record_numpy(op, args, out) -> None:
 def record_forward(name: str, lanes: int, out) -> None:
     """Report one op applied to dual numbers with ``lanes`` tangent lanes."""
     work = lanes * _size(out)
-    for cost in _ACTIVE:
+    for cost in ACTIVE:
         cost.ops["forward"] += 1
         cost.elements["forward"] += work
         cost.by_op["forward", name] += 1
@@ -148,7 +150,7 @@ def record_forward(name: str, lanes: int, out) -> None:
 
 def record_reverse(name: str, out, saved_bytes: int) -> None:
     """Report one op recorded on the tape, holding ``saved_bytes``."""
-    for cost in _ACTIVE:
+    for cost in ACTIVE:
         cost.ops["reverse"] += 1
         cost.elements["reverse"] += _size(out)
         cost.by_op["reverse", name] += 1
@@ -159,25 +161,25 @@ def record_reverse(name: str, out, saved_bytes: int) -> None:
 
 def record_release(nbytes: int) -> None:
     """Report ``nbytes`` of the tape released (a record freed by a sweep, a snapshot dropped)."""
-    for cost in _ACTIVE:
+    for cost in ACTIVE:
         cost.live_tape_bytes = max(0, cost.live_tape_bytes - nbytes)
 
 
 def record_hold(nbytes: int) -> None:
     """Report ``nbytes`` kept for a backward sweep outside the records (a snapshot)."""
-    for cost in _ACTIVE:
+    for cost in ACTIVE:
         cost._hold(nbytes)
 
 
 def record_snapshots(held: int) -> None:
     """Report that a checkpointed loop holds ``held`` snapshots now."""
-    for cost in _ACTIVE:
+    for cost in ACTIVE:
         cost.peak_snapshots = max(cost.peak_snapshots, held)
 
 
 def record_recomputed_step() -> None:
     """Report one loop step evaluated again by a backward sweep."""
-    for cost in _ACTIVE:
+    for cost in ACTIVE:
         cost.recomputed_steps += 1
 
 
@@ -200,17 +202,17 @@ def recomputing() -> Iterator[None]:
 
 def record_pass(lanes: int = 1) -> None:
     """Report one forward pass with dual numbers, carrying ``lanes`` tangent directions."""
-    for cost in _ACTIVE:
+    for cost in ACTIVE:
         cost.passes += 1
         cost.seeds += lanes
 
 
 def record_sweep() -> None:
     """Report one backward sweep."""
-    for cost in _ACTIVE:
+    for cost in ACTIVE:
         cost.sweeps += 1
 
 
 def counting() -> bool:
     """Whether any :func:`count` block is active."""
-    return bool(_ACTIVE)
+    return bool(ACTIVE)

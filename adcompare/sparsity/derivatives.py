@@ -70,7 +70,7 @@ def _seeds(colours: np.ndarray, shape: tuple) -> np.ndarray:
 def _lanes_jvp(f: Callable, x: np.ndarray, seeds: np.ndarray) -> np.ndarray:
     """``J · seeds`` in one forward pass of ``len(seeds)`` lanes, as an ``m × lanes`` matrix."""
     level = new_level()
-    if cost._ACTIVE:
+    if cost.ACTIVE:
         cost.record_pass(len(seeds))
     out = f(Dual(x, seeds, level=level))
     if isinstance(out, Dual):

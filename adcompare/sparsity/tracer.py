@@ -101,7 +101,7 @@ class Trace:
             if isinstance(a, Tracer) and a._trace is self:
                 values.append(a.primal)
                 tracers.append(a)
-            elif isinstance(a, Box) and a._level == self.level:
+            elif isinstance(a, Box) and a.level == self.level:
                 raise mixed_levels_error(op, "Tracer", a)
             else:
                 values.append(a)
@@ -141,12 +141,12 @@ class Tracer(ArrayBox):
 
     def __init__(self, trace: Trace, primal, jac, hess):
         self._trace = trace
-        self._level = trace.level
+        self.level = trace.level
         self.primal = np.asarray(primal)
         self.jac = jac
         self.hess = hess
 
-    def _raw_value(self):
+    def raw_value(self):
         return self.primal
 
     def _carries_derivative(self) -> bool:
@@ -161,5 +161,5 @@ class Tracer(ArrayBox):
     def __repr__(self) -> str:
         return f"Tracer(shape={shape_of(self.primal)}, links={self.jac.nnz})"
 
-    def _apply(self, op: OpDef, level: int, args: tuple, params: dict):
+    def apply_op(self, op: OpDef, level: int, args: tuple, params: dict):
         return self._trace.run(op, args, params)

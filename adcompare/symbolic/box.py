@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
 from adcompare.engines.box import ArrayBox
 from adcompare.ops import OpDef
 from adcompare.ops.registry import Box, apply
+from adcompare.runtime.boxes import unbox
 from adcompare.symbolic.expressions import _as_expr_array, _to_sym, _to_sympy, _tree_size
 from adcompare.symbolic.limits import LIMITS, NoSymbolicCounterpartError, _refuse
 
@@ -36,6 +38,9 @@ class _TraceState:
                 _refuse("the size of one expression", size, "max_expression_size")
 
 
+_POINT = operator.attrgetter("point")
+
+
 class Symbolic(ArrayBox):
     """A SymPy expression (an object array of them) with its value at the traced point.
 
@@ -58,7 +63,7 @@ class Symbolic(ArrayBox):
         self.expr = expr
         self.point = point
         self._state = state
-        self._level = level
+        self.level = level
         return self
 
     @property
@@ -76,7 +81,7 @@ class Symbolic(ArrayBox):
         """The value as a SymPy expression (``sympy.Array`` for arrays)."""
         return _to_sympy(self.expr)
 
-    def _raw_value(self):
+    def raw_value(self):
         # Whoever reads the number may branch on it: the trace holds at this point only.
         self._state.point_dependent = True
         return self.point
@@ -93,19 +98,15 @@ class Symbolic(ArrayBox):
     def __repr__(self) -> str:
         return f"Symbolic({self.expression})"
 
-    def _apply(self, op: OpDef, level: int, args: tuple, params: dict):
-        points = []
-        for a in args:
-            if isinstance(a, Symbolic) and a._level == level:
-                points.append(a.point)
-            elif isinstance(a, Box):
+    def apply_op(self, op: OpDef, level: int, args: tuple, params: dict):
+        points = unbox(op, "Symbolic", Symbolic, args, level, _POINT)
+        for p in points:
+            if isinstance(p, Box):
                 raise TypeError(
-                    f"{op.name}: a symbolic value met a {type(a).__name__} from another "
+                    f"{op.name}: a symbolic value met a {type(p).__name__} from another "
                     "trace or transform; symbolic mode evaluates functions at plain numbers, "
                     "so call the symbolic transforms outside the others, not inside"
                 )
-            else:
-                points.append(a)
         if op.sym is None:
             raise NoSymbolicCounterpartError(
                 f"op {op.name!r} has no SymPy counterpart (defop(..., sym=...) gives it one), "

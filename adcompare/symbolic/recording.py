@@ -11,6 +11,7 @@ import numpy as np
 
 from adcompare.engines.forward import as_float
 from adcompare.ops.registry import Box, new_level
+from adcompare.pytree import argnum_positions
 from adcompare.symbolic.box import Symbolic, _TraceState
 from adcompare.symbolic.deadline import deadline
 from adcompare.symbolic.expressions import (
@@ -56,14 +57,7 @@ def argument_positions(argnums, args: tuple, name: str = "record") -> tuple[int,
     nargs = len(args)
     if argnums is None:
         return tuple(i for i, a in enumerate(args) if _is_traceable(a))
-    nums = tuple(argnums) if isinstance(argnums, (tuple, list)) else (argnums,)
-    for a in nums:
-        if not isinstance(a, (int, np.integer)) or not -nargs <= a < nargs:
-            raise ValueError(
-                f"{name}: argnums={argnums!r} does not name a positional argument of a "
-                f"function called with {nargs} argument(s)"
-            )
-    return tuple(dict.fromkeys(int(a) % nargs for a in nums))
+    return tuple(dict.fromkeys(argnum_positions(argnums, nargs, name)))
 
 
 def _traced_point(value, position: int):
@@ -113,7 +107,7 @@ def _record(f: Callable, args: tuple, positions: tuple[int, ...]) -> Trace:
 
 
 def _output_exprs(out, level: int) -> np.ndarray:
-    if isinstance(out, Symbolic) and out._level == level:
+    if isinstance(out, Symbolic) and out.level == level:
         return out.expr
     if isinstance(out, Box):
         raise TypeError(

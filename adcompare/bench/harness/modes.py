@@ -145,12 +145,12 @@ def symbolic_available() -> bool:
     >>> isinstance(symbolic_available(), bool)
     True
     """
-    if "symbolic" not in transforms._EXTRA_MODES:
+    if "symbolic" not in transforms.registered_modes():
         try:
             importlib.import_module("adcompare.symbolic")
         except ImportError:
             return False
-    return "symbolic" in transforms._EXTRA_MODES
+    return "symbolic" in transforms.registered_modes()
 
 
 def as_matrix(jacobian, instance: Instance) -> np.ndarray:

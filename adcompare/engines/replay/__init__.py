@@ -40,7 +40,7 @@ from adcompare.engines.replay.passes import PASSES
 from adcompare.engines.replay.record import CompileError, record
 from adcompare.engines.replay.trees import TreeCompiledFunction
 from adcompare.ops.registry import Box, new_level
-from adcompare.pytree import tree_structure
+from adcompare.pytree import argnum_positions, tree_structure
 
 __all__ = ["CompileError", "CompiledFunction", "compile"]
 
@@ -73,15 +73,8 @@ class CompiledFunction:
         self._f = f
         self._passes = passes
         self._many = many
-        self._argnums = tuple(argnums) if many else (argnums,)
         self._nargs = len(example_args)
-        for p in self._argnums:
-            if not isinstance(p, int) or not -self._nargs <= p < self._nargs:
-                raise ValueError(
-                    f"compile: argnums={argnums!r} does not name one of the "
-                    f"{self._nargs} example arguments"
-                )
-        self._argnums = tuple(p % self._nargs for p in self._argnums)
+        self._argnums = argnum_positions(argnums, self._nargs, "compile")
         self.mode = mode
         self._chunk_size = chunk_size
         self._programs: dict = {}

@@ -3,9 +3,12 @@
 ``f`` runs on :class:`Traced` boxes, one per input. Every primitive applied
 to them becomes an :class:`Instruction` (the op's ``value`` function, its
 operands as slots or constants, its output slot). The backward sweep is then
-*recorded too*: the VJP rules run on the traced values, so their own op
-calls become instructions after the forward ones. Replaying the program is
-one call per instruction, with no boxes, records or rule lookups.
+*recorded too*: each op on traced values that depend on a differentiated
+input also gets a record on the reverse engine's tape (holding the traced
+values), and the reverse engine's own sweep runs over those records, so the
+VJP rules run on traced values and their op calls become instructions after
+the forward ones. Replaying the program is one call per instruction, with no
+boxes, records or rule lookups.
 
 Values can leave the tape: ``relu`` computes its mask with
 ``np.greater(raw(x), 0)``, ``abs``'s rule takes ``np.sign(raw(x))``, user code
@@ -30,88 +33,20 @@ import functools
 import math
 import operator
 import threading
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from adcompare.engines.box import ArrayBox
 from adcompare.engines.forward import Dual
-from adcompare.ops import add, getitem
-from adcompare.ops.registry import (
-    Box,
-    OpDef,
-    apply,
-    mixed_levels_error,
-    new_level,
-    shape_of,
-    unbroadcast,
-)
+from adcompare.engines.replay.program import CompileError, Guard, Instruction, Recording
+from adcompare.engines.reverse.sweep import sweep
+from adcompare.engines.reverse.tape import AccumulateGrad, Node
+from adcompare.ops import getitem
+from adcompare.ops.registry import Box, OpDef, apply, new_level, shape_of
+from adcompare.runtime.boxes import unbox
 from adcompare.runtime.hooks import RECORDING_HOOKS
 
 __all__ = ["CompileError", "Guard", "Instruction", "Recording", "Traced", "Watched", "record"]
-
-
-class CompileError(TypeError):
-    """``f`` did something a recorded program cannot replay faithfully."""
-
-
-@dataclass(frozen=True)
-class Instruction:
-    """``out = fn(*args, **kwargs)``; operands are ``("s", slot)`` or ``("c", value)``.
-
-    ``kind`` is ``"op"`` for a primitive of the op set (``op`` names it),
-    ``"numpy"`` for a numpy call on a value that left the tape (a mask, a
-    shift), which carries no derivative; ``base`` is then ``(function,
-    method)``, with method ``"pack"`` for an index tuple or a list rebuilt
-    from slots.
-    """
-
-    kind: str
-    fn: object
-    args: tuple
-    kwargs: tuple
-    out: int
-    op: OpDef | None = None
-    base: object = None
-
-
-@dataclass(frozen=True)
-class Guard:
-    """Replay is valid only while ``convert(slot's value) == expected``."""
-
-    convert: object
-    slot: int
-    expected: object
-    what: str
-
-
-@dataclass
-class Recording:
-    """A recorded program: inputs, instructions and guards in order, outputs.
-
-    ``tangents`` says the program carries tangent lanes (forward mode).
-    ``externals`` maps the slots of arrays ``f`` read without receiving them
-    as arguments to those arrays: a replay reads them as they are then.
-    """
-
-    inputs: list = field(default_factory=list)
-    steps: list = field(default_factory=list)
-    values: dict = field(default_factory=dict)
-    outputs: list = field(default_factory=list)
-    forward_end: int = 0
-    externals: dict = field(default_factory=dict)
-    tangents: bool = False
-    boxes: dict = field(default_factory=dict, repr=False)
-    addresses: dict = field(default_factory=dict, repr=False)
-    guarded: set = field(default_factory=set, repr=False)
-    applying: bool = False
-    sweeping: bool = False
-    thread: int = field(default_factory=threading.get_ident, repr=False)
-
-    def new_slot(self, value) -> int:
-        slot = len(self.values)
-        self.values[slot] = value
-        return slot
 
 
 # --- watched numpy values ---------------------------------------------------------
@@ -422,19 +357,23 @@ def _guard(recording, convert, value, what: str):
 # --- traced boxes -----------------------------------------------------------------
 
 
+_VALUE = operator.attrgetter("_value")
+
+
 class Traced(_Guarded, ArrayBox):
     """A value being recorded: each op on it becomes an instruction."""
 
-    __slots__ = ("_recording", "_slot", "_value", "_watched")
+    __slots__ = ("_node", "_recording", "_slot", "_value", "_watched")
 
     def __init__(self, value, slot: int, recording: Recording, level: int):
         self._value = value
         self._slot = slot
         self._recording = recording
-        self._level = level
+        self.level = level
         self._watched = None
+        self._node = None  # its tape record, where it depends on a differentiated input
 
-    def _raw_value(self):
+    def raw_value(self):
         if self._watched is None:
             self._watched = _watch(self._recording, self._value, self._slot)
         return self._watched
@@ -480,15 +419,8 @@ class Traced(_Guarded, ArrayBox):
             "(recorded as a guard: f is recorded again when it changes)"
         )
 
-    def _apply(self, op: OpDef, level: int, args: tuple, params: dict):
-        values = []
-        for a in args:
-            if isinstance(a, Traced) and a._level == level:
-                values.append(a._value)
-            elif isinstance(a, Box) and a._level == level:
-                raise mixed_levels_error(op, "Traced", a)
-            else:
-                values.append(a)
+    def apply_op(self, op: OpDef, level: int, args: tuple, params: dict):
+        values = unbox(op, "Traced", Traced, args, level, _VALUE)
         recording = self._recording
         recording.applying = True  # the op is recorded here, not by the plain-op hook
         try:
@@ -507,7 +439,13 @@ class Traced(_Guarded, ArrayBox):
             )
         )
         traced = Traced(out, slot, recording, level)
-        recording.boxes[slot] = (traced, args, params)
+        recording.boxes[slot] = traced  # alive while recording: slots are found by address
+        if not recording.sweeping:
+            inputs = tuple(
+                [a._node if isinstance(a, Traced) and a.level == level else None for a in args]
+            )
+            if any(node is not None for node in inputs):
+                traced._node = Node(op, params, inputs, tuple(args), traced, [], level)
         return traced
 
 
@@ -554,11 +492,7 @@ def record(
     its tangent lanes ``(k, *out.shape)``.
     """
     recording = Recording()
-    inputs = []
-    for a in args:
-        slot = recording.new_slot(a)
-        recording.inputs.append(slot)
-        inputs.append(Traced(a, slot, recording, level))
+    inputs = _traced_inputs(recording, args, positions, level, gradient)
     tangent_level = None
     if seeds is not None:
         tangent_level = new_level()
@@ -592,9 +526,22 @@ def record(
     return recording
 
 
+def _traced_inputs(recording: Recording, args: tuple, positions, level: int, gradient: bool):
+    """One traced input slot per argument; the differentiated ones are leaves of the tape."""
+    inputs = []
+    for a in args:
+        slot = recording.new_slot(a)
+        recording.inputs.append(slot)
+        inputs.append(Traced(a, slot, recording, level))
+    if gradient:
+        for p in positions:
+            inputs[p]._node = AccumulateGrad(inputs[p])
+    return inputs
+
+
 def _split_dual(out, level: int, lanes: int) -> tuple:
     """The value and tangent lanes of ``f``'s output in a tangent recording."""
-    if isinstance(out, Dual) and out._level == level:
+    if isinstance(out, Dual) and out.level == level:
         return out.primal, out.tangent
     if isinstance(out, Box) and not isinstance(out, Traced):
         return out, None  # refused by the caller
@@ -622,6 +569,7 @@ def _record_plain_op(recording: Recording, op: OpDef, args: tuple, params: dict)
 
 
 def _record_backward(recording: Recording, out, leaves) -> list:
+    """The reverse engine's sweep over the traced records: its rules' ops are recorded."""
     if not isinstance(out, Traced):
         return [("c", np.zeros(shape_of(leaf._value), leaf.dtype)) for leaf in leaves]
     if math.prod(out.shape) != 1:
@@ -629,48 +577,20 @@ def _record_backward(recording: Recording, out, leaves) -> list:
             f"the gradient needs a scalar output; f returned shape {out.shape}. Reduce it "
             "(e.g. sum or mean) or compile f without gradients"
         )
-    wanted = _slots_on_paths(recording, {leaf._slot for leaf in leaves})
     seed = np.ones(out.shape, dtype=np.result_type(out.dtype, np.float32))
-    cotangents = {out._slot: seed}
-    for step in reversed(recording.steps[: recording.forward_end]):
-        if not isinstance(step, Instruction) or step.out not in recording.boxes:
-            continue
-        cotangent = cotangents.pop(step.out, None)
-        if cotangent is None:
-            continue
-        traced, args, params = recording.boxes[step.out]
-        for i, a in enumerate(args):
-            if not (isinstance(a, Traced) and a._slot in wanted):
-                continue
-            rule = step.op.vjp_at(i)
-            if rule is None:
-                continue
-            contribution = rule(traced, *args, cotangent, **params)
-            if step.op.elementwise and shape_of(contribution) != a.shape:
-                contribution = unbroadcast(contribution, a.shape)
-            previous = cotangents.get(a._slot)
-            cotangents[a._slot] = contribution if previous is None else add(previous, contribution)
+    captured = {}
+    if out._node is not None:
+        # No in-place sums: a cotangent the program reads as a constant stays as recorded.
+        targets = {leaf._node for leaf in leaves}
+        captured = sweep([out._node], [seed], retain_graph=True, targets=targets, in_place=False)
     outputs = []
     for leaf in leaves:
-        g = cotangents.get(leaf._slot)
+        g = captured.get(leaf._node)
         if g is None:
             outputs.append(("c", np.zeros(leaf.shape, leaf.dtype)))
         else:
             outputs.append(_output(g, recording))
     return outputs
-
-
-def _slots_on_paths(recording: Recording, sources: set) -> set:
-    """Slots computed by ops from ``sources``: those that need a cotangent."""
-    reached = set(sources)
-    for step in recording.steps[: recording.forward_end]:
-        if (
-            isinstance(step, Instruction)
-            and step.out in recording.boxes
-            and any(kind == "s" and slot in reached for kind, slot in step.args)
-        ):
-            reached.add(step.out)
-    return reached
 
 
 def bind(instruction: Instruction):

@@ -38,7 +38,6 @@ from adcompare.ops.registry.dispatch import (
     apply,
     apply_plain,
     complex_error,
-    mixed_levels_error,
     new_level,
 )
 from adcompare.ops.registry.numpy_names import (
@@ -55,13 +54,13 @@ from adcompare.ops.registry.records import (
     REAL_ONLY,
     SELECTS,
     WIRTINGER,
-    Box,
     ComplexNotSupportedError,
     Hints,
     OpDef,
     keep_number,
 )
-from adcompare.ops.registry.values import anywhere, everywhere, ndim_of, raw, shape_of
+from adcompare.ops.registry.values import anywhere, everywhere, ndim_of, shape_of
+from adcompare.runtime.boxes import Box, mixed_levels_error, raw
 
 __all__ = [
     "ARRAY_ONLY",

@@ -6,10 +6,11 @@ import itertools
 
 import numpy as np
 
-from adcompare.ops.registry.records import COMPLEX_RULES, Box, ComplexNotSupportedError, OpDef
+from adcompare.ops.registry.records import COMPLEX_RULES, ComplexNotSupportedError, OpDef
 from adcompare.ops.registry.values import shape_of
 from adcompare.runtime import buffers, cost
 from adcompare.runtime.batch_arrays import BatchArray, rebox
+from adcompare.runtime.boxes import Box
 from adcompare.runtime.hooks import RECORDING_HOOKS
 
 _LEVELS = itertools.count(1)
@@ -29,11 +30,11 @@ def apply(op: OpDef, args: tuple, params: dict):
     """Run ``op`` on ``args``: the engine of the highest-level box handles it."""
     top = None
     for a in args:
-        if isinstance(a, Box) and (top is None or a._level > top._level):
+        if isinstance(a, Box) and (top is None or a.level > top.level):
             top = a
     if top is None:
         return apply_plain(op, args, params)
-    return top._apply(op, top._level, args, params)
+    return top.apply_op(op, top.level, args, params)
 
 
 def apply_plain(op: OpDef, args: tuple, params: dict):
@@ -61,7 +62,7 @@ def apply_plain(op: OpDef, args: tuple, params: dict):
     if op.complex not in COMPLEX_RULES and np.result_type(out).kind == "c":
         # numpy computed a complex value (maximum, sign, round) that the rules do not hold for.
         raise complex_error(op)
-    if cost._ACTIVE:
+    if cost.ACTIVE:
         cost.record_numpy(op, args, out)
     if type(out) is not np.ndarray and isinstance(out, BatchArray):
         return rebox(out)  # computed from a value read inside vmap
@@ -72,11 +73,3 @@ def complex_error(op: OpDef) -> ComplexNotSupportedError:
     """The error for complex input to an op whose rules do not hold for it."""
     reason = op.complex or "declares no complex support (see OpDef.complex)"
     return ComplexNotSupportedError(f"{op.name} {reason}: it takes no complex input")
-
-
-def mixed_levels_error(op: OpDef, engine: str, other: Box) -> TypeError:
-    """The error for two engines' boxes meeting at one nesting level."""
-    return TypeError(
-        f"{op.name}: cannot combine a {engine} and a {type(other).__name__} at the same "
-        "nesting level; nest them (Dual(Tensor(...), ...)) or use the transforms"
-    )

@@ -1,5 +1,6 @@
 """The record of one primitive (:class:`OpDef`, :class:`Hints`), the registry ``OPS``
-that holds them, the base of the engines' boxes and the status words records use."""
+that holds them, and the status words records use. The engines' boxes follow the
+runtime's box protocol (:mod:`adcompare.runtime.boxes`)."""
 
 from __future__ import annotations
 
@@ -9,20 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 Rule = Callable[..., Any]
-
-
-class Box:
-    """Base of the engines' boxed values (``Dual``, ``Tensor``).
-
-    ``_level`` orders nested boxes: an op is handled by the engine of the
-    argument with the highest level, and the values inside that box may be
-    boxes of a lower level.
-    """
-
-    __slots__ = ("_level",)
-
-    def _apply(self, op: OpDef, level: int, args: tuple, params: dict):
-        raise NotImplementedError
 
 
 #: ``replay`` status of an op that the replay compiler runs only on arrays.

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from adcompare.ops.registry.records import Box
 from adcompare.runtime.batch_arrays import BatchArray
+from adcompare.runtime.boxes import Box
 
 
 def anywhere(mask) -> bool:
@@ -32,13 +32,6 @@ def everywhere(mask) -> bool:
     (True, False)
     """
     return not isinstance(mask, (BatchArray, Box)) and bool(np.all(mask))
-
-
-def raw(value):
-    """The innermost plain value of a possibly nested box (no derivative)."""
-    while isinstance(value, Box):
-        value = value._raw_value()
-    return value
 
 
 def shape_of(value) -> tuple[int, ...]:

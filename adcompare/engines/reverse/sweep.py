@@ -1,0 +1,190 @@
+"""The backward sweep: records in reverse tape order, VJP rules, unbroadcast, accumulate.
+
+One sweep serves the eager engine (``Tensor.backward``, ``autograd_grad``,
+the transforms) and the replay recorder, whose rules run on traced values so
+that their op calls are recorded. Each cotangent travels with who may write
+to it, as HIPS autograd's ``add_outgrads`` does:
+
+``MINE``
+    memory this sweep allocated and nobody else holds: later contributions
+    are added into it in place, and it is handed out as it is;
+``LENT``
+    memory someone else may hold (a rule's result, a caller's seed): never
+    written, handed out as it is to its one holder;
+``SHARED``
+    an array that also went elsewhere (``add`` passes one cotangent to both
+    inputs) or was already handed out: a copy is handed out.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from adcompare.engines.reverse.tape import FREED_GRAPH, AccumulateGrad, Node, saved_inputs
+from adcompare.ops import add
+from adcompare.ops.registry import shape_of, unbroadcast
+
+MINE, LENT, SHARED = "mine", "lent", "shared"
+
+#: Below this many elements a fresh sum is cheaper than adding in place (numpy's
+#: per-call overhead dominates), so only larger cotangent sums are ``MINE``.
+IN_PLACE_FROM = 1 << 12
+
+_SEQ_OF = operator.attrgetter("seq")
+
+
+def reachable(roots) -> list:
+    """The records reachable from ``roots``, latest first (reverse tape order)."""
+    seen = set()
+    order = []
+    stack = [r for r in roots if r is not None]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        order.append(node)
+        stack.extend([n for n in node.next if n is not None and n not in seen])
+    order.sort(key=_SEQ_OF, reverse=True)
+    return order
+
+
+def _raise_modified(node: Node, version: int, saved: int, position: int) -> None:
+    value = "its output" if position < 0 else f"its input {position}"
+    raise RuntimeError(
+        f"one of the values needed for gradient computation ({value} of {node.name}) "
+        "has been modified by an in-place operation, directly or through a tensor "
+        f"sharing its memory (a slice, reshape, transpose or detach): it is at version "
+        f"{version}, saved at version {saved}. Use an out-of-place operation "
+        "(x = x + 1 instead of x += 1), modify a .clone() instead, or run the forward "
+        "computation again after the write"
+    )
+
+
+def _worth_owning(value) -> bool:
+    """Whether later contributions should be added into ``value`` in place."""
+    return type(value) is np.ndarray and value.size >= IN_PLACE_FROM
+
+
+def _hand_out(cotangent, owner: str):
+    """``cotangent`` for a caller to keep: a copy where it also went elsewhere."""
+    if owner is SHARED and type(cotangent) is np.ndarray:
+        return cotangent.copy()
+    return cotangent
+
+
+def _seeded(roots, cotangents) -> dict:
+    """The sweep's starting cotangents, per record; a seed given twice is ``SHARED``."""
+    grads = {}
+    seeds = []
+    for node, cotangent in zip(roots, cotangents):
+        if node in grads:
+            grads[node] = (add(grads[node][0], cotangent), LENT)
+        else:
+            shared = any(cotangent is seed for seed in seeds)
+            grads[node] = (cotangent, SHARED if shared else LENT)
+        seeds.append(cotangent)
+    return grads
+
+
+def sweep(
+    roots,
+    cotangents,
+    *,
+    retain_graph: bool,
+    targets=None,
+    rule_inputs=saved_inputs,
+    in_place: bool = True,
+) -> dict:
+    """Sweep the records backwards from ``roots`` seeded with ``cotangents``.
+
+    Without ``targets``, gradients are accumulated into leaves' ``.grad``
+    (and retained non-leaves'); with ``targets`` (a set of records) the
+    gradients arriving at them are returned in a dict and nothing is
+    accumulated. ``rule_inputs(node)`` gives the ``(args, out)`` a record's
+    rules read; ``in_place`` lets the sweep add into cotangents it owns (the
+    replay recorder turns it off: its constants are read again at replay).
+    Records are freed as they are swept unless ``retain_graph``.
+    """
+    grads = _seeded(roots, cotangents)
+    captured = {}
+    for node in reachable(grads):
+        entry = grads.pop(node, None)
+        if entry is None:
+            continue
+        cotangent, owner = entry
+        if targets is not None and node in targets:
+            captured[node] = _hand_out(cotangent, owner)
+            owner = SHARED
+        if isinstance(node, AccumulateGrad):
+            if targets is None:
+                node.variable._accumulate(_hand_out(cotangent, owner))
+            continue
+        if node.freed:
+            raise RuntimeError(FREED_GRAPH)
+        for counter, saved, position in node.versions:
+            if counter[0] != saved:
+                _raise_modified(node, counter[0], saved, position)
+        if targets is None and node.retained is not None:
+            kept = node.retained()
+            if kept is not None:
+                kept._accumulate(_hand_out(cotangent, owner))
+                owner = SHARED
+        _send(node, cotangent, owner, grads, rule_inputs, in_place)
+        if not retain_graph:
+            node.free()
+    return captured
+
+
+def _send(node: Node, cotangent, owner: str, grads: dict, rule_inputs, in_place: bool) -> None:
+    """Run a record's VJP rules and add each input's share into ``grads``."""
+    args, out = rule_inputs(node)
+    op = node.op
+    params = node.params
+    rules = op.vjp if op.nargs is not None else None
+    in_shapes = node.in_shapes
+    elementwise = op.elementwise
+    accumulate = op.hints.accumulate_vjp if in_place else None
+    passed_on = owner is SHARED  # the cotangent already went where it may be handed out
+    for i, nxt in enumerate(node.next):
+        if nxt is None:
+            continue
+        previous = grads.get(nxt)
+        if (
+            accumulate is not None
+            and previous is not None
+            and previous[1] is MINE
+            and type(cotangent) is np.ndarray
+            and cotangent.dtype == previous[0].dtype
+        ):
+            accumulate(previous[0], out, *args, cotangent, **params)
+            continue
+        rule = rules[i] if rules is not None else op.vjp_at(i)
+        contribution = rule(out, *args, cotangent, **params)
+        if elementwise:
+            shape = in_shapes[i] if in_shapes is not None else shape_of(args[i])
+            if shape_of(contribution) != shape:
+                contribution = unbroadcast(contribution, shape)
+        if contribution is cotangent:
+            kind = SHARED if passed_on else LENT
+            passed_on = True
+        elif accumulate is not None and previous is None and _worth_owning(contribution):
+            kind = MINE  # a fresh scatter into zeros
+        else:
+            kind = LENT
+        if previous is None:
+            grads[nxt] = (contribution, kind)
+            continue
+        total, total_owner = previous
+        if (
+            total_owner is MINE
+            and type(contribution) is np.ndarray
+            and contribution.shape == total.shape
+            and contribution.dtype == total.dtype
+        ):
+            total += contribution
+        else:
+            total = add(total, contribution)
+            grads[nxt] = (total, MINE if in_place and _worth_owning(total) else LENT)

@@ -1,0 +1,186 @@
+"""The tape's records: one ``Node`` per recorded op application, and the leaves' accumulators.
+
+A record holds the op, references to its inputs' records, and only the
+values read by the VJP rules of the inputs that need a gradient
+(``Hints.vjp_reads``). Records are numbered in execution order, so the
+records reachable from an output, sorted by number, are a Wengert list.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+
+import numpy as np
+
+from adcompare.ops import OpDef
+from adcompare.ops.registry import raw, shape_of
+from adcompare.runtime import cost
+
+_SEQUENCE = itertools.count()
+
+FREED_GRAPH = (
+    "backward through a graph that was already freed: the values saved for the "
+    "backward pass were released by an earlier backward call. Pass retain_graph=True "
+    "to the earlier backward call if you need to backward through the graph again, "
+    "or run the forward computation again."
+)
+
+
+class Placeholder:
+    """Stands in for a value the tape did not keep: only its shape is known."""
+
+    __slots__ = ("shape",)
+
+    def __init__(self, shape):
+        self.shape = shape
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+
+class Node:
+    """One record on the tape: an op application and what its VJP needs.
+
+    ``next_functions`` lists the records of the inputs (``None`` for inputs
+    that need no gradient), as in PyTorch; ``saved_bytes`` is what this
+    record keeps alive for the backward pass. A value it did not keep is a
+    placeholder that knows only its shape.
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "freed",
+        "in_shapes",
+        "level",
+        "next",
+        "op",
+        "out_shape",
+        "params",
+        "retained",
+        "saved_args",
+        "saved_out",
+        "seq",
+        "versions",
+    )
+
+    def __init__(self, op: OpDef, params, next_nodes, args, out, versions, level):
+        # Keep only what the rules of the inputs that need a gradient read; the
+        # others become placeholders that know their shape. ``versions`` lists the
+        # Tensor arguments' (version counter, version now, position): only the
+        # kept ones are checked. ``in_shapes`` is None when the kept values say.
+        if op.hints.vjp_reads is None:  # what kept() returns then, without building its key
+            keep_args, keep_out = op.keeps
+        else:
+            keep_args, keep_out = op.kept(tuple([n is not None for n in next_nodes]))
+        if keep_args is True:
+            self.saved_args = args
+            self.in_shapes = None
+            self.versions = versions
+        elif keep_args is False:
+            self.saved_args = None
+            self.in_shapes = tuple([shape_of(a) for a in args])
+            self.versions = []
+        else:
+            self.saved_args = tuple(
+                [a if keep else placeholder(shape_of(a)) for a, keep in zip(args, keep_args)]
+            )
+            self.in_shapes = None
+            self.versions = [v for v in versions if keep_args[v[2]]]
+        self.saved_out = out if keep_out else None
+        self.out_shape = out.shape if type(out) is np.ndarray else shape_of(out)
+        self.op = op
+        self.params = params
+        self.next = next_nodes
+        self.seq = next(_SEQUENCE)
+        self.level = level
+        self.retained = None
+        self.freed = False
+
+    @property
+    def name(self) -> str:
+        """PyTorch-style name, e.g. ``MulBackward``."""
+        return f"{self.op.label}Backward"
+
+    @property
+    def next_functions(self) -> tuple:
+        """The input records as ``(node, 0)`` pairs, PyTorch's layout."""
+        return tuple((n, 0) for n in self.next)
+
+    @property
+    def saved_values(self) -> tuple:
+        """The plain values this record keeps for its VJP (empty once freed)."""
+        if self.freed:
+            return ()
+        values = [*(self.saved_args or ()), self.saved_out]
+        return tuple(v for v in values if v is not None and not isinstance(v, Placeholder))
+
+    @property
+    def saved_bytes(self) -> int:
+        """Bytes of the arrays this record keeps alive, each array counted once."""
+        return _nbytes(self.saved_values)
+
+    def free(self) -> None:
+        """Release the saved values (done by a backward sweep)."""
+        if cost.ACTIVE:
+            cost.record_release(self.saved_bytes)
+        self.saved_args = None
+        self.saved_out = None
+        self.freed = True
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
+
+
+class AccumulateGrad:
+    """The record of a leaf tensor: gradients arriving here go to ``.grad``."""
+
+    __slots__ = ("__weakref__", "variable")
+    seq = -1
+    next = ()
+    next_functions = ()
+    name = "AccumulateGrad"
+    freed = False
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def __repr__(self) -> str:
+        return "<AccumulateGrad>"
+
+
+def _nbytes(values) -> int:
+    seen = set()
+    total = 0
+    for v in values:
+        v = raw(v)
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        total += int(getattr(v, "nbytes", np.asarray(v).nbytes))
+    return total
+
+
+@functools.lru_cache(maxsize=1024)
+def placeholder(shape: tuple) -> Placeholder:
+    """The placeholder for a value of this shape (read-only, so shared)."""
+    return Placeholder(shape)
+
+
+@functools.lru_cache(maxsize=1024)
+def placeholders(shapes: tuple) -> tuple:
+    """Placeholders for values of these shapes."""
+    return tuple(placeholder(shape) for shape in shapes)
+
+
+def saved_inputs(node: Node) -> tuple:
+    """``(args, out)`` for a record's VJP rules: the values it kept, placeholders for the rest."""
+    args = node.saved_args if node.saved_args is not None else placeholders(node.in_shapes)
+    out = node.saved_out if node.saved_out is not None else placeholder(node.out_shape)
+    return args, out
+
+
+def node_level(node) -> int:
+    """The nesting level of a record's values."""
+    return node.variable.level if isinstance(node, AccumulateGrad) else node.level
