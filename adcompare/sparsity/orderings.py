@@ -78,34 +78,33 @@ def saturation_degree(graph: sparse.csr_array) -> np.ndarray:
     The order is made by colouring as it goes (each vertex the smallest colour
     no neighbour holds), so the greedy colouring in this order gives those
     colours back. On the distance-2 graph of a five-point stencil it finds
-    the optimal 5 colours where the static orderings take 6 or 7.
+    the optimal 5 colours where the static orderings take 6 or 7. Each step
+    scans every vertex (vectorised): a clique costs no more than a path.
     """
     n = graph.shape[0]
     degrees = _degrees(graph)
     colours = np.full(n, -1, dtype=np.int64)
-    saturation = np.zeros(n, dtype=np.int64)
+    # key = saturation * (largest degree + 1) + degree, so its first maximum is the next
+    # vertex; -1 once coloured.
+    key = degrees.astype(np.int64)
+    step = int(degrees.max(initial=0)) + 1
     held = np.zeros((n, 4), dtype=bool)  # held[v, c]: a neighbour of v has colour c
-    heap = [(0, -int(d), v) for v, d in enumerate(degrees)]
-    heapq.heapify(heap)
-    picked = []
-    while heap:
-        minus_saturation, _, v = heapq.heappop(heap)
-        if colours[v] >= 0 or -minus_saturation != saturation[v]:
-            continue  # a stale entry: the vertex is coloured, or its saturation grew
+    picked = np.empty(n, dtype=np.int64)
+    for position in range(n):
+        v = int(np.argmax(key))
         colour = int(np.argmin(held[v]))
         if held[v, colour]:
             colour = held.shape[1]
         if colour + 1 >= held.shape[1]:
             held = np.concatenate([held, np.zeros_like(held)], axis=1)
         colours[v] = colour
-        picked.append(v)
+        key[v] = -1
+        picked[position] = v
         news = _neighbours(graph, v)
         news = news[(colours[news] < 0) & ~held[news, colour]]
         held[news, colour] = True
-        saturation[news] += 1
-        for w in news.tolist():
-            heapq.heappush(heap, (-int(saturation[w]), -int(degrees[w]), w))
-    return np.array(picked, dtype=np.int64)
+        key[news] += step
+    return picked
 
 
 #: The orderings by name.
