@@ -278,7 +278,6 @@ LONG_MODULES = {
     "adcompare.check",
     "adcompare.engines.replay.record",
     "adcompare.engines.reverse",
-    "adcompare.ops.linalg",
     "adcompare.symbolic",
     "adcompare.transforms",
 }
@@ -298,7 +297,6 @@ LONG_FUNCTIONS = {
     "adcompare.engines.reverse:run_backward",
     "adcompare.graph.picture:draw",
     "adcompare.ops.registry.define:defop",
-    "adcompare.sparsity.derivatives:sparse_jacobian",
     "adcompare.transforms:_jacfwd_at",
     "adcompare.transforms:jacrev",
 }
