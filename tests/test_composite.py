@@ -10,7 +10,7 @@ import scipy.special
 
 import adcompare as ad
 from adcompare.ops import COMPOSITES
-from adcompare.ops.linalg import diagonally_dominant, full_rank, symmetric_positive_definite
+from adcompare.ops.matrices import diagonally_dominant, full_rank, symmetric_positive_definite
 
 
 def _softmax(x, axis):

@@ -252,7 +252,6 @@ MAX_FUNCTION_LINES = 60  # from ``def`` to the last line, docstring included
 LONG_MODULES = {
     "adcompare.bench.report.markdown",
     "adcompare.bench.harness.results",
-    "adcompare.ops.linalg",
 }
 LONG_FUNCTIONS = {
     "adcompare.adbench.gmm_format:read_gradbench_gmm",
@@ -265,7 +264,6 @@ LONG_FUNCTIONS = {
     "adcompare.engines.replay:compile",
     "adcompare.graph.picture:draw",
     "adcompare.ops.registry.define:defop",
-    "adcompare.sparsity.derivatives:sparse_jacobian",
 }
 
 

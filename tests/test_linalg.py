@@ -10,7 +10,7 @@ import pytest
 import scipy.linalg
 
 import adcompare as ad
-from adcompare.ops.linalg import diagonally_dominant, full_rank, symmetric_positive_definite
+from adcompare.ops.matrices import diagonally_dominant, full_rank, symmetric_positive_definite
 
 RNG = np.random.default_rng(0)
 

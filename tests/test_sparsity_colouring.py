@@ -196,7 +196,9 @@ def test_laplacian_colour_counts():
     lower bound for columns (and reached by colouring (i + 2j) mod 5); a 2-D grid's star
     chromatic number is 5 and its acyclic chromatic number 3 (Fertin, Raspaud and Reed,
     cited by Gebremedhin, Manne and Pothen 2005). Greedy colouring reaches: columns 7
-    (6 on the small grid with largest-first), star 5 with dynamic largest-first, acyclic 4.
+    with the static orderings (6 on the small grid with largest-first) and the optimal 5
+    with saturation degree; star 5 with dynamic largest-first (6 with the others),
+    acyclic 4.
     """
     for k in (6, 12):
         pattern = laplacian_2d(k)
@@ -207,6 +209,45 @@ def test_laplacian_colour_counts():
         assert min(colour_count(acyclic_colouring(pattern, o)) for o in ORDERS) == 4
     i, j = np.divmod(np.arange(36), 6)
     assert_partial_distance_2(laplacian_2d(6), (i + 2 * j) % 5)
+
+
+@pytest.mark.parametrize("k", [4, 7, 16, 30])
+def test_saturation_degree_finds_the_laplacians_five_colours(k):
+    pattern = laplacian_2d(k)
+    columns = column_colouring(pattern, "saturation-degree")
+    rows = row_colouring(pattern, "saturation-degree")
+    assert_partial_distance_2(pattern, columns)
+    assert_partial_distance_2(pattern.T, rows)
+    assert colour_count(columns) == colour_count(rows) == 5
+    assert colour_count(column_colouring(pattern, "largest-first")) > 5
+
+
+def edge_incidence(edges: list[tuple[int, int]], n: int) -> np.ndarray:
+    """A pattern whose column graph is the given graph: one row per edge."""
+    pattern = np.zeros((len(edges), n), dtype=bool)
+    for row, (a, b) in enumerate(edges):
+        pattern[row, [a, b]] = True
+    return pattern
+
+
+def test_saturation_degree_two_colours_a_crown_where_a_static_order_needs_n():
+    """A crown graph (two sides of n, each vertex joined to every vertex of the other
+    side but its partner) in the order a₀, b₀, a₁, b₁, ... makes greedy colouring give
+    each pair a new colour; DSATUR colours every bipartite graph with 2 (Brélaz 1979)."""
+    n = 8
+    edges = [(2 * a, 2 * b + 1) for a in range(n) for b in range(n) if a != b]
+    pattern = edge_incidence(edges, 2 * n)
+    natural = column_colouring(pattern, "natural")
+    saturation = column_colouring(pattern, "saturation-degree")
+    assert_partial_distance_2(pattern, natural)
+    assert_partial_distance_2(pattern, saturation)
+    assert (colour_count(natural), colour_count(saturation)) == (n, 2)
+    rng = np.random.default_rng(3)
+    side = rng.integers(0, 2, 40)
+    edges = [
+        (a, b) for a in range(40) for b in range(a) if side[a] != side[b] and rng.random() < 0.1
+    ]
+    assert colour_count(column_colouring(edge_incidence(edges, 40), "saturation-degree")) == 2
 
 
 def test_unknown_ordering_is_refused():

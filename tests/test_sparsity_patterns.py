@@ -45,6 +45,9 @@ def test_local_pattern_is_the_jacobians_nonzeros_and_global_covers_it(case):
     x, params = flat_args(op, shapes, params, seed=11)
     f = packed(op, shapes, params)
     dense = np.asarray(ad.jacfwd(f)(x)).reshape(-1, x.size)
+    # Entries at rounding level are zeros the algorithm did not cancel exactly (a Cholesky
+    # factor's entry that does not read an input still gets 1e-20 of it through its JVP).
+    nonzero = np.abs(dense) > 1e-12 * max(1.0, float(np.abs(dense).max(initial=0.0)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DenseFallbackWarning)
         found = jacobian_pattern(f, x)
@@ -52,10 +55,10 @@ def test_local_pattern_is_the_jacobians_nonzeros_and_global_covers_it(case):
     assert found.shape == local.shape == dense.shape
     assert not (local.toarray() & ~found.toarray()).any(), "local must lie inside global"
     if not has_rule(op):  # taken as dense: it must still hold every non-zero
-        assert not ((dense != 0) & ~local.toarray()).any(), op.name
+        assert not (nonzero & ~local.toarray()).any(), op.name
         return
     # At a random point no derivative vanishes by accident: the local pattern is exact.
-    np.testing.assert_array_equal(local.toarray(), dense != 0, err_msg=op.name)
+    np.testing.assert_array_equal(local.toarray(), nonzero, err_msg=op.name)
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)

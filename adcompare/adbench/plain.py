@@ -98,8 +98,9 @@ def lstm_objective_numpy(problem: LSTMProblem, params: np.ndarray) -> float:
     return -log_likelihood / float((sequence.shape[0] - 1) * bits)
 
 
-def ba_residuals_numpy(problem: BAProblem, params: np.ndarray) -> np.ndarray:
-    """The residuals of :func:`~adcompare.adbench.ba.ba_residuals` in numpy."""
+def ba_residuals_numpy(problem: BAProblem, params: np.ndarray, xp=np) -> np.ndarray:
+    """The residuals of :func:`~adcompare.adbench.ba.ba_residuals` in numpy (or in another
+    array namespace ``xp`` with numpy's names, such as ``jax.numpy``)."""
     n, m, _ = problem.data.sizes
     cameras = params[: CAMERA_PARAMS * n].reshape(n, CAMERA_PARAMS)
     points = params[CAMERA_PARAMS * n : CAMERA_PARAMS * n + 3 * m].reshape(m, 3)
@@ -107,20 +108,20 @@ def ba_residuals_numpy(problem: BAProblem, params: np.ndarray) -> np.ndarray:
     observations, features = problem.data.observations, problem.data.features
     seen_by, seen = cameras[observations[:, 0]], points[observations[:, 1]]
     rotation, relative = seen_by[:, 0:3], seen - seen_by[:, 3:6]
-    squared_angle = np.sum(rotation * rotation, axis=1, keepdims=True)
+    squared_angle = xp.sum(rotation * rotation, axis=1, keepdims=True)
     turning = squared_angle != 0.0
-    angle = np.sqrt(np.where(turning, squared_angle, 1.0))
+    angle = xp.sqrt(xp.where(turning, squared_angle, 1.0))
     axis = rotation / angle
-    cos, sin = np.cos(angle), np.sin(angle)
-    along_axis = np.sum(axis * relative, axis=1, keepdims=True) * (1.0 - cos)
-    rotated = relative * cos + np.cross(axis, relative) * sin + axis * along_axis
-    camera_frame = np.where(turning, rotated, relative + np.cross(rotation, relative))
+    cos, sin = xp.cos(angle), xp.sin(angle)
+    along_axis = xp.sum(axis * relative, axis=1, keepdims=True) * (1.0 - cos)
+    rotated = relative * cos + xp.cross(axis, relative) * sin + axis * along_axis
+    camera_frame = xp.where(turning, rotated, relative + xp.cross(rotation, relative))
     projected = camera_frame[:, 0:2] / camera_frame[:, 2:3]
-    radius_sq = np.sum(projected * projected, axis=1, keepdims=True)
+    radius_sq = xp.sum(projected * projected, axis=1, keepdims=True)
     distortion = 1.0 + seen_by[:, 9:10] * radius_sq + seen_by[:, 10:11] * radius_sq * radius_sq
     pixels = projected * distortion * seen_by[:, 6:7] + seen_by[:, 7:9]
     reprojection = weights[:, None] * (pixels - features)
-    return np.concatenate([reprojection.reshape(-1), 1.0 - weights * weights])
+    return xp.concatenate([reprojection.reshape(-1), 1.0 - weights * weights])
 
 
 _PLAIN = {

@@ -11,6 +11,7 @@ examples:
   adcompare sparse                           # every problem at its default sizes
   adcompare sparse --problems arrowhead bratu-1d --quick
   adcompare sparse --report-only             # redraw from reports/sparse/sparse.json
+  adcompare sparse --no-peers                # adcompare only, even where asdex is installed
 """
 
 #: The sizes ``--quick`` measures.
@@ -29,8 +30,8 @@ def add_parser(subparsers) -> None:
         "sparse",
         help="measure dense against sparse forward, reverse and bidirectional Jacobians",
         description="Detect each problem's sparsity pattern, colour it, and time the Jacobian "
-        "(or Hessian) by dense jacfwd/jacrev and by one pass per colour; write sparse.json, "
-        "three figures and sparse.md.",
+        "(or Hessian) by dense jacfwd/jacrev and by one pass per colour, beside asdex where "
+        "it is installed; write sparse.json, three figures and sparse.md.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -41,6 +42,9 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument(
         "--report-only", action="store_true", help="redraw from the folder's sparse.json"
+    )
+    parser.add_argument(
+        "--no-peers", action="store_true", help="leave out asdex even where it is installed"
     )
     parser.set_defaults(run=run)
 
@@ -69,6 +73,7 @@ def run(args) -> int:
             problems=args.problems,
             sizes=sizes,
             log=lambda line: print(line, file=sys.stderr),
+            peers=not args.no_peers,
         )
     print(f"wrote {write_sparse_report(results, args.out)}", file=sys.stderr)
     return 0

@@ -29,7 +29,7 @@ from adcompare.ops.elementwise import (
     tanh,
     where,
 )
-from adcompare.ops.linalg import svdvals
+from adcompare.ops.matrix_functions import svdvals
 from adcompare.ops.reductions import max, min, sum
 from adcompare.ops.registry import (
     ComplexNotSupportedError,

@@ -23,6 +23,7 @@ import numpy as np
 from adcompare.ops.composite import composite, stack
 from adcompare.ops.elementwise import add, multiply, subtract
 from adcompare.ops.linalg import matmul
+from adcompare.ops.links import Links, element_numbers
 from adcompare.ops.reductions import sum
 from adcompare.ops.registry import (
     ARRAY_ONLY,
@@ -164,6 +165,39 @@ def _einsum_batch(args, batched, subscripts):
     return _einsum(*args, subscripts=",".join(spelled) + "->" + letter + output)
 
 
+def _einsum_sparsity(out, *operands, local, subscripts):
+    """Follow the index structure: over every assignment of the letters, the output element
+    the output's letters name depends on the element each operand's letters name, and the
+    operands' elements interact pairwise (a product of one element of each operand; each
+    operand enters linearly, so none interacts with itself)."""
+    terms, output = _split(subscripts)
+    letters = output + "".join(sorted({c for t in terms for c in t} - set(output)))
+    sizes = dict.fromkeys(letters, 1)
+    for term, operand in zip(terms, operands):
+        for letter, size in zip(term, shape_of(operand)):
+            sizes[letter] = max(sizes[letter], size)
+    grid = tuple(sizes[c] for c in letters)
+    rows = np.broadcast_to(
+        element_numbers(shape_of(out)).reshape(
+            grid[: len(output)] + (1,) * (len(grid) - len(output))
+        ),
+        grid,
+    ).ravel()
+    elements = []
+    for term, operand in zip(terms, operands):
+        index = tuple(
+            np.arange(size).reshape([-1 if c == letter else 1 for c in letters]) if size > 1 else 0
+            for letter, size in zip(term, shape_of(operand))
+        )
+        elements.append(np.broadcast_to(element_numbers(shape_of(operand))[index], grid).ravel())
+    pairs = tuple(
+        (i, j, rows, elements[i], elements[j])
+        for i in range(len(elements))
+        for j in range(i + 1, len(elements))
+    )
+    return Links(tuple((rows, cols) for cols in elements), pairs)
+
+
 def _sym_einsum(*operands, subscripts):
     return np.einsum(subscripts, *[np.asarray(a, dtype=object) for a in operands])
 
@@ -184,6 +218,7 @@ _einsum = defop(
         (((2, 1, 3), (4, 3)), {"subscripts": "...j,kj->...k"}),
     ],
     label="Einsum",
+    sparsity=_einsum_sparsity,
     sym=_sym_einsum,
     jvp=_einsum_jvp,
     vjp=_einsum_vjp,

@@ -18,6 +18,11 @@ strictly between 0 and ``n/2``, 1 at 0 and at ``n/2`` for even ``n``; ``c``
 the ``norm`` factor), so ``∂L/∂Re X - i ∂L/∂Im X = w · ifftn(ȳ)`` restricted
 to the kept frequencies.
 
+Sparsity: a transform along axis ``k`` is dense along ``k`` (over the part of
+the input it reads) and diagonal across the other axes; no DFT coefficient is
+0, so that is exact, but for ``irfftn`` of a real input, whose coefficients
+are cosines, some of which are 0.
+
 >>> import numpy as np
 >>> import adcompare as ad
 >>> x = np.array([1.0, 2.0, 0.5, -1.0])
@@ -33,6 +38,7 @@ import sympy
 from adcompare.ops.complex_parts import real
 from adcompare.ops.composite import composite
 from adcompare.ops.elementwise import multiply
+from adcompare.ops.links import Links, element_numbers
 from adcompare.ops.registry import (
     ARRAY_ONLY,
     HOLOMORPHIC,
@@ -180,6 +186,61 @@ def _sym_irfftn(x, s, axes, norm):
     return np.moveaxis(out, -1, axis)
 
 
+# --- sparsity: dense along the transformed axes, diagonal across the others ----------
+
+
+def _fft_links(out, x, axes, reads, keep=None) -> Links:
+    """Output element ``o`` depends on the elements ``i`` of ``x`` with ``i = o`` along the
+    axes not transformed and ``i < reads[k]`` along transformed axis ``axes[k]`` (the part
+    of ``x`` the transform reads after cropping or padding to ``s``). ``keep(grid)``, given
+    the output's and the read axes' coordinates, may drop links whose coefficient is 0."""
+    x_shape, out_shape = shape_of(x), shape_of(out)
+    nd, count = len(x_shape), len(axes)
+    used = [min(x_shape[axis], length) for axis, length in zip(axes, reads)]
+    grid = out_shape + tuple(used)
+    coordinates = [
+        np.arange(size).reshape([-1 if k == position else 1 for k in range(nd + count)])
+        for position, size in enumerate(grid)
+    ]
+    index = [
+        coordinates[nd + axes.index(axis - nd)] if axis - nd in axes else coordinates[axis]
+        for axis in range(nd)
+    ]
+    rows = np.broadcast_to(element_numbers(out_shape).reshape(out_shape + (1,) * count), grid)
+    cols = np.broadcast_to(element_numbers(x_shape)[tuple(index)], grid)
+    if keep is None:
+        return Links(((rows.ravel(), cols.ravel()),))
+    chosen = np.broadcast_to(keep(coordinates), grid)
+    return Links(((rows[chosen], cols[chosen]),))
+
+
+def _fft_sparsity(out, x, *, local, s, axes, norm):
+    """Every coefficient of a DFT is a root of unity, so none is 0: exact."""
+    return _fft_links(out, x, axes, s)
+
+
+def _irfftn_sparsity(out, x, *, local, s, axes, norm):
+    """Along the last axis ``irfftn`` reads ``s[-1] // 2 + 1`` frequencies. A complex input
+    reaches every output; a real one only where the cosine its coefficient holds is not
+    0: with ``φ = Σ_k u_k t_k / s_k`` over the output's (``t``) and input's (``u``)
+    coordinates, ``y_t`` reads ``Re(x_u e^{2πiφ})``, which is 0 for real ``x_u`` when
+    ``φ`` is an odd multiple of 1/4 (``n = 4``: ``y_1`` does not read ``x_1``)."""
+    reads = s[:-1] + (s[-1] // 2 + 1,)
+    if np.iscomplexobj(raw(x)):
+        return _fft_links(out, x, axes, reads)
+    nd, common = len(shape_of(out)), int(np.lcm.reduce(s))
+
+    def cosine_not_zero(coordinates):
+        # 4 φ · common is an integer; cos(2πφ) = 0 exactly when it is ≡ common (mod 2 common).
+        turns = sum(
+            coordinates[axis % nd] * coordinates[nd + k] * (common // length)
+            for k, (axis, length) in enumerate(zip(axes, s))
+        )
+        return (4 * turns) % (2 * common) != common
+
+    return _fft_links(out, x, axes, reads, keep=cosine_not_zero)
+
+
 # --- the primitives -----------------------------------------------------------------
 
 
@@ -199,6 +260,7 @@ fftn = defop(
     batch=LEADING_AXIS,
     saves=("args",),
     cases=_CASES,
+    sparsity=_fft_sparsity,
     sym=_sym_fftn,
     jvp=lambda out, x, x_dot, s, axes, norm: fftn(x_dot, s=s, axes=axes, norm=norm),
     # The DFT matrix is symmetric: the transpose of fftn is fftn, then undo s.
@@ -219,6 +281,7 @@ ifftn = defop(
     batch=LEADING_AXIS,
     saves=("args",),
     cases=_CASES,
+    sparsity=_fft_sparsity,
     sym=lambda x, s, axes, norm: _sym_fftn(x, s, axes, norm, inverse=True),
     jvp=lambda out, x, x_dot, s, axes, norm: ifftn(x_dot, s=s, axes=axes, norm=norm),
     vjp=lambda out, x, out_bar, s, axes, norm: _as_input(
@@ -255,6 +318,7 @@ rfftn = defop(
     batch=LEADING_AXIS,
     saves=("args",),
     cases=_CASES,
+    sparsity=_fft_sparsity,
     sym=_sym_rfftn,
     jvp=lambda out, x, x_dot, s, axes, norm: rfftn(x_dot, s=s, axes=axes, norm=norm),
     vjp=_rfftn_vjp,
@@ -290,6 +354,7 @@ irfftn = defop(
     batch=LEADING_AXIS,
     saves=("args",),
     cases=_HALF_CASES,
+    sparsity=_irfftn_sparsity,
     sym=_sym_irfftn,
     jvp=lambda out, x, x_dot, s, axes, norm: irfftn(x_dot, s=s, axes=axes, norm=norm),
     vjp=_irfftn_vjp,

@@ -1,5 +1,6 @@
 """Linear algebra primitives: matmul (1-D, 2-D and batched, as ``np.matmul``),
-inv, solve, det, logabsdet, cholesky, eigvalsh and eigh's vectors, svdvals.
+inv, solve, det and logabsdet; the factorisations and matrix functions are in
+:mod:`~adcompare.ops.matrix_functions`, what both share in :mod:`~adcompare.ops.matrices`.
 
 matmul's rules follow numpy's promotion of 1-D operands: a 1-D left operand
 is a row, a 1-D right operand a column, and the added axis is removed again.
@@ -8,9 +9,13 @@ leading ones, as numpy's are; a tangent's lane axis is one more leading axis,
 so their rules are written with batched ``matmul`` and need no lane code.
 
 Each op's oracle in the tests is SymPy on small symbolic matrices (its
-``sym``: ``Matrix.inv``, ``det``, ``LUsolve``, ``cholesky``, the closed-form
-eigenvalues and eigenvectors of symmetric 2x2 matrices). The test inputs come
-from the makers below, which draw well-conditioned matrices.
+``sym``: ``Matrix.inv``, ``det``, ``LUsolve``). The test inputs come from the
+makers of :mod:`~adcompare.ops.matrices`, which draw well-conditioned matrices.
+
+Sparsity: matmul and solve follow their index structure (a product's element
+reads one row and one column; a solution's column reads the whole matrix and
+its own column of ``b``); inv, det and logabsdet are dense within each matrix
+and block-diagonal across a batch.
 """
 
 from __future__ import annotations
@@ -18,16 +23,24 @@ from __future__ import annotations
 import operator
 
 import numpy as np
-import scipy.linalg
 import sympy
 
-from adcompare.ops.elementwise import add, divide, multiply, negative, subtract
+from adcompare.ops.elementwise import multiply, negative
 from adcompare.ops.links import Links, element_numbers
-from adcompare.ops.reductions import sum
+from adcompare.ops.matrices import (
+    defmatrix,
+    diagonally_dominant,
+    matrix_sparsity,
+    prepare_square,
+    swap_last,
+    sympy_batches,
+    sympy_matrix,
+    to_object_array,
+    trace_product,
+)
 from adcompare.ops.registry import (
     ARRAY_ONLY,
     HOLOMORPHIC,
-    LEADING_AXIS,
     Hints,
     defop,
     ndim_of,
@@ -35,7 +48,7 @@ from adcompare.ops.registry import (
     shape_of,
     unbroadcast,
 )
-from adcompare.ops.shape import expand_dims, getitem, pad_batched, reshape, squeeze, transpose
+from adcompare.ops.shape import expand_dims, pad_batched, reshape, squeeze, transpose
 
 
 def _prepare_matmul(x, y):
@@ -53,11 +66,6 @@ def _prepare_matmul(x, y):
             f"on the left against {inner_y} rows on the right"
         )
     return {}
-
-
-def _swap_last(a):
-    n = ndim_of(a)
-    return transpose(a, tuple(range(n - 2)) + (n - 1, n - 2))
 
 
 def _move_last_to_front(a):
@@ -91,11 +99,11 @@ def _vjp_x(out, x, y, out_bar):
     if ndim_of(x) == 1 and ndim_of(y) == 1:
         return out_bar * y
     if ndim_of(x) == 1:
-        row = matmul(expand_dims(out_bar, -2), _swap_last(y))
+        row = matmul(expand_dims(out_bar, -2), swap_last(y))
         return unbroadcast(squeeze(row, -2), shape_of(x))
     if ndim_of(y) == 1:
         return unbroadcast(multiply(expand_dims(out_bar, -1), y), shape_of(x))
-    return unbroadcast(matmul(out_bar, _swap_last(y)), shape_of(x))
+    return unbroadcast(matmul(out_bar, swap_last(y)), shape_of(x))
 
 
 def _vjp_y(out, x, y, out_bar):
@@ -106,9 +114,9 @@ def _vjp_y(out, x, y, out_bar):
     if ndim_of(x) == 1:
         return unbroadcast(expand_dims(x, -1) * expand_dims(out_bar, -2), shape_of(y))
     if ndim_of(y) == 1:
-        column = matmul(_swap_last(x), expand_dims(out_bar, -1))
+        column = matmul(swap_last(x), expand_dims(out_bar, -1))
         return unbroadcast(squeeze(column, -1), shape_of(y))
-    return unbroadcast(matmul(_swap_last(x), out_bar), shape_of(y))
+    return unbroadcast(matmul(swap_last(x), out_bar), shape_of(y))
 
 
 def _matmul_sparsity(out, x, y, *, local):
@@ -127,12 +135,12 @@ def _matmul_sparsity(out, x, y, *, local):
     return Links(((rows, a), (rows, b)), ((0, 1, rows, a, b),))
 
 
-def _batch(args, batched):
-    """A batch of matrix products: 1-D operands become one-row or one-column matrices,
-    and batched operands get size-1 axes after the batch axis so that numpy's
-    broadcasting of the stack axes lines the examples up."""
+def _batch_pair(op, args, batched, *, left_rows: bool):
+    """A batch of ``op(x, y)`` on matrices: a 1-D ``y`` becomes one column (a 1-D ``x``
+    one row, if ``left_rows``), and batched operands get size-1 axes after the batch axis
+    so that numpy's broadcasting of the stack axes lines the examples up."""
     x, y = args
-    x_vector = ndim_of(x) - batched[0] == 1
+    x_vector = left_rows and ndim_of(x) - batched[0] == 1
     y_vector = ndim_of(y) - batched[1] == 1
     if x_vector:
         x = expand_dims(x, -2)
@@ -140,7 +148,7 @@ def _batch(args, batched):
         y = expand_dims(y, -1)
     rank = max(ndim_of(x) - batched[0], ndim_of(y) - batched[1])
     x, y = (pad_batched(a, rank) if b else a for a, b in zip((x, y), batched))
-    out = matmul(x, y)
+    out = op(x, y)
     if y_vector:
         out = squeeze(out, -1)
     if x_vector:
@@ -151,7 +159,7 @@ def _batch(args, batched):
 matmul = defop(
     "matmul",
     np.matmul,
-    batch=_batch,
+    batch=lambda args, batched: _batch_pair(matmul, args, batched, left_rows=True),
     operators=("__matmul__", "__rmatmul__"),
     replay=operator.mul,
     complex=HOLOMORPHIC,
@@ -182,123 +190,19 @@ matmul = defop(
 )
 
 
-# --- test inputs: well-conditioned matrices ------------------------------------------------
-
-
-def diagonally_dominant(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-    """Square matrices (batched over leading axes) far from singular: entries in
-    (-1, 1) plus ``n`` on the diagonal, with an eigenvalue gap for tests.
-
-    >>> a = diagonally_dominant((3, 3), np.random.default_rng(0))
-    >>> bool(np.linalg.cond(a) < 10)
-    True
-    """
-    n = shape[-1]
-    return rng.uniform(-1.0, 1.0, shape) + n * np.eye(n)
-
-
-def symmetric_positive_definite(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-    """Symmetric positive definite matrices with well-separated eigenvalues.
-
-    >>> a = symmetric_positive_definite((2, 3, 3), np.random.default_rng(0))
-    >>> bool(np.allclose(a, np.swapaxes(a, -1, -2))), bool(np.linalg.eigvalsh(a).min() > 0.5)
-    (True, True)
-    """
-    n = shape[-1]
-    base = rng.uniform(-0.3, 0.3, shape)
-    return (base + np.swapaxes(base, -1, -2)) + np.diag(1.0 + 1.5 * np.arange(n))
-
-
-def full_rank(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-    """Rectangular (or square) matrices with well-separated singular values.
-
-    >>> s = np.linalg.svd(full_rank((3, 2), np.random.default_rng(0)), compute_uv=False)
-    >>> bool(s.min() > 0.5 and s[0] - s[1] > 0.5)
-    True
-    """
-    m, n = shape[-2:]
-    return rng.uniform(-0.3, 0.3, shape) + np.eye(m, n) * (1.0 + 1.5 * np.arange(m)[:, None])
-
-
-# --- helpers shared by the matrix rules ----------------------------------------------------
-
-
-def _trace_product(a, b):
-    """``sum(a * b)`` over the last two axes: trace(aᵀ b), batched."""
-    return sum(multiply(a, b), axis=(-2, -1))
-
-
-def _as_sympy_batches(fn, *arrays):
-    """Apply ``fn`` to each matrix of object arrays batched alike over leading axes."""
-    arrays = [np.asarray(a, dtype=object) for a in arrays]
-    batch = np.broadcast_shapes(*[a.shape[:-2] for a in arrays])
-    arrays = [np.broadcast_to(a, batch + a.shape[-2:]) for a in arrays]
-    results = [fn(*[a[index] for a in arrays]) for index in np.ndindex(batch)]
-    first = np.asarray(results[0], dtype=object)
-    out = np.empty(batch + first.shape, dtype=object)
-    for index, result in zip(np.ndindex(batch), results):
-        out[index] = result if first.ndim == 0 else np.asarray(result, dtype=object)
-    return out
-
-
-def _matrix(a) -> sympy.Matrix:
-    return sympy.Matrix(a.tolist())
-
-
-def _as_array(matrix: sympy.Matrix) -> np.ndarray:
-    return np.array(matrix.tolist(), dtype=object)
-
-
-def _symmetric_part(a, lower: bool):
-    """The symmetric matrix that reads only one triangle of ``a``, as LAPACK does."""
-    n = shape_of(a)[-1]
-    keep = np.tril(np.ones((n, n))) if lower else np.triu(np.ones((n, n)))
-    strict = np.tril(np.ones((n, n)), -1) if lower else np.triu(np.ones((n, n)), 1)
-    return add(multiply(a, keep), _swap_last(multiply(a, strict)))
-
-
-def _symmetric_part_adjoint(a_bar, lower: bool):
-    """The adjoint of :func:`_symmetric_part`: the cotangent lands on the triangle read."""
-    n = shape_of(a_bar)[-1]
-    keep = np.tril(np.ones((n, n))) if lower else np.triu(np.ones((n, n)))
-    strict = np.tril(np.ones((n, n)), -1) if lower else np.triu(np.ones((n, n)), 1)
-    return add(multiply(a_bar, keep), multiply(_swap_last(a_bar), strict))
-
-
-def _sym_symmetric(a, lower: bool) -> sympy.Matrix:
-    n = a.shape[-1]
-    return sympy.Matrix(
-        n, n, lambda i, j: a[max(i, j), min(i, j)] if lower else a[min(i, j), max(i, j)]
-    )
-
-
-def _prepare_square(x, **params):
-    shape = shape_of(x)
-    if len(shape) < 2 or shape[-1] != shape[-2]:
-        raise ValueError(
-            f"expected square matrices in the last two axes, got shape {shape}; "
-            "use lstsq or pinv for rectangular matrices"
-        )
-    return params
-
-
 # --- inv --------------------------------------------------------------------------------
 
 
-inv = defop(
+inv = defmatrix(
     "inv",
     np.linalg.inv,
-    batch=LEADING_AXIS,
     numpy=("linalg.inv",),
-    replay=ARRAY_ONLY,
     complex=HOLOMORPHIC,
     domain=diagonally_dominant,
     saves=("out",),
-    prepare=_prepare_square,
-    cases=[(((2, 2),), {}), (((2, 2, 2),), {})],
-    sym=lambda x: _as_sympy_batches(lambda a: _as_array(_matrix(a).inv()), x),
+    sym=lambda x: sympy_batches(lambda a: to_object_array(sympy_matrix(a).inv()), x),
     jvp=lambda out, x, x_dot: negative(matmul(matmul(out, x_dot), out)),
-    vjp=lambda out, x, out_bar: negative(matmul(matmul(_swap_last(out), out_bar), _swap_last(out))),
+    vjp=lambda out, x, out_bar: negative(matmul(matmul(swap_last(out), out_bar), swap_last(out))),
     doc="The inverse of square matrices, batched over leading axes, as ``np.linalg.inv``.",
     example="inv([[2.0, 0.0], [0.0, 4.0]]) -> [[0.5  0.  ]\n [0.   0.25]]",
 )
@@ -308,7 +212,7 @@ inv = defop(
 
 
 def _prepare_solve(a, b):
-    _prepare_square(a)
+    prepare_square(a)
     a_shape, b_shape = shape_of(a), shape_of(b)
     rows = b_shape[0] if len(b_shape) == 1 else (b_shape[-2] if len(b_shape) > 1 else None)
     if rows != a_shape[-1]:
@@ -340,38 +244,54 @@ def _solve_jvp_b(out, a, b, b_dot):
 
 
 def _solve_vjp_a(out, a, b, out_bar):
-    b_bar = solve(_swap_last(a), _column(out_bar, b))
-    return unbroadcast(negative(matmul(b_bar, _swap_last(_column(out, b)))), shape_of(a))
+    b_bar = solve(swap_last(a), _column(out_bar, b))
+    return unbroadcast(negative(matmul(b_bar, swap_last(_column(out, b)))), shape_of(a))
 
 
 def _solve_vjp_b(out, a, b, out_bar):
-    return unbroadcast(_uncolumn(solve(_swap_last(a), _column(out_bar, b)), b), shape_of(b))
+    return unbroadcast(_uncolumn(solve(swap_last(a), _column(out_bar, b)), b), shape_of(b))
 
 
-def _solve_batch(args, batched):
-    """A batch of solves: a 1-D right-hand side becomes a column, and batched operands get
-    size-1 axes after the batch axis so numpy's broadcasting lines the examples up."""
-    a, b = args
-    vector = ndim_of(b) - batched[1] == 1
-    if vector:
-        b = expand_dims(b, -1)
-    rank = max(ndim_of(a) - batched[0], ndim_of(b) - batched[1])
-    a, b = (pad_batched(v, rank) if flag else v for v, flag in zip((a, b), batched))
-    out = solve(a, b)
-    return squeeze(out, -1) if vector else out
+def _flat(*arrays):
+    """The arrays broadcast together, each flattened."""
+    return tuple(part.ravel() for part in np.broadcast_arrays(*arrays))
+
+
+def _solve_sparsity(out, a, b, *, local):
+    """Column ``k`` of the solution depends on all of its batch's matrix ``a`` and on
+    column ``k`` of ``b``; ``a``'s entries interact with each other and with that column,
+    ``b``'s not with each other (the solution is linear in ``b``)."""
+    n, b_shape = shape_of(a)[-1], shape_of(b)
+    columns = b_shape if len(b_shape) > 1 else b_shape + (1,)
+    batch = np.broadcast_shapes(shape_of(a)[:-2], columns[:-2])
+    solution = element_numbers(shape_of(out)).reshape(batch + (n, columns[-1], 1))
+    matrix = np.broadcast_to(element_numbers(shape_of(a)), batch + (n, n))
+    matrix = matrix.reshape(batch + (1, 1, n * n))
+    rhs = np.broadcast_to(element_numbers(b_shape).reshape(columns), batch + columns[-2:])
+    rhs = np.swapaxes(rhs, -1, -2)[..., None, :, :]  # column k's entries, beside row k
+
+    def pairs() -> tuple:
+        first, second = np.triu_indices(n * n)
+        rows, p, q = _flat(solution, matrix[..., first], matrix[..., second])
+        mixed = _flat(solution[..., None], matrix[..., None], rhs[..., None, :])
+        return ((0, 0, rows, p, q), (0, 1, *mixed))
+
+    return Links((_flat(solution, matrix), _flat(solution, rhs)), pairs)
 
 
 def _sym_solve(a, b):
     b = np.asarray(b, dtype=object)
     if b.ndim == 1:
         return _sym_solve(a, b[:, None])[..., 0]
-    return _as_sympy_batches(lambda m, r: _as_array(_matrix(m).LUsolve(_matrix(r))), a, b)
+    return sympy_batches(
+        lambda m, r: to_object_array(sympy_matrix(m).LUsolve(sympy_matrix(r))), a, b
+    )
 
 
 solve = defop(
     "solve",
     np.linalg.solve,
-    batch=_solve_batch,
+    batch=lambda args, batched: _batch_pair(solve, args, batched, left_rows=False),
     numpy=("linalg.solve",),
     replay=ARRAY_ONLY,
     complex=HOLOMORPHIC,
@@ -379,6 +299,7 @@ solve = defop(
     domain=(diagonally_dominant, (-2.0, 2.0)),
     prepare=_prepare_solve,
     cases=[(((2, 2), (2,)), {}), (((2, 2, 2), (2, 1)), {}), (((2, 2), (2, 2, 1)), {})],
+    sparsity=_solve_sparsity,
     sym=_sym_solve,
     jvp=(_solve_jvp_a, _solve_jvp_b),
     vjp=(_solve_vjp_a, _solve_vjp_b),
@@ -391,21 +312,25 @@ solve = defop(
 # --- det and logabsdet ------------------------------------------------------------------
 
 
-det = defop(
+def _across_rows_and_columns(p, q, n: int):
+    """Which entries of an ``n × n`` matrix meet in det's second derivative: two in
+    different rows and columns (det is linear in each row and in each column)."""
+    return (p // n != q // n) & (p % n != q % n)
+
+
+det = defmatrix(
     "det",
     np.linalg.det,
-    batch=LEADING_AXIS,
     numpy=("linalg.det",),
-    replay=ARRAY_ONLY,
     complex=HOLOMORPHIC,
     domain=diagonally_dominant,
-    prepare=_prepare_square,
     cases=[(((3, 3),), {}), (((2, 2, 2),), {})],
-    sym=lambda x: _as_sympy_batches(lambda a: _matrix(a).det(), x),
+    sparsity=matrix_sparsity(interact=_across_rows_and_columns),
+    sym=lambda x: sympy_batches(lambda a: sympy_matrix(a).det(), x),
     # d det = det · trace(inv(x) dx); the inverse is an op, so this differentiates again.
-    jvp=lambda out, x, x_dot: multiply(out, _trace_product(_swap_last(inv(x)), x_dot)),
+    jvp=lambda out, x, x_dot: multiply(out, trace_product(swap_last(inv(x)), x_dot)),
     vjp=lambda out, x, out_bar: multiply(
-        expand_dims(multiply(out_bar, out), (-2, -1)), _swap_last(inv(x))
+        expand_dims(multiply(out_bar, out), (-2, -1)), swap_last(inv(x))
     ),
     doc="The determinant of square matrices, batched, as ``np.linalg.det``.",
     example="det([[2.0, 0.0], [1.0, 3.0]]) -> 6.0",
@@ -416,331 +341,18 @@ def _logabsdet_value(x):
     return np.linalg.slogdet(x).logabsdet
 
 
-logabsdet = defop(
+logabsdet = defmatrix(
     "logabsdet",
     _logabsdet_value,
-    batch=LEADING_AXIS,
     numpy=(),
-    replay=ARRAY_ONLY,
     complex="is log|det x|, not analytic in x",
     domain=diagonally_dominant,
     saves=("args",),
-    prepare=_prepare_square,
     cases=[(((3, 3),), {}), (((2, 2, 2),), {})],
     # log|det| = log(det²) / 2: smooth wherever det is not 0.
-    sym=lambda x: _as_sympy_batches(lambda a: sympy.log(_matrix(a).det() ** 2) / 2, x),
-    jvp=lambda out, x, x_dot: _trace_product(_swap_last(inv(x)), x_dot),
-    vjp=lambda out, x, out_bar: multiply(expand_dims(out_bar, (-2, -1)), _swap_last(inv(x))),
+    sym=lambda x: sympy_batches(lambda a: sympy.log(sympy_matrix(a).det() ** 2) / 2, x),
+    jvp=lambda out, x, x_dot: trace_product(swap_last(inv(x)), x_dot),
+    vjp=lambda out, x, out_bar: multiply(expand_dims(out_bar, (-2, -1)), swap_last(inv(x))),
     doc="``log|det x|``, batched: the second result of ``np.linalg.slogdet``.",
     example="logabsdet([[-2.0, 0.0], [0.0, 0.5]]) -> 0.0",
-)
-
-
-# --- cholesky ---------------------------------------------------------------------------
-
-
-def _prepare_cholesky(x, upper=False):
-    _prepare_square(x)
-    if upper:
-        raise ValueError(
-            "cholesky: upper=True is not supported; take the transpose of the lower "
-            "factor of the symmetric matrix instead"
-        )
-    return {}
-
-
-def _lower_half_diagonal(n: int) -> np.ndarray:
-    """The mask Φ: 1 below the diagonal, 1/2 on it, 0 above."""
-    return np.tril(np.ones((n, n)), -1) + 0.5 * np.eye(n)
-
-
-def _cholesky_jvp(out, x, x_dot):
-    # L̇ = L Φ(L⁻¹ Ṡ L⁻ᵀ), Ṡ the symmetric matrix read from x_dot's lower triangle.
-    inverse = inv(out)
-    inner = matmul(matmul(inverse, _symmetric_part(x_dot, lower=True)), _swap_last(inverse))
-    return matmul(out, multiply(inner, _lower_half_diagonal(shape_of(out)[-1])))
-
-
-def _cholesky_vjp(out, x, out_bar):
-    # The adjoint of each step of the JVP, in reverse order.
-    inverse = inv(out)
-    inner = multiply(matmul(_swap_last(out), out_bar), _lower_half_diagonal(shape_of(out)[-1]))
-    return _symmetric_part_adjoint(matmul(matmul(_swap_last(inverse), inner), inverse), lower=True)
-
-
-cholesky = defop(
-    "cholesky",
-    np.linalg.cholesky,
-    batch=LEADING_AXIS,
-    numpy=("linalg.cholesky",),
-    replay=ARRAY_ONLY,
-    complex="reads a symmetric matrix's real triangle; Hermitian input is not supported",
-    domain=symmetric_positive_definite,
-    saves=("out",),
-    prepare=_prepare_cholesky,
-    cases=[(((3, 3),), {}), (((2, 2, 2),), {})],
-    sym=lambda x: _as_sympy_batches(
-        lambda a: _as_array(_sym_symmetric(a, lower=True).cholesky(hermitian=False)), x
-    ),
-    jvp=_cholesky_jvp,
-    vjp=_cholesky_vjp,
-    doc="The lower Cholesky factor ``L`` (``L @ L.T = x``) of symmetric positive definite "
-    "matrices, batched, as ``np.linalg.cholesky``: only the lower triangle is read.",
-    example="cholesky([[4.0, 2.0], [2.0, 5.0]]) -> [[2. 0.]\n [1. 2.]]",
-)
-
-
-# --- eigvalsh and eigh's vectors ----------------------------------------------------------
-
-
-def _prepare_uplo(x, UPLO="L"):  # noqa: N803 (numpy's name)
-    _prepare_square(x)
-    if UPLO not in ("L", "U"):
-        raise ValueError(f"UPLO must be 'L' or 'U', got {UPLO!r}")
-    return {"lower": UPLO == "L"}
-
-
-def _uplo(lower: bool) -> str:
-    return "L" if lower else "U"
-
-
-def _eigvalsh_jvp(out, x, x_dot, lower):
-    # ẇᵢ = vᵢᵀ Ṡ vᵢ.
-    vectors = eigh_vectors(x, _uplo(lower))
-    spread = matmul(_symmetric_part(x_dot, lower=lower), vectors)
-    return sum(multiply(vectors, spread), axis=-2)
-
-
-def _eigvalsh_vjp(out, x, out_bar, lower):
-    vectors = eigh_vectors(x, _uplo(lower))
-    weighted = multiply(vectors, expand_dims(out_bar, -2))
-    return _symmetric_part_adjoint(matmul(weighted, _swap_last(vectors)), lower=lower)
-
-
-def _sym_eigenvalues_2x2(s: sympy.Matrix) -> list:
-    """The eigenvalues of a symmetric 2x2 matrix, ascending, in closed form."""
-    a, b, d = s[0, 0], s[1, 0], s[1, 1]
-    mean, radius = (a + d) / 2, sympy.sqrt(((a - d) / 2) ** 2 + b**2)
-    return [mean - radius, mean + radius]
-
-
-def _sym_eigvalsh(x, lower):
-    def values(a):
-        if a.shape[-1] == 1:
-            return [a[0, 0]]
-        if a.shape[-1] != 2:
-            raise NotImplementedError(
-                "the SymPy counterpart of eigvalsh covers 1x1 and 2x2 matrices"
-            )
-        return _sym_eigenvalues_2x2(_sym_symmetric(a, lower))
-
-    return _as_sympy_batches(values, x)
-
-
-eigvalsh = defop(
-    "eigvalsh",
-    lambda x, lower: np.linalg.eigvalsh(x, _uplo(lower)),
-    batch=LEADING_AXIS,
-    numpy=("linalg.eigvalsh",),
-    replay=ARRAY_ONLY,
-    complex="reads a symmetric matrix's real triangle; Hermitian input is not supported",
-    domain=symmetric_positive_definite,
-    saves=("args",),
-    prepare=_prepare_uplo,
-    cases=[(((2, 2),), {"UPLO": "L"}), (((2, 2, 2),), {"UPLO": "U"})],
-    sym=_sym_eigvalsh,
-    jvp=_eigvalsh_jvp,
-    vjp=_eigvalsh_vjp,
-    doc="The eigenvalues, ascending, of symmetric matrices (one triangle read, ``UPLO``), "
-    "batched, as ``np.linalg.eigvalsh``. Distinct eigenvalues are differentiable.",
-    example="eigvalsh([[2.0, 1.0], [1.0, 2.0]]) -> [1. 3.]",
-)
-
-
-def _eigh_vectors_value(x, lower):
-    vectors = np.linalg.eigh(x, _uplo(lower)).eigenvectors
-    # The gauge: each eigenvector's sign makes its last component non-negative.
-    return vectors * np.where(vectors[..., -1:, :] < 0, -1.0, 1.0)
-
-
-def _gap_factors(x, lower):
-    """F with Fᵢⱼ = 1 / (wⱼ - wᵢ) off the diagonal and 0 on it, from the eigenvalues."""
-    values = eigvalsh(x, _uplo(lower))
-    n = shape_of(values)[-1]
-    gaps = add(subtract(expand_dims(values, -2), expand_dims(values, -1)), np.eye(n))
-    return divide(1.0 - np.eye(n), gaps)
-
-
-def _eigh_vectors_jvp(out, x, x_dot, lower):
-    # V̇ = V (F ∘ Vᵀ Ṡ V): the vectors turn into each other, at rates set by the gaps.
-    rotated = matmul(matmul(_swap_last(out), _symmetric_part(x_dot, lower=lower)), out)
-    return matmul(out, multiply(_gap_factors(x, lower), rotated))
-
-
-def _eigh_vectors_vjp(out, x, out_bar, lower):
-    inner = multiply(_gap_factors(x, lower), matmul(_swap_last(out), out_bar))
-    return _symmetric_part_adjoint(matmul(matmul(out, inner), _swap_last(out)), lower=lower)
-
-
-def _sym_eigh_vectors(x, lower):
-    def vectors(a):
-        if a.shape[-1] != 2:
-            raise NotImplementedError("the SymPy counterpart of eigh_vectors covers 2x2 matrices")
-        s = _sym_symmetric(a, lower)
-        columns = []
-        for value in _sym_eigenvalues_2x2(s):
-            # (λ - d, b) solves (S - λ) v = 0; scaled by b / |b| so the last component is >= 0.
-            first, last = value - s[1, 1], s[1, 0]
-            scale = last / sympy.sqrt(last**2 * (first**2 + last**2))
-            columns.append([first * scale, last * scale])
-        return np.array(columns, dtype=object).T
-
-    return _as_sympy_batches(vectors, x)
-
-
-eigh_vectors = defop(
-    "eigh_vectors",
-    _eigh_vectors_value,
-    batch=LEADING_AXIS,
-    numpy=(),
-    replay=ARRAY_ONLY,
-    complex="reads a symmetric matrix's real triangle; Hermitian input is not supported",
-    domain=symmetric_positive_definite,
-    prepare=_prepare_uplo,
-    cases=[(((2, 2),), {"UPLO": "L"}), (((2, 2, 2),), {"UPLO": "U"})],
-    sym=_sym_eigh_vectors,
-    jvp=_eigh_vectors_jvp,
-    vjp=_eigh_vectors_vjp,
-    doc="The eigenvectors (columns, in the order of ``eigvalsh``) of symmetric matrices, "
-    "batched. An eigenvector's sign is arbitrary; here each is signed so its last "
-    "component is non-negative, which makes them differentiable functions of the matrix "
-    "(numpy's own signs may differ). Distinct eigenvalues are needed.",
-    example="eigh_vectors([[2.0, 0.0], [0.0, 1.0]]) -> [[0. 1.]\n [1. 0.]]",
-)
-
-
-# --- singular values ----------------------------------------------------------------------
-
-
-def _gram_vectors(x):
-    """For ``x`` with at least as many rows as columns: V (right singular vectors,
-    descending order) and ``x @ V`` (the left ones scaled by the singular values)."""
-    ascending = eigh_vectors(matmul(_swap_last(x), x))
-    vectors = getitem(ascending, (Ellipsis, slice(None, None, -1)))
-    return vectors, matmul(x, vectors)
-
-
-def _tall(x):
-    return shape_of(x)[-2] >= shape_of(x)[-1]
-
-
-def _svdvals_jvp(out, x, x_dot):
-    # ṡᵢ = uᵢᵀ ẋ vᵢ, with uᵢ = x vᵢ / sᵢ.
-    if not _tall(x):
-        x, x_dot = _swap_last(x), _swap_last(x_dot)
-    vectors, scaled = _gram_vectors(x)
-    return divide(sum(multiply(scaled, matmul(x_dot, vectors)), axis=-2), out)
-
-
-def _svdvals_vjp(out, x, out_bar):
-    tall = _tall(x)
-    vectors, scaled = _gram_vectors(x if tall else _swap_last(x))
-    x_bar = matmul(multiply(scaled, expand_dims(divide(out_bar, out), -2)), _swap_last(vectors))
-    return x_bar if tall else _swap_last(x_bar)
-
-
-def _sym_svdvals(x):
-    def values(a):
-        m = _matrix(a)
-        gram = m.T * m if m.rows >= m.cols else m * m.T
-        if gram.rows == 1:
-            return [sympy.sqrt(gram[0, 0])]
-        if gram.rows != 2:
-            raise NotImplementedError(
-                "the SymPy counterpart of svdvals covers matrices with 1 or 2 columns or rows"
-            )
-        return [sympy.sqrt(v) for v in reversed(_sym_eigenvalues_2x2(gram))]
-
-    return _as_sympy_batches(values, x)
-
-
-def _prepare_matrices(x):
-    if ndim_of(x) < 2:
-        raise ValueError(f"expected matrices in the last two axes, got shape {shape_of(x)}")
-    return {}
-
-
-svdvals = defop(
-    "svdvals",
-    np.linalg.svdvals,
-    batch=LEADING_AXIS,
-    numpy=("linalg.svdvals",),
-    replay=ARRAY_ONLY,
-    complex="singular values are not analytic in the matrix",
-    domain=full_rank,
-    saves=("args", "out"),
-    prepare=_prepare_matrices,
-    cases=[(((2, 2),), {}), (((3, 2),), {}), (((2, 1, 2),), {})],
-    sym=_sym_svdvals,
-    jvp=_svdvals_jvp,
-    vjp=_svdvals_vjp,
-    doc="The singular values, descending, batched, as ``np.linalg.svdvals``. Distinct, "
-    "non-zero singular values are differentiable.",
-    example="svdvals([[3.0, 0.0], [0.0, -4.0]]) -> [4. 3.]",
-)
-
-
-# --- sqrtm ---------------------------------------------------------------------------------
-
-
-def _sqrtm_value(x):
-    x = np.asarray(x)
-    roots = [scipy.linalg.sqrtm(x[index]) for index in np.ndindex(x.shape[:-2])]
-    return np.stack(roots).reshape(x.shape) if roots else np.empty(x.shape)
-
-
-def _sylvester_operator(root):
-    """K with K vec(D) = vec(root D + D root) (row-major vec), batched:
-    K[(i, j), (k, l)] = root[i, k] δ[j, l] + δ[i, k] root[l, j]."""
-    n = shape_of(root)[-1]
-    batch = shape_of(root)[:-2]
-    eye = np.eye(n)
-    left = multiply(reshape(root, batch + (n, 1, n, 1)), eye.reshape(1, n, 1, n))
-    right = multiply(eye.reshape(n, 1, n, 1), reshape(_swap_last(root), batch + (1, n, 1, n)))
-    return reshape(add(left, right), batch + (n * n, n * n))
-
-
-def _vec_solve(operator_matrix, value):
-    """Solve ``operator_matrix @ vec(D) = vec(value)`` for the matrices D, batched."""
-    shape = shape_of(value)
-    n = shape[-1]
-    columns = reshape(value, shape[:-2] + (n * n, 1))
-    return reshape(solve(operator_matrix, columns), shape)
-
-
-sqrtm = defop(
-    "sqrtm",
-    _sqrtm_value,
-    batch=LEADING_AXIS,
-    numpy=(),
-    replay=ARRAY_ONLY,
-    complex="is computed for real matrices without negative real eigenvalues",
-    domain=diagonally_dominant,
-    saves=("out",),
-    prepare=_prepare_square,
-    cases=[(((2, 2),), {}), (((2, 2, 2),), {})],
-    # The principal root of a 2x2 matrix: (x + s I) / t, s = sqrt(det x), t = sqrt(tr x + 2 s).
-    sym=lambda x: _as_sympy_batches(
-        lambda a: _as_array(
-            (_matrix(a) + sympy.sqrt(_matrix(a).det()) * sympy.eye(2))
-            / sympy.sqrt(_matrix(a).trace() + 2 * sympy.sqrt(_matrix(a).det()))
-        ),
-        x,
-    ),
-    # The root X satisfies X Ẋ + Ẋ X = ẋ: a Sylvester equation, solved as one linear system.
-    jvp=lambda out, x, x_dot: _vec_solve(_sylvester_operator(out), x_dot),
-    vjp=lambda out, x, out_bar: _vec_solve(_swap_last(_sylvester_operator(out)), out_bar),
-    doc="The principal square root of square matrices, batched, as ``scipy.linalg.sqrtm`` "
-    "(scipy's function does not dispatch to boxes: call ``adcompare.sqrtm``).",
-    example="sqrtm([[4.0, 0.0], [0.0, 9.0]]) -> [[2. 0.]\n [0. 3.]]",
 )

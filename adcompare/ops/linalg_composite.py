@@ -3,7 +3,7 @@ slogdet, eigh, svd, pinv, lstsq, matrix_power, qr, and scipy's
 solve_triangular and expm.
 
 Decompositions with a sign gauge (eigenvectors, singular vectors) use
-:func:`~adcompare.ops.linalg.eigh_vectors`'s: each vector's last component is
+:func:`~adcompare.ops.matrix_functions.eigh_vectors`'s: each vector's last component is
 non-negative, so they are differentiable functions of the matrix, and may
 differ in sign from numpy's. Rectangular decompositions go through the Gram
 matrix (``xᵀx``), which is accurate for well-conditioned matrices; a
@@ -19,16 +19,8 @@ import numpy as np
 
 from adcompare.ops.composite import composite
 from adcompare.ops.elementwise import add, divide, multiply, subtract
-from adcompare.ops.linalg import (
-    cholesky,
-    eigh_vectors,
-    eigvalsh,
-    inv,
-    logabsdet,
-    matmul,
-    solve,
-    svdvals,
-)
+from adcompare.ops.linalg import inv, logabsdet, matmul, solve
+from adcompare.ops.matrix_functions import cholesky, eigh_vectors, eigvalsh, svdvals
 from adcompare.ops.reductions import sum
 from adcompare.ops.registry import ndim_of, raw, shape_of
 from adcompare.ops.shape import concatenate, expand_dims, getitem, transpose

@@ -6,12 +6,16 @@ per argument position, the pairs ``(rows, cols)`` saying that output element
 the *interactions* that make second derivatives: ``(i, j, rows, a, b)`` says
 that output element ``rows[t]`` has a non-zero mixed second derivative in
 element ``a[t]`` of argument ``i`` and element ``b[t]`` of argument ``j``
-(``x * y`` interacts, ``x + y`` does not). Everything here is plain numpy on
-element numbers; :mod:`adcompare.sparsity` propagates the index sets.
+(``x * y`` interacts, ``x + y`` does not). The interactions may also be given
+as a function returning them, called only when second derivatives are traced
+(a function of a whole matrix has as many pairs as the square of its links).
+Everything here is plain numpy on element numbers; :mod:`adcompare.sparsity`
+propagates the index sets.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,7 +38,7 @@ class Links:
     """
 
     inputs: tuple
-    interactions: tuple = ()
+    interactions: tuple | Callable[[], tuple] = ()
 
 
 def element_numbers(shape) -> np.ndarray:

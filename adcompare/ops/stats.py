@@ -20,8 +20,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from adcompare.ops.elementwise import exp, log, log1p, multiply
-from adcompare.ops.linalg import cholesky
 from adcompare.ops.linalg_composite import solve_triangular
+from adcompare.ops.matrix_functions import cholesky
 from adcompare.ops.rearrange import diagonal
 from adcompare.ops.reductions import sum
 from adcompare.ops.registry import Box, ndim_of, shape_of

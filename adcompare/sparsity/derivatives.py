@@ -51,10 +51,39 @@ def _count(colours: np.ndarray) -> int:
     return int(colours.max(initial=-1)) + 1
 
 
-def _fewest(colour, pattern, order: str):
-    """Colour with ``order``, or with every ordering keeping the fewest colours (``"best"``)."""
+#: The colouring each mode uses.
+COLOURINGS = {
+    "forward": column_colouring,
+    "reverse": row_colouring,
+    "bidirectional": star_bicolouring,
+    "star": star_colouring,
+    "acyclic": acyclic_colouring,
+}
+
+#: The vertex ordering each mode colours with unless told: saturation degree (DSATUR) for
+#: columns and rows (the five-point stencil's optimal 5 colours, where the static orderings
+#: take 6 or 7), largest-first for the bicolouring (an arrowhead's 3), dynamic
+#: largest-first for star colouring (the 2-D grid's optimal 5, where the others take 6).
+DEFAULT_ORDERS = {
+    "forward": "saturation-degree",
+    "reverse": "saturation-degree",
+    "bidirectional": "largest-first",
+    "star": "dynamic-largest-first",
+    "acyclic": "largest-first",
+}
+
+
+def colour_for(mode: str, pattern, order: str | None = None):
+    """``mode``'s colouring of ``pattern`` in ``order``: its default ordering (``None``), a
+    named one, or ``"best"``, every ordering tried and the fewest colours kept.
+
+    >>> tridiagonal = np.eye(5) + np.eye(5, k=1) + np.eye(5, k=-1)
+    >>> colour_for("forward", tridiagonal).tolist(), colour_for("acyclic", tridiagonal).tolist()
+    ([2, 1, 0, 2, 1], [1, 0, 1, 0, 1])
+    """
+    colour = COLOURINGS[mode]
     if order != "best":
-        return colour(pattern, order)
+        return colour(pattern, order or DEFAULT_ORDERS[mode])
     return min(
         (colour(pattern, name) for name in ORDERINGS),
         key=lambda c: sum(_count(part) for part in (c if isinstance(c, tuple) else (c,))),
@@ -136,21 +165,21 @@ class JacobianPlan:
         return sparse.csr_array((values, (rows, cols)), shape=self.pattern.shape)
 
 
-def _jacobian_plan(mode: str, pattern, order: str, in_shape, out_shape) -> JacobianPlan:
+def _jacobian_plan(mode: str, pattern, order: str | None, in_shape, out_shape) -> JacobianPlan:
     m, n = pattern.shape
     none_m, none_n = np.full(m, -1), np.full(n, -1)
     nnz = pattern.nnz
     if mode == "forward":
-        columns = _fewest(column_colouring, pattern, order)
+        columns = colour_for(mode, pattern, order)
         return JacobianPlan(
             mode, pattern, none_m, columns, np.ones(nnz, bool), "", in_shape, out_shape
         )
     if mode == "reverse":
-        rows = _fewest(row_colouring, pattern, order)
+        rows = colour_for(mode, pattern, order)
         return JacobianPlan(
             mode, pattern, rows, none_n, np.zeros(nnz, bool), "", in_shape, out_shape
         )
-    rows, columns = _fewest(star_bicolouring, pattern, order)
+    rows, columns = colour_for(mode, pattern, order)
     entries = pattern.tocoo()
     by_column = np.zeros(nnz, dtype=bool)
     seeded = columns[entries.col] >= 0
@@ -165,7 +194,7 @@ def prepare_jacobian(
     mode: str = "auto",
     *,
     pattern=None,
-    order: str = "largest-first",
+    order: str | None = None,
     local: bool = False,
 ) -> JacobianPlan:
     """Detect (or take) the pattern of ``f``'s Jacobian at ``x``'s shape and colour it.
@@ -174,7 +203,8 @@ def prepare_jacobian(
     the fewest passes (JVPs plus VJPs; a tie goes to forward, then reverse,
     which keep no tape or fewer of them); the plan's ``reason`` says why.
     ``order`` names a vertex ordering, or ``"best"`` for the fewest colours
-    over all of them. ``local=True`` uses the pattern at this ``x`` only
+    over all of them; by default each mode uses its own (:data:`DEFAULT_ORDERS`).
+    ``local=True`` uses the pattern at this ``x`` only
     (see :func:`~adcompare.sparsity.jacobian_pattern`).
 
     >>> import adcompare as ad
@@ -216,7 +246,7 @@ def sparse_jacobian(
     mode: str = "auto",
     *,
     pattern=None,
-    order: str = "largest-first",
+    order: str | None = None,
     local: bool = False,
 ) -> Callable:
     """The Jacobian of ``f`` as a ``scipy.sparse`` matrix, one pass per colour.
@@ -226,20 +256,18 @@ def sparse_jacobian(
     ``"bidirectional"`` (both, with a star bicolouring: an arrowhead takes 3
     passes where either mode alone takes ``n``) or ``"auto"`` (the fewest
     passes; the returned function's ``last_plan.reason`` says why). For a
-    Jacobian you know to be symmetric (the Jacobian of a gradient, such as a
-    Laplacian residual's), ``"star"`` and ``"acyclic"`` colour it as a
-    Hessian: one JVP per colour, often fewer than columns need (a 2-D
-    five-point Laplacian: 5 against 7); the values are wrong if it is not
-    symmetric. The
-    pattern is detected by :func:`~adcompare.sparsity.jacobian_pattern`
-    unless given, and the plan (pattern, colouring) is kept per input shape,
-    so later calls only run the passes (with ``local=True`` the pattern
-    holds at one point only, so it is detected again at every call). Rows
-    and columns number the
-    elements of ``f(x)`` and ``x`` in C order. The JVPs run as the lanes of
-    one forward pass (``adcompare.count()`` shows one pass and a seed per
-    column colour), the VJPs as sweeps over one recorded pass (a sweep per
-    row colour).
+    Jacobian you know to be symmetric (the Jacobian of a gradient), ``"star"``
+    and ``"acyclic"`` colour it as a Hessian: one JVP per colour, often fewer
+    than columns need (a tridiagonal one: 2 acyclic colours against 3
+    columns); the values are wrong if it is not symmetric. ``order`` is as in
+    :func:`prepare_jacobian`. The pattern is detected by
+    :func:`~adcompare.sparsity.jacobian_pattern` unless given, and the plan
+    (pattern, colouring) is kept per input shape, so later calls only run the
+    passes (with ``local=True`` the pattern holds at one point only, so it is
+    detected again at every call). Rows and columns number the elements of
+    ``f(x)`` and ``x`` in C order. The JVPs run as the lanes of one forward
+    pass (``adcompare.count()`` shows one pass and a seed per column colour),
+    the VJPs as sweeps over one recorded pass (a sweep per row colour).
 
     >>> import adcompare as ad
     >>> arrow = lambda x: ad.concatenate([ad.sum(x, keepdims=True), x[1:] * x[0]])
@@ -261,12 +289,7 @@ def sparse_jacobian(
         key = (x.shape, x.dtype.str)
         plan = plans.get(key)
         if plan is None or local:
-            if mode in SYMMETRIC_MODES:
-                found = jacobian_pattern(f, x, local=local) if pattern is None else pattern
-                plan = prepare_hessian(f, x, mode, pattern=found, order=order)
-            else:
-                plan = prepare_jacobian(f, x, mode, pattern=pattern, order=order, local=local)
-            plans[key] = plan
+            plan = plans[key] = _any_jacobian_plan(f, x, mode, pattern, order, local)
         sparse_jacobian_of.last_plan = plan
         if isinstance(plan, HessianPlan):
             return plan.recover(_lanes_jvp(f, x, _seeds(plan.colours, x.shape)))
@@ -274,6 +297,14 @@ def sparse_jacobian(
 
     sparse_jacobian_of.last_plan = None
     return sparse_jacobian_of
+
+
+def _any_jacobian_plan(f, x, mode, pattern, order, local) -> JacobianPlan | HessianPlan:
+    """A Jacobian plan, or for a symmetric mode a Hessian plan of the Jacobian's pattern."""
+    if mode in SYMMETRIC_MODES:
+        found = jacobian_pattern(f, x, local=local) if pattern is None else pattern
+        return prepare_hessian(f, x, mode, pattern=found, order=order)
+    return prepare_jacobian(f, x, mode, pattern=pattern, order=order, local=local)
 
 
 @dataclass
@@ -362,14 +393,15 @@ def prepare_hessian(
     mode: str = "auto",
     *,
     pattern=None,
-    order: str = "largest-first",
+    order: str | None = None,
     local: bool = False,
 ) -> HessianPlan:
     """Detect (or take) the Hessian pattern of a scalar ``f`` and colour it.
 
     ``mode`` is ``"star"`` (direct recovery), ``"acyclic"`` (fewer colours,
     recovered by substitution) or ``"auto"`` (the fewer colours; a tie goes
-    to star, whose recovery is a lookup).
+    to star, whose recovery is a lookup). ``order`` is as in
+    :func:`prepare_jacobian`.
 
     >>> import adcompare as ad
     >>> plan = prepare_hessian(lambda x: ad.sum(x[1:] * x[:-1]), np.ones(6))
@@ -386,8 +418,8 @@ def prepare_hessian(
             f"sparse_hessian: a pattern of shape {pattern.shape} does not fit {x.size} inputs"
         )
     colourings = {
-        "star": lambda: _fewest(star_colouring, pattern, order),
-        "acyclic": lambda: _fewest(acyclic_colouring, pattern, order),
+        "star": lambda: colour_for("star", pattern, order),
+        "acyclic": lambda: colour_for("acyclic", pattern, order),
     }
     if mode in colourings:
         colours = colourings[mode]()
@@ -407,7 +439,7 @@ def sparse_hessian(
     mode: str = "auto",
     *,
     pattern=None,
-    order: str = "largest-first",
+    order: str | None = None,
     hvp_mode: str = "fwd-over-rev",
     local: bool = False,
 ) -> Callable:

@@ -1,8 +1,10 @@
-"""Vertex orderings for greedy colouring (the ones ColPack and SparseMatrixColorings.jl offer).
+"""Vertex orderings for greedy colouring.
 
-Each takes a graph as a symmetric boolean ``scipy.sparse`` adjacency matrix
-without diagonal and returns the vertices in the order the greedy colouring
-visits them.
+The first five are the ones ColPack and SparseMatrixColorings.jl offer;
+``saturation-degree`` is Brélaz's DSATUR, whose order depends on the colours
+given so far. Each takes a graph as a symmetric boolean ``scipy.sparse``
+adjacency matrix without diagonal and returns the vertices in the order the
+greedy colouring visits them.
 """
 
 from __future__ import annotations
@@ -69,6 +71,42 @@ def dynamic_largest_first(graph: sparse.csr_array) -> np.ndarray:
     return np.array(_dynamic(graph, lambda d: -d, lambda k: k + 1), dtype=np.int64)
 
 
+def saturation_degree(graph: sparse.csr_array) -> np.ndarray:
+    """Next, the vertex whose neighbours hold the most distinct colours (its saturation),
+    ties by degree, then by number (Brélaz 1979, DSATUR).
+
+    The order is made by colouring as it goes (each vertex the smallest colour
+    no neighbour holds), so the greedy colouring in this order gives those
+    colours back. On the distance-2 graph of a five-point stencil it finds
+    the optimal 5 colours where the static orderings take 6 or 7. Each step
+    scans every vertex (vectorised): a clique costs no more than a path.
+    """
+    n = graph.shape[0]
+    degrees = _degrees(graph)
+    colours = np.full(n, -1, dtype=np.int64)
+    # key = saturation * (largest degree + 1) + degree, so its first maximum is the next
+    # vertex; -1 once coloured.
+    key = degrees.astype(np.int64)
+    step = int(degrees.max(initial=0)) + 1
+    held = np.zeros((n, 4), dtype=bool)  # held[v, c]: a neighbour of v has colour c
+    picked = np.empty(n, dtype=np.int64)
+    for position in range(n):
+        v = int(np.argmax(key))
+        colour = int(np.argmin(held[v]))
+        if held[v, colour]:
+            colour = held.shape[1]
+        if colour + 1 >= held.shape[1]:
+            held = np.concatenate([held, np.zeros_like(held)], axis=1)
+        colours[v] = colour
+        key[v] = -1
+        picked[position] = v
+        news = _neighbours(graph, v)
+        news = news[(colours[news] < 0) & ~held[news, colour]]
+        held[news, colour] = True
+        key[news] += step
+    return picked
+
+
 #: The orderings by name.
 ORDERINGS = {
     "natural": natural,
@@ -76,6 +114,7 @@ ORDERINGS = {
     "smallest-last": smallest_last,
     "incidence-degree": incidence_degree,
     "dynamic-largest-first": dynamic_largest_first,
+    "saturation-degree": saturation_degree,
 }
 
 

@@ -47,6 +47,8 @@ def links_of(
     rule = op.sparsity
     if callable(rule):
         links = rule(out, *args, local=local, **params)
+        if callable(links.interactions):
+            links = Links(links.inputs, links.interactions() if second_order else ())
     elif rule == SELECTS:
         numbers = op.value(element_numbers(np.shape(args[0])), **params)
         links = Links(((np.arange(np.size(out)), np.ravel(numbers)),))

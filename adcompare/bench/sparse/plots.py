@@ -31,6 +31,7 @@ MODE_STYLE = {
     "sparse-reverse": ("tab:red", "v", "-"),
     "bidirectional": ("tab:green", "D", "-"),
     "symmetric-star": ("tab:purple", "s", "-"),
+    "asdex": ("tab:orange", "o", "-"),
 }
 
 
@@ -58,13 +59,14 @@ def colours_figure(results: dict) -> Figure:
             ns = [r["n"] for r in rows]
             for strategy in rows[0]["counts"]:
                 color, marker, linestyle = STRATEGY_STYLE[strategy]
-                default = [r["counts"][strategy]["largest-first"] for r in rows]
+                default = [r["counts"][strategy][r["defaults"][strategy]] for r in rows]
                 best = [min(r["counts"][strategy].values()) for r in rows]
                 ax.plot(
                     ns, default, color=color, marker=marker, linestyle=linestyle, label=strategy
                 )
                 if best != default:
                     ax.plot(ns, best, color=color, linestyle=":", label=f"{strategy}, best order")
+            _asdex_colours(ax, rows)
             ax.plot(ns, ns, color="black", linestyle="--", alpha=0.5, label="dense: n")
             ax.set_xscale("log", base=2)
             ax.set_yscale("log", base=2)
@@ -76,11 +78,32 @@ def colours_figure(results: dict) -> Figure:
             ax.minorticks_off()
             ax.legend(loc="upper left", fontsize=8)
         figure.suptitle(
-            "Colours against n (largest-first ordering; dotted: the best of five orderings, "
-            "tried up to n = 1024)"
+            "Colours against n (each mode's default ordering; dotted: the best of six "
+            "orderings, tried up to n = 1024; circles: asdex)"
         )
         figure.tight_layout()
     return figure
+
+
+def _asdex_colours(ax, rows: list[dict]) -> None:
+    """asdex's fewer of forward and reverse (or its star colours), as open circles."""
+    measured = [r for r in rows if "asdex" in r]
+    if not measured:
+        return
+    counts = [
+        min(v for k, v in r["asdex"].items() if k in ("forward", "reverse", "star"))
+        for r in measured
+    ]
+    ax.plot(
+        [r["n"] for r in measured],
+        counts,
+        color="tab:orange",
+        marker="o",
+        markerfacecolor="none",
+        linestyle="none",
+        markersize=9,
+        label="asdex",
+    )
 
 
 def time_figure(results: dict) -> Figure:

@@ -15,6 +15,8 @@ from adcompare.bench.sparse.problems import SPARSE_PROBLEMS
 __all__ = ["crossover", "sparse_report", "write_sparse_report"]
 
 DENSE = ("dense-forward", "dense-reverse")
+#: asdex's colourings in the colour tables, in this order.
+ASDEX_STRATEGIES = ("forward", "reverse", "symmetric star", "star")
 
 
 def _cells(results: dict, problem: str) -> list[dict]:
@@ -53,15 +55,24 @@ def _colour_table(results: dict, problem: str) -> list[str]:
     strategies = list(rows[0]["counts"])
     head = ["size", "n", "m", "non-zeros", "max per row"]
     head += [f"{s} (best order)" for s in strategies]
+    peer = [s for s in ASDEX_STRATEGIES if s in rows[0].get("asdex", {})]
+    head += [f"asdex {s}" for s in peer]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         counts = [
-            f"{r['counts'][s]['largest-first']} ({min(r['counts'][s].values())})"
+            f"{r['counts'][s][r['defaults'][s]]} ({min(r['counts'][s].values())})"
             for s in strategies
         ]
         values = [r["size"], r["n"], r["m"], r["nnz"], r["max_row"], *counts]
+        values += [r["asdex"][s] for s in peer]
         lines.append("| " + " | ".join(str(v) for v in values) + " |")
     return lines
+
+
+def _orders_line(results: dict, problem: str) -> str:
+    row = next(r for r in results["colours"] if r["problem"] == problem)
+    orders = ", ".join(f"{s} {o}" for s, o in row["defaults"].items())
+    return f"Colours with each sparse mode's ordering ({orders}), and the fewest of any ordering:"
 
 
 def _time_table(results: dict, problem: str) -> list[str]:
@@ -83,6 +94,23 @@ def _time_table(results: dict, problem: str) -> list[str]:
     return lines
 
 
+def _asdex_paragraph(results: dict) -> list[str]:
+    state = results.get("asdex", "not measured")
+    if not state.startswith("measured"):
+        return [f"asdex (sparse AD in JAX) is not in these tables: {state}."]
+    return [
+        f"asdex (sparse AD in JAX; {state.split(': ', 1)[1]}) is measured in the same run with",
+        "its own pattern detection (on the jaxpr) and greedy largest-first colouring, of",
+        "columns or rows, whichever needs fewer (`asdex forward`, `asdex reverse`), star",
+        "colouring for Hessians and for Jacobians declared symmetric; it has no",
+        "bidirectional colouring. `asdex` jits its sparse derivative once (XLA, compiled",
+        "code) and `asdex+prep` detects, colours and evaluates unjitted in every call;",
+        "adcompare's modes run op by op in Python, so compare colours one for one, and",
+        "times as compiled against interpreted. asdex's JVP and VJP counts are its",
+        "colours, not counted by `adcompare.count()`.",
+    ]
+
+
 def sparse_report(results: dict, figures: dict[str, str]) -> str:
     """The Markdown report of one sparse sweep."""
     lines = [
@@ -91,7 +119,9 @@ def sparse_report(results: dict, figures: dict[str, str]) -> str:
         "Each Jacobian is computed whole: dense by `jacfwd` (n JVPs as lanes) or `jacrev`",
         "(m VJPs); sparse by one JVP per column colour, one VJP per row colour, or both",
         "(star bicolouring). Patterns come from the index-set tracer (`adcompare.sparsity`),",
-        "colours from greedy largest-first colouring unless said. `MODE+prep` detects the",
+        "colours from greedy colouring in each mode's default ordering (saturation degree",
+        "for columns and rows, largest-first for bicolouring and acyclic, dynamic",
+        "largest-first for star), the fewest of any ordering in brackets. `MODE+prep` detects the",
         "pattern and colours it in every call; `MODE` reuses the prepared plan. Every",
         "sparse result equals the dense one to 1e-12 (checked in the sweep where n ≤ 1024).",
         "JVPs run as the lanes of one forward pass, VJPs as sweeps over one recorded pass.",
@@ -108,14 +138,13 @@ def sparse_report(results: dict, figures: dict[str, str]) -> str:
         "",
         f"![patterns by colour]({figures['spy']})",
         "",
-        "asdex (sparse AD for JAX) is not installed here and cannot be (no JAX on this",
-        "machine), so it has no column in these tables.",
+        *_asdex_paragraph(results),
         "",
     ]
     for problem in dict.fromkeys(r["problem"] for r in results["colours"]):
         known = SPARSE_PROBLEMS.get(problem)
         lines += [f"## {problem}", "", known.description if known else "", ""]
-        lines += ["Colours, largest-first (and the best of the five orderings):", ""]
+        lines += [_orders_line(results, problem), ""]
         lines += _colour_table(results, problem) + [""]
         lines += ["JVPs+VJPs / seconds per call:", ""]
         lines += _time_table(results, problem) + [""]

@@ -36,16 +36,12 @@ import numpy as np
 
 import adcompare as ad
 from adcompare.bench.harness.measure import time_calls
+from adcompare.bench.sparse import asdex_peer
 from adcompare.bench.sparse.problems import SPARSE_PROBLEMS, get_sparse_problem
 from adcompare.sparsity import prepare_hessian, prepare_jacobian, sparse_jacobian
-from adcompare.sparsity.colouring import (
-    acyclic_colouring,
-    colours_in_rows,
-    column_colouring,
-    row_colouring,
-    star_bicolouring,
-    star_colouring,
-)
+from adcompare.sparsity.colouring import colours_in_rows
+from adcompare.sparsity.derivatives import DEFAULT_ORDERS, colour_for
+from adcompare.sparsity.orderings import ORDERINGS
 
 __all__ = [
     "DENSE_MAX_N",
@@ -56,7 +52,7 @@ __all__ = [
     "run_sparse_sweep",
 ]
 
-SCHEMA = "adcompare-sparse/1"
+SCHEMA = "adcompare-sparse/2"
 #: Dense Jacobians are computed (and used as the reference) only up to this many inputs.
 DENSE_MAX_N = 1024
 #: Sparse derivatives must equal the dense ones to this (relative to the largest entry).
@@ -171,36 +167,46 @@ SPARSE_MODES: dict[str, SparseMode] = {
 }
 
 
+#: The sparse modes each colouring strategy of the tables stands for.
+STRATEGY_MODES = {
+    "jacobian": {"forward": "forward", "reverse": "reverse", "bidirectional": "bidirectional"},
+    "symmetric": {"symmetric star": "star"},
+    "hessian": {"star": "star", "acyclic": "acyclic"},
+}
+
+
 def colour_counts(pattern, kind: str, symmetric: bool = False) -> dict[str, dict[str, int]]:
-    """Colours per strategy and vertex ordering (only ``largest-first`` past 1024 rows).
+    """Colours per strategy and vertex ordering: every ordering up to 1024 rows, past that
+    each strategy's default ordering (:data:`~adcompare.sparsity.DEFAULT_ORDERS`) only.
 
     >>> import numpy as np
     >>> counts = colour_counts(np.eye(3, dtype=bool) | np.eye(3, k=1, dtype=bool), "jacobian")
     >>> counts["forward"]["largest-first"], counts["bidirectional"]["natural"]
     (2, 2)
     """
-    from adcompare.sparsity.orderings import ORDERINGS
 
     def count(colours) -> int:
-        return len(set(colours[colours >= 0].tolist()))
+        parts = colours if isinstance(colours, tuple) else (colours,)  # a bicolouring: two
+        return sum(len(set(part[part >= 0].tolist())) for part in parts)
 
-    orders = ["largest-first"] + [o for o in ORDERINGS if o != "largest-first"]
-    if max(pattern.shape) > 1024:
-        orders = orders[:1]  # the dynamic orderings keep a heap entry per edge
-    if kind == "jacobian":
-        strategies = {
-            "forward": lambda o: count(column_colouring(pattern, o)),
-            "reverse": lambda o: count(row_colouring(pattern, o)),
-            "bidirectional": lambda o: sum(map(count, star_bicolouring(pattern, o))),
-        }
-        if symmetric:
-            strategies["symmetric star"] = lambda o: count(star_colouring(pattern, o))
-    else:
-        strategies = {
-            "star": lambda o: count(star_colouring(pattern, o)),
-            "acyclic": lambda o: count(acyclic_colouring(pattern, o)),
-        }
-    return {name: {o: colour(o) for o in orders} for name, colour in strategies.items()}
+    strategies = dict(STRATEGY_MODES[kind])
+    if symmetric:
+        strategies |= STRATEGY_MODES["symmetric"]
+    counts = {}
+    for name, mode in strategies.items():
+        orders = ORDERINGS if max(pattern.shape) <= 1024 else [DEFAULT_ORDERS[mode]]
+        counts[name] = {o: count(colour_for(mode, pattern, o)) for o in orders}
+    return counts
+
+
+def default_orders(kind: str, symmetric: bool = False) -> dict[str, str]:
+    """The ordering each strategy's sparse mode colours with.
+
+    >>> default_orders("hessian")
+    {'star': 'dynamic-largest-first', 'acyclic': 'largest-first'}
+    """
+    strategies = STRATEGY_MODES[kind] | (STRATEGY_MODES["symmetric"] if symmetric else {})
+    return {name: DEFAULT_ORDERS[mode] for name, mode in strategies.items()}
 
 
 def _as_dense(value, shape) -> np.ndarray:
@@ -239,6 +245,45 @@ def _cell(problem, size, instance, mode: SparseMode, reference, budget: float) -
     return cell
 
 
+def _reference(problem, instance):
+    """The dense derivative every sparse one is checked against (``None`` past
+    :data:`DENSE_MAX_N` inputs)."""
+    if instance.n > DENSE_MAX_N:
+        return None
+    f = instance.on(ad)
+    dense = ad.jacfwd(f) if problem.kind == "jacobian" else ad.hessian(f)
+    shape = (instance.n if problem.kind == "hessian" else instance.m, instance.n)
+    return np.asarray(dense(instance.x)).reshape(shape)
+
+
+def _colour_row(problem, size, instance, with_asdex: bool) -> dict:
+    """The pattern's size and every strategy's colours at one size (asdex's beside them)."""
+    prepare = prepare_jacobian if problem.kind == "jacobian" else prepare_hessian
+    pattern = prepare(instance.on(ad), instance.x).pattern
+    row = {"problem": problem.name, "size": size, "n": instance.n, "m": instance.m}
+    row |= {
+        "nnz": int(pattern.nnz),
+        "max_row": int(np.diff(pattern.indptr).max(initial=0)),
+        "counts": colour_counts(pattern, problem.kind, problem.symmetric),
+        "defaults": default_orders(problem.kind, problem.symmetric),
+    }
+    if with_asdex:
+        row["asdex"] = asdex_peer.asdex_colours(instance, problem.kind, problem.symmetric)
+    return row
+
+
+def _cells(problem, size, instance, reference, budget: float, with_asdex: bool):
+    """Every mode's cell at one size: adcompare's, then asdex's."""
+    for mode in SPARSE_MODES.values():
+        if problem.kind in mode.kinds and (problem.symmetric or not mode.symmetric):
+            yield _cell(problem, size, instance, mode, reference, budget)
+    base = {"problem": problem.name, "size": size, "n": instance.n, "m": instance.m}
+    for mode in asdex_peer.ASDEX_MODES if with_asdex else ():
+        yield asdex_peer.asdex_cell(
+            base | {"kind": problem.kind}, instance, mode, reference, budget
+        )
+
+
 def run_sparse_sweep(
     out: Path,
     *,
@@ -246,40 +291,25 @@ def run_sparse_sweep(
     sizes: dict[str, tuple] | None = None,
     log: Callable[[str], None] = print,
     budget: float = 2.0,
+    peers: bool = True,
 ) -> dict:
     """Measure every mode on every problem and size; write and return the results.
 
     ``sizes`` overrides a problem's default sweep (``{"arrowhead": (16, 64)}``);
-    ``budget`` is the seconds of timing one cell may take.
+    ``budget`` is the seconds of timing one cell may take. With ``peers``,
+    asdex is measured too where it is installed; ``results["asdex"]`` says
+    whether it was, or why not.
     """
+    missing = asdex_peer.missing() if peers else "asdex not asked for (--no-peers)"
     results: dict = {"schema": SCHEMA, "cells": [], "colours": [], "patterns": {}}
+    results["asdex"] = missing or f"measured: asdex {asdex_peer.version()}"
     for name in problems or list(SPARSE_PROBLEMS):
         problem = get_sparse_problem(name)
         for size in (sizes or {}).get(name, problem.sizes):
             instance = problem.build(size)
-            f, x = instance.on(ad), instance.x
-            reference = None
-            if instance.n <= DENSE_MAX_N:
-                dense = ad.jacfwd(f) if problem.kind == "jacobian" else ad.hessian(f)
-                shape = (instance.n if problem.kind == "hessian" else instance.m, instance.n)
-                reference = np.asarray(dense(x)).reshape(shape)
-            plan = (prepare_jacobian if problem.kind == "jacobian" else prepare_hessian)(f, x)
-            counts = colour_counts(plan.pattern, problem.kind, problem.symmetric)
-            results["colours"].append(
-                {
-                    "problem": name,
-                    "size": size,
-                    "n": instance.n,
-                    "m": instance.m,
-                    "nnz": int(plan.pattern.nnz),
-                    "max_row": int(np.diff(plan.pattern.indptr).max(initial=0)),
-                    "counts": counts,
-                }
-            )
-            for mode in SPARSE_MODES.values():
-                if problem.kind not in mode.kinds or (mode.symmetric and not problem.symmetric):
-                    continue
-                cell = _cell(problem, size, instance, mode, reference, budget)
+            reference = _reference(problem, instance)
+            results["colours"].append(_colour_row(problem, size, instance, missing is None))
+            for cell in _cells(problem, size, instance, reference, budget, missing is None):
                 results["cells"].append(cell)
                 log(_describe(cell))
             out.write_text(json.dumps(results, indent=1, default=_jsonable))
