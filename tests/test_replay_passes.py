@@ -79,7 +79,7 @@ def test_random_programs_give_bit_identical_results_after_the_passes(program):
 
 
 def _stats(compiled) -> dict:
-    return {name: (before, after) for name, before, after in compiled.stats()}
+    return {s.name: (s.before, s.after) for s in compiled.stats()}
 
 
 def test_simplify_removes_exact_identities_and_folds_negations_into_sums():
@@ -89,16 +89,12 @@ def test_simplify_removes_exact_identities_and_folds_negations_into_sums():
     twice = lambda v: ad.negative(ad.negative(v))
     f = lambda x, y: ad.sum(((x * 1.0) / 1.0 - 0.0 + (-0.0)) * 2.0 + twice(y) + (-x) * (-y))
     plain, optimised = both(f, (x, y), (0, 1))
-    before, after = _stats(optimised)["simplify"]
-    assert before - after == 5  # *1, /1, -0, +(-0) and the outer negation of -(-y)
-    negations = lambda c, end: sum(
-        getattr(s, "op", None) is ad.OPS["negative"] for s in c.program.steps[:end]
-    )
-    # Of the forward pass's four negations, -(-y) is gone and the product no longer
-    # reads -x and -y; those two stay only because multiply's rules in the reverse
-    # sweep read them.
-    assert negations(plain, plain.program.forward_steps) == 4
-    assert negations(optimised, optimised.program.forward_steps) == 2
+    ops = lambda c: [getattr(s, "op", None) and s.op.name for s in c.program.steps]
+    assert ops(plain).count("negative") == 6
+    # *1, /1, -0, +(-0) and -(-y) are gone; (-x) * (-y) is x * y. In the reverse sweep
+    # the seed's cotangent, an array of ones, is the number 1.0, so the products with
+    # it go too, and the negations of the multiply's rules fold into the sums.
+    assert ops(optimised) == ["multiply", "add", "multiply", "add", "sum", "add", "add"]
     assert_bit_identical(optimised.value_and_grad(x, y), plain.value_and_grad(x, y))
 
 

@@ -15,13 +15,15 @@ instruction and nothing per op besides. Two versions exist:
 
 from __future__ import annotations
 
+import keyword
 import math
 import operator
 
 import numpy as np
 
-from adcompare.engines.replay.passes import PASSES, eliminate_dead_code, optimise
-from adcompare.engines.replay.record import Guard, Instruction, Recording, bind, shapes
+from adcompare.engines.replay.memory import last_uses, reads
+from adcompare.engines.replay.passes import PASSES, optimise
+from adcompare.engines.replay.record import Guard, Instruction, Recording, shapes
 from adcompare.ops.registry import keep_number
 
 __all__ = ["GuardFlip", "Program", "build"]
@@ -104,12 +106,10 @@ class Program:
     instruction, to read.
     """
 
-    def __init__(self, recording: Recording, steps: list, outputs: list, passes=PASSES):
+    def __init__(self, recording: Recording, steps: list, outputs: list, passes=PASSES, names=()):
         forward = {id(step) for step in recording.steps[: recording.forward_end]}
         tagged = [("forward" if id(step) in forward else "reverse", step) for step in steps]
-        tagged, outputs, self.pass_stats = optimise(
-            recording, tagged, list(outputs), (*passes, eliminate_dead_code)
-        )
+        tagged, outputs, self.pass_stats = optimise(recording, tagged, list(outputs), passes)
         self._inputs = list(recording.inputs)
         self._outputs = outputs
         self.steps = [step for _, step in tagged]
@@ -120,78 +120,14 @@ class Program:
         self.instructions = sum(isinstance(s, Instruction) for s in self.steps)
         self.guards = sum(isinstance(s, Guard) for s in self.steps)
         self.scalar = _scalar_fits(recording, self.steps, outputs)
-        self.source, array_run = _generate(recording, self.steps, outputs, scalar=False)
+        layout = {"inputs": names, "forward_steps": self.forward_steps}
+        self.source, array_run = _generate(recording, self.steps, outputs, scalar=False, **layout)
         self.run = array_run
         if self.scalar:
-            self.source, scalar_run = _generate(recording, self.steps, outputs, scalar=True)
+            self.source, scalar_run = _generate(
+                recording, self.steps, outputs, scalar=True, **layout
+            )
             self.run = _with_fallback(scalar_run, array_run)
-
-    def listing(self, names: list[str] | None = None) -> str:
-        """The program as readable lines: the forward pass, then the reverse sweep.
-
-        >>> import numpy as np
-        >>> import adcompare as ad
-        >>> program = ad.compile(lambda x: ad.sum(ad.sin(x) * 3.0), np.zeros(2)).program
-        >>> print(program.listing(["x"]))
-        forward pass:
-          v1 = sin(x)
-          v2 = multiply(v1, 3.0)
-          v3 = sum(v2, axis=(-1,), keepdims=False)
-        reverse sweep:
-          v4 = cos(x)
-          v5 = multiply(<array (2,)>, v4)
-        returns v3, v5
-        """
-        labels = {slot: name for slot, name in zip(self._inputs, names or [])}
-        labels.update((slot, f"a{i}") for i, slot in enumerate(self._inputs) if slot not in labels)
-        lines = []
-        for i, (slot, value) in enumerate(self._externals.items(), start=1):
-            labels[slot] = f"k{i}"
-            lines.append(f"k{i} = {_describe({}, ('c', value))}: not an argument, read at replay")
-        named = len(labels)
-        lines.append("forward pass with tangents:" if self.tangents else "forward pass:")
-        for index, step in enumerate(self.steps):
-            if index == self.forward_steps:
-                lines.append("reverse sweep:")
-            if isinstance(step, Guard):
-                lines.append(
-                    f"  guard: {step.what} of {_label(labels, step.slot)} is {step.expected!r}"
-                )
-                continue
-            labels[step.out] = f"v{len(labels) - named + 1}"
-            operands = [_describe(labels, spec) for spec in step.args]
-            operands += [f"{k}={_describe(labels, spec)}" for k, spec in step.kwargs]
-            lines.append(f"  {labels[step.out]} = {_call(step, operands)}")
-        if self.forward_steps == len(self.steps) and len(self._outputs) > 1 and not self.tangents:
-            lines.append("reverse sweep: (nothing to compute)")
-        lines.append("returns " + ", ".join(_describe(labels, spec) for spec in self._outputs))
-        return "\n".join(lines)
-
-
-def _label(labels: dict, slot: int) -> str:
-    return labels.get(slot, f"s{slot}")
-
-
-def _describe(labels: dict, spec) -> str:
-    kind, value = spec
-    if kind == "s":
-        return _label(labels, value)
-    if isinstance(value, np.ndarray) and value.size > 1:
-        return f"<array {value.shape}>"
-    return repr(value.item() if isinstance(value, (np.ndarray, np.generic)) else value)
-
-
-def _call(step: Instruction, operands: list[str]) -> str:
-    if step.kind == "op":
-        return f"{step.op.name}({', '.join(operands)})"
-    base, method = step.base
-    if method == "pack":  # an index or a list rebuilt from the values it holds
-        return f"({', '.join(operands)},)" if base is tuple else f"[{', '.join(operands)}]"
-    if method == "getitem":
-        return f"{operands[0]}[{operands[1]}]"
-    name = getattr(base, "__name__", str(base))
-    name = f"np.{name}" if method in ("__call__", "function") else f"np.{name}.{method}"
-    return f"{name}({', '.join(operands)})"
 
 
 def _externals_read(recording: Recording, steps: list, outputs: list) -> list[int]:
@@ -216,61 +152,167 @@ def _with_fallback(scalar_run, array_run):
     return run
 
 
-def _generate(recording: Recording, steps: list, outputs: list, *, scalar: bool):
-    namespace = {"GuardFlip": GuardFlip, "_copy": np.array, "_array": _to_array}
-    lines = []
+class _Names:
+    """Unique names in the generated code: values, functions and constants."""
 
-    def operand(spec) -> str:
-        kind, value = spec
-        if kind == "s":
-            return f"s{value}"
-        name = f"c{len(namespace)}"
-        namespace[name] = _to_scalar(value) if scalar else value
+    def __init__(self, namespace: dict):
+        self.namespace = namespace
+        self.taken = set(namespace) | {"np"}
+        self.functions: dict[int, str] = {}
+        self.described: list[str] = []
+
+    def unique(self, base: str) -> str:
+        name, k = base, 2
+        while name in self.taken or keyword.iskeyword(name) or not name.isidentifier():
+            name, k = f"{base}_{k}", k + 1
+        self.taken.add(name)
         return name
 
-    params = ", ".join(f"a{i}" for i in range(len(recording.inputs)))
-    for i, slot in enumerate(recording.inputs):
-        lines.append(f"s{slot} = a{i}.item()" if scalar else f"s{slot} = a{i}")
+    def constant(self, value, base: str = "c") -> str:
+        """A literal for Python numbers, tuples and strings; else a name bound to ``value``."""
+        if _is_literal(value):
+            return repr(value)
+        name = self.unique(base)
+        self.namespace[name] = value
+        self.described.append(f"# {name} = {_describe(value)}")
+        return name
+
+    def function(self, fn, base: str) -> str:
+        name = self.functions.get(id(fn))
+        if name is None:
+            name = self.functions[id(fn)] = self.unique(base)
+            self.namespace[name] = fn
+        return name
+
+
+def _describe(value) -> str:
+    if isinstance(value, np.ndarray) and value.size > 1:
+        return f"<{value.dtype} array of shape {value.shape}>"
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _is_literal(value) -> bool:
+    if value is None or type(value) in (bool, int, str):
+        return True
+    if type(value) is float:
+        return math.isfinite(value)
+    if type(value) is tuple:
+        return all(_is_literal(v) for v in value)
+    return False
+
+
+def _function_name(step: Instruction) -> str:
+    """What the generated code calls the instruction's function."""
+    if step.kind == "op":
+        return step.op.name if step.fn is step.op.value else getattr(step.fn, "__name__", "op")
+    base, method = step.base
+    if method == "pack":
+        return f"pack_{base.__name__}"
+    if method in ("getitem", "add_at", "astype"):
+        return method
+    name = getattr(base, "__name__", "call")
+    return f"np_{name}" if method in ("__call__", "function") else f"np_{name}_{method}"
+
+
+def _value_names(recording, steps, outputs, inputs, names: _Names) -> dict:
+    """Names for every slot: the arguments', ``v12_multiply``, ``value`` and ``g_x``."""
+    labels = {slot: names.unique(name) for slot, name in zip(recording.inputs, inputs)}
+    for i, slot in enumerate(_externals_read(recording, steps, outputs), start=1):
+        labels[slot] = names.unique(f"k{i}")
+    produced = [step.out for step in steps if isinstance(step, Instruction)]
+    output_slots = [slot for kind, slot in outputs if kind == "s"]
+    finals = ["value"] + (["tangent"] if recording.tangents else [f"g_{n}" for n in inputs])
+    renamed = {
+        slot: final
+        for slot, final in zip([kind == "s" and slot for kind, slot in outputs], finals)
+        if slot is not False and slot in produced and output_slots.count(slot) == 1
+    }
+    for k, step in enumerate((s for s in steps if isinstance(s, Instruction)), start=1):
+        base = renamed.get(step.out) or f"v{k}_{_function_name(step)}"
+        labels[step.out] = names.unique(base)
+    return labels
+
+
+def _generate(
+    recording: Recording, steps: list, outputs: list, *, scalar: bool, inputs=(), forward_steps=0
+):
+    """The replay function's source and the function: one line per step, named values."""
+    namespace = {"GuardFlip": GuardFlip, "_copy": np.array, "_array": _to_array}
+    names = _Names(namespace)
+    inputs = [*inputs, *(f"a{i}" for i in range(len(inputs), len(recording.inputs)))]
+    labels = _value_names(recording, steps, outputs, inputs, names)
+    params = [labels[slot] for slot in recording.inputs]
+    lines = (
+        [f"{labels[slot]} = {labels[slot]}.item()" for slot in recording.inputs] if scalar else []
+    )
     for slot in _externals_read(recording, steps, outputs):
         # Read as the array is now: f may have changed it since the recording.
-        namespace[f"e{slot}"] = recording.externals[slot]
-        lines.append(f"s{slot} = e{slot}.item()" if scalar else f"s{slot} = e{slot}")
-    for step in steps:
+        array = names.unique(f"_{labels[slot]}")
+        namespace[array] = recording.externals[slot]
+        read = f"{array}.item()" if scalar else array
+        lines.append(f"{labels[slot]} = {read}  # not an argument: read as it is at replay")
+
+    def operand(spec, base="c") -> str:
+        kind, value = spec
+        if kind == "s":
+            return labels[value]
+        return names.constant(_to_scalar(value) if scalar else value, base)
+
+    last = {} if scalar else last_uses([(None, step) for step in steps], outputs)
+    kept = set(recording.inputs) | {slot for kind, slot in outputs if kind == "s"}
+    for position, step in enumerate(steps):
+        if position == forward_steps and position:
+            lines.append("# reverse sweep")
         if isinstance(step, Guard):
-            g = f"g{len(namespace)}"
-            namespace[g] = step
-            namespace[g + "_convert"] = _scalar_convert(step.convert) if scalar else step.convert
-            lines.append(f"if {g}_convert(s{step.slot}) != {g}.expected: raise GuardFlip({g})")
-            continue
-        fn = f"f{len(namespace)}"
-        if scalar:
-            namespace[fn] = _scalar_kernel(step)
-            dynamic = [(k, spec) for k, spec in step.kwargs if spec[0] == "s" or k == "cond"]
+            guard = names.unique("guard")
+            namespace[guard] = step
+            convert = _scalar_convert(step.convert) if scalar else step.convert
+            test = names.function(convert, f"as{getattr(step.convert, '__name__', '_value')}")
+            lines.append(f"# guard: {step.what} of {labels[step.slot]} was {step.expected!r}")
+            lines.append(
+                f"if {test}({labels[step.slot]}) != {guard}.expected: raise GuardFlip({guard})"
+            )
         else:
-            namespace[fn] = bind(step)
-            dynamic = [(k, spec) for k, spec in step.kwargs if spec[0] == "s"]
-        arguments = [operand(a) for a in step.args] + [f"{k}={operand(s)}" for k, s in dynamic]
-        lines.append(f"s{step.out} = {fn}({', '.join(arguments)})")
+            if scalar:
+                fn = names.function(
+                    _scalar_kernel(step),
+                    step.op.name if step.kind == "op" else _function_name(step),
+                )
+                keywords = [(k, spec) for k, spec in step.kwargs if spec[0] == "s" or k == "cond"]
+            else:
+                fn = names.function(step.fn, _function_name(step))
+                keywords = list(step.kwargs)
+            arguments = [operand(a) for a in step.args] + [
+                f"{k}={operand(spec, k)}" for k, spec in keywords
+            ]
+            lines.append(f"{labels[step.out]} = {fn}({', '.join(arguments)})")
+        dead = [
+            labels[slot] for slot in reads(step) if last.get(slot) == position and slot not in kept
+        ]
+        if dead:
+            lines.append(f"del {', '.join(dict.fromkeys(dead))}")
     results = []
     input_slots = set(recording.inputs) | recording.externals.keys()
     for kind, value in outputs:
         if scalar:
             shape_dtype = np.asarray(recording.values[value] if kind == "s" else value)
-            name = f"o{len(namespace)}"
+            name = names.unique("shape")
             namespace[name] = (shape_dtype.shape, shape_dtype.dtype)
             results.append(f"_array({operand((kind, value))}, {name})")
         elif kind == "c" or value in input_slots:
             results.append(f"_copy({operand((kind, value))})")
         else:
             results.append(operand((kind, value)))
-    body = "\n".join("    " + line for line in lines) or "    pass"
-    source = f"def replay({params}):\n{body}\n    return ({', '.join(results)},)\n"
+    header = "# forward pass with tangents" if recording.tangents else "# forward pass"
+    body = "\n".join("    " + line for line in [*names.described, header, *lines])
+    source = f"def replay({', '.join(params)}):\n{body}\n    return ({', '.join(results)},)\n"
     exec(compile(source, "<adcompare.compile>", "exec"), namespace)
     return source, namespace["replay"]
 
 
 def _to_scalar(value):
-    if isinstance(value, (bool, int, float)):
+    if type(value) in (bool, int, float):
         return value
     value = np.asarray(value)
     return bool(value.item()) if value.dtype.kind == "b" else float(value.item())
@@ -285,13 +327,13 @@ def _to_array(value, shape_dtype):
     return np.full(shape, value, dtype=dtype)
 
 
-def build(recording: Recording, passes=PASSES) -> tuple[Program, Program]:
+def build(recording: Recording, passes=PASSES, names=()) -> tuple[Program, Program]:
     """The forward-only program (the value) and the full one (value and gradients).
 
     ``passes`` are the optimising passes to run (:mod:`.passes`); dead code is
-    always removed.
+    always removed. ``names`` name the inputs in the generated source.
     """
     forward_steps = recording.steps[: recording.forward_end]
-    forward = Program(recording, forward_steps, recording.outputs[:1], passes)
-    full = Program(recording, recording.steps, recording.outputs, passes)
+    forward = Program(recording, forward_steps, recording.outputs[:1], passes, names)
+    full = Program(recording, recording.steps, recording.outputs, passes, names)
     return forward, full
