@@ -293,7 +293,6 @@ LONG_FUNCTIONS = {
     "adcompare.cli.bench:add_parser",
     "adcompare.cli.train:add_parser",
     "adcompare.engines.batched:vmap",
-    "adcompare.engines.replay:compile",
     "adcompare.engines.reverse:run_backward",
     "adcompare.graph.picture:draw",
     "adcompare.ops.registry.define:defop",

@@ -414,11 +414,11 @@ def compile(  # noqa: A001
     Arguments may be pytrees (see
     :class:`~adcompare.engines.replay.trees.TreeCompiledFunction`).
 
-    With ``optimise`` (the default) the recorded program goes through the
-    optimising passes of :mod:`adcompare.engines.replay.passes` (exact
-    algebraic simplification, common subexpressions, dead code; constants
-    are folded as ``f`` is recorded), which keep every result bit-identical;
-    :meth:`CompiledFunction.stats` shows what each pass removed.
+    With ``optimise`` (the default) the program goes through the passes of
+    :mod:`~adcompare.engines.replay.passes` (exact algebra, common
+    subexpressions, fused unbroadcasting, dead code, in-place accumulation and
+    buffer reuse; constants are folded as ``f`` is recorded), which keep every
+    result bit-identical; :meth:`CompiledFunction.stats` shows what each did.
 
     >>> import numpy as np
     >>> import adcompare as ad
@@ -432,12 +432,16 @@ def compile(  # noqa: A001
     """
     passes = PASSES if optimise else ()
     if any(tree_structure(a).kind is not None for a in example_args):
-        if mode == "forward":
-            raise TypeError(
-                'compile(mode="forward") takes arrays, not pytrees: pass the leaves as '
-                'arguments (adcompare.tree_flatten), or compile with mode="reverse"'
-            )
-        return TreeCompiledFunction(
-            f, argnums, example_args, lambda g, a, e: CompiledFunction(g, a, e, passes)
-        )
+        return _compile_trees(f, argnums, example_args, passes, mode)
     return CompiledFunction(f, argnums, example_args, passes, mode, chunk_size)
+
+
+def _compile_trees(f, argnums, example_args: tuple, passes, mode: str) -> TreeCompiledFunction:
+    if mode == "forward":
+        raise TypeError(
+            'compile(mode="forward") takes arrays, not pytrees: pass the leaves as '
+            'arguments (adcompare.tree_flatten), or compile with mode="reverse"'
+        )
+    return TreeCompiledFunction(
+        f, argnums, example_args, lambda g, a, e: CompiledFunction(g, a, e, passes)
+    )
