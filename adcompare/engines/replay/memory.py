@@ -302,7 +302,7 @@ def _fuse(recording, buffers: _Buffers, step: Instruction, scatters: list, posit
     scatters they make dead; ``([], ())`` where nothing fuses."""
     result = recording.values[step.out]
     first, second = scatters
-    if type(result) is not np.ndarray:
+    if type(result) is not np.ndarray or result.size < 2:  # one number: the scalar program's
         return [], ()
     if first and second and _same_place(first, second):
         parts = [recording.values[p[1]] if p[0] == "s" else p[1] for p in (first[0], second[0])]

@@ -166,7 +166,10 @@ class _Writer:
         if self.kernel:
             base = step.op.name if step.kind == "op" else _function_name(step)
             fn = self.names.function(self.kernel(step), base)
-            keywords = [(k, spec) for k, spec in step.kwargs if spec[0] == "s" or k == "cond"]
+            # Numbers are never written in place: a scalar kernel takes no out=.
+            keywords = [
+                (k, v) for k, v in step.kwargs if k == "cond" or (v[0] == "s" and k != "out")
+            ]
         else:
             fn = self.names.function(step.fn, _function_name(step))
             keywords = list(step.kwargs)
