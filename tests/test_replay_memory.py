@@ -110,3 +110,22 @@ def test_tangent_lanes_are_bit_identical_with_buffers_reused():
     lanes = (np.outer(np.linspace(0.0, 1.0, IN_PLACE_FROM // 8 // 4), np.arange(8.0)),)
     assert_bit_identical(optimised.jvp((x,), lanes), plain.jvp((x,), lanes))
     assert "out=" in optimised.program.source  # recorded again for these many lanes
+
+
+def test_zeros_are_added_only_where_an_earlier_piece_may_have_left_minus_zero():
+    # Three disjoint pieces: the first one swept is scattered (its -0.0s stay -0.0),
+    # the second is added in place and adds +0.0 over the first piece only, and the
+    # third adds zeros nowhere: after the second, no element can hold -0.0.
+    f = lambda x: ad.sum(x[:3] ** 2) + ad.sum(ad.sin(x[3:5])) + ad.sum(x[5:] ** 3)
+    x = np.array([-0.0, 0.0, -1.0, 0.5, 2.0, -0.0, 1.0])
+    optimised = ad.compile(f, x)
+    outsides = [
+        dict(step.kwargs)["outside"][1]
+        for step in optimised.program.steps
+        if getattr(step, "base", None) and step.base[1] == "add_at"
+    ]
+    assert len(outsides) == 2 and len(outsides[0]) == 1 and outsides[1] == ()
+    assert outsides[0][0] in [(slice(0, 3),), (slice(3, 5),), (slice(5, 7),)]
+    gradient = optimised.grad(x)
+    assert_bit_identical(gradient, ad.compile(f, x, optimise=False).grad(x))
+    assert not np.signbit(gradient[0])  # 2·(-0.0) plus the other pieces' +0.0

@@ -101,6 +101,8 @@ class _Buffers:
         self.holders: dict[int, list[int]] = defaultdict(list)
         self.owner: dict[int, int] = {}
         self.writable: set[int] = set()
+        #: Per slot, the box of its array that may hold -0.0 (absent: anywhere).
+        self.signed_zeros: dict[int, list | None] = {}
 
     def add(self, step: Instruction) -> None:
         """Account for ``step``'s result."""
@@ -218,18 +220,35 @@ def _box(index, shape: tuple) -> list[tuple[int, int]] | None:
     return ranges + [(0, n) for n in shape[len(ranges) :]]
 
 
-def _outside(ranges: list[tuple[int, int]], shape: tuple) -> tuple:
-    """Indices that cover the complement of the box ``ranges`` once each."""
+def _intersection(a: list | None, b: list) -> list | None:
+    """The box two boxes share, or None."""
+    if a is None:
+        return None
+    ranges = [(max(lo, low), min(hi, high)) for (lo, hi), (low, high) in zip(a, b)]
+    return None if any(lo >= hi for lo, hi in ranges) else ranges
+
+
+def _difference(a: list | None, b: list) -> tuple:
+    """Indices covering the box ``a`` outside the box ``b`` once each."""
+    if a is None:
+        return ()
+    if _intersection(a, b) is None:
+        return (tuple(slice(lo, hi) for lo, hi in a),)
+    shared = _intersection(a, b)
     parts = []
-    for axis, ((lo, hi), n) in enumerate(zip(ranges, shape)):
-        inside = tuple(slice(a, b) for a, b in ranges[:axis])
-        parts += [inside + (slice(0, lo),)] if lo > 0 else []
-        parts += [inside + (slice(hi, n),)] if hi < n else []
+    for axis, ((lo, hi), (low, high)) in enumerate(zip(a, b)):
+        before = tuple(slice(*r) for r in shared[:axis])
+        after = tuple(slice(*r) for r in a[axis + 1 :])
+        parts += [before + (slice(lo, low),) + after] if lo < low else []
+        parts += [before + (slice(high, hi),) + after] if high < hi else []
     return tuple(parts)
 
 
 def add_at(part, index, outside, out):
     """``out[index] += part``; ``out[outside] += 0.0``, as adding a scatter's zeros would.
+
+    ``outside`` need only cover where ``out`` may hold ``-0.0`` (which ``+ 0.0``
+    turns into ``+0.0``); elsewhere adding zero changes no bit.
 
     >>> import numpy as np
     >>> total = np.array([-0.0, 1.0, 2.0])
@@ -269,6 +288,7 @@ def accumulate_in_place(recording: Recording, steps: list, outputs: list) -> tup
     dropped: set[int] = set()
     kept = []
     for position, (sweep, step) in enumerate(steps):
+        new = [step]
         if isinstance(step, Instruction) and _is_sum(step):
             scatters = [
                 _scatter(producers.get(slot)) if readers[slot] == 1 else None
@@ -277,15 +297,21 @@ def accumulate_in_place(recording: Recording, steps: list, outputs: list) -> tup
             fused, consumed = _fuse(recording, buffers, step, scatters, position)
             if fused:
                 dropped.update(consumed)
-                kept += [(sweep, new) for new in fused]
-                for new in fused:
-                    buffers.add(new)
-                continue
-        if not isinstance(step, Guard):
-            buffers.add(step)
-        kept.append((sweep, step))
+                new = fused
+        for step in new:
+            if not isinstance(step, Guard):
+                buffers.add(step)
+                _track_signed_zeros(buffers, step)
+            kept.append((sweep, step))
     kept = [(sweep, s) for sweep, s in kept if isinstance(s, Guard) or s.out not in dropped]
     return kept, outputs
+
+
+def _track_signed_zeros(buffers: _Buffers, step: Instruction) -> None:
+    """Note the box of a scatter's result that may hold ``-0.0`` (its zeros are ``+0.0``)."""
+    found = _scatter(step)
+    if found is not None:
+        buffers.signed_zeros[step.out] = _box(found[1], found[2])
 
 
 def _is_sum(step: Instruction) -> bool:
@@ -322,7 +348,10 @@ def _fuse(recording, buffers: _Buffers, step: Instruction, scatters: list, posit
         if buffer is None or _layout(target) != _layout(result):
             continue
         part, index, shape = found
-        outside = _outside(_box(index, shape), shape)
+        box, everywhere = _box(index, shape), [(0, n) for n in shape]
+        maybe = buffers.signed_zeros.get(other, everywhere)
+        outside = _difference(maybe, box)
+        buffers.signed_zeros[step.out] = _intersection(maybe, box)
         keywords = (("index", ("c", index)), ("outside", ("c", outside)), ("out", ("s", other)))
         base = (add_at, "add_at")
         return [Instruction("numpy", add_at, (part,), keywords, step.out, base=base)], [scattered]
