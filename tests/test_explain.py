@@ -115,19 +115,19 @@ def test_program_lists_the_forward_pass_then_the_reverse_sweep():
     source = report.split("folded away):\n")[1].splitlines()
     assert source[0] == "def replay(x, y):"
     forward = source[source.index("    # forward pass") + 3 : source.index("    # reverse sweep")]
-    # The seven ops of the trace table, in its order, on the named inputs, the
-    # last one named for what it is.
-    assert [line.split(" = ")[1].split("(")[0] for line in forward] == [
-        "power",
-        "multiply",
-        "multiply",
-        "add",
-        "power",
-        "multiply",
-        "add",
+    # The seven ops of the trace table, in its order, on the named inputs, each value
+    # named for its op, the last one for what it is.
+    assert [line.split(" = ")[0].strip() for line in forward] == [
+        "v1_power",
+        "v2_multiply",
+        "v3_multiply",
+        "v4_add",
+        "v5_power",
+        "v6_multiply",
+        "value",
     ]
-    assert forward[2] == "    v3_multiply = multiply(x, y)"
-    assert forward[-1] == "    value = add(v4_add, v6_multiply)"
+    assert forward[2] == "    v3_multiply = x * y"
+    assert forward[-1] == "    value = v4_add + v6_multiply"
     # The gradients are named for the variables; evaluated, they are 6x + y and x + 10y.
     assert (
         source[-1]

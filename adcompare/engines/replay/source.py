@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import keyword
 import math
+import operator
 
 import numpy as np
 
@@ -124,6 +125,16 @@ def _value_names(recording, steps, outputs, inputs, names: _Names) -> dict:
     return labels
 
 
+#: Scalar kernels written as Python's operators: ``(symbol, operands)``.
+_INFIX = {
+    operator.add: ("+", 2),
+    operator.sub: ("-", 2),
+    operator.mul: ("*", 2),
+    operator.truediv: ("/", 2),
+    operator.neg: ("-", 1),
+}
+
+
 class _Writer:
     """The lines of one replay function, over one namespace."""
 
@@ -164,12 +175,25 @@ class _Writer:
 
     def instruction(self, step: Instruction) -> str:
         if self.kernel:
-            base = step.op.name if step.kind == "op" else _function_name(step)
-            fn = self.names.function(self.kernel(step), base)
+            kernel = self.kernel(step)
             # Numbers are never written in place: a scalar kernel takes no out=.
             keywords = [
                 (k, v) for k, v in step.kwargs if k == "cond" or (v[0] == "s" and k != "out")
             ]
+            operands = [self.operand(a) for a in step.args]
+            if not keywords and kernel in _INFIX and len(operands) == _INFIX[kernel][1]:
+                # Python's own operators on floats: what operator.mul and friends call.
+                symbol = _INFIX[kernel][0]
+                expression = (
+                    f"{symbol}{operands[0]}"
+                    if len(operands) == 1
+                    else (f"{operands[0]} {symbol} {operands[1]}")
+                )
+                return f"{self.labels[step.out]} = {expression}"
+            if not keywords and kernel is keep_number:
+                return f"{self.labels[step.out]} = {operands[0]}"
+            base = step.op.name if step.kind == "op" else _function_name(step)
+            fn = self.names.function(kernel, base)
         else:
             fn = self.names.function(step.fn, _function_name(step))
             keywords = list(step.kwargs)
