@@ -68,8 +68,11 @@ def test_large_results_are_written_into_buffers_nobody_reads_any_more():
     after = ad.compile(f, x)
     assert "out=" not in before.program.source
     assert after.program.source.count("out=") >= 3
-    peak = {s.name: (s.peak_bytes_before, s.peak_bytes_after) for s in after.stats()}
-    assert peak["reuse_buffers"][1] < peak["reuse_buffers"][0]
+    peak = lambda compiled: {name: (a, b) for name, a, b in compiled.stats()}["peak live bytes"]
+    # As recorded, six arrays of n numbers are alive at once (sin x, exp, cos x and three
+    # products of the reverse sweep); optimised, five, and one more without reuse.
+    assert peak(after) == (6 * 8 * n, 5 * 8 * n)
+    assert peak(before)[1] > peak(after)[1]
     moved = x[::-1].copy()
     untouched = moved.copy()
     assert_bit_identical(after.value_and_grad(moved), before.value_and_grad(moved))

@@ -98,21 +98,21 @@ class CompiledFunction:
         return self._latest[1]
 
     def stats(self) -> list[PassStats]:
-        """Per pass over the current program: its instructions and peak live bytes, before
-        and after (:class:`~adcompare.engines.replay.passes.PassStats`).
+        """``(pass, instructions before, after)`` for each pass over the current program,
+        then ``("peak live bytes", before, after)`` for all of them together.
 
         >>> import numpy as np
         >>> import adcompare as ad
         >>> f = lambda x: ad.sum(ad.exp(-(-x) * 1.0) * ad.sin(x))
-        >>> for s in ad.compile(f, np.ones(10_000)).stats():
-        ...     print(f"{s.name}: {s.before} -> {s.after} instructions, "
-        ...           f"{s.peak_bytes_before} -> {s.peak_bytes_after} bytes")
-        simplify: 16 -> 10 instructions, 400000 -> 320000 bytes
-        eliminate_common_subexpressions: 10 -> 10 instructions, 320000 -> 320000 bytes
-        fuse_unbroadcast: 10 -> 10 instructions, 320000 -> 320000 bytes
-        eliminate_dead_code: 10 -> 8 instructions, 320000 -> 320000 bytes
-        accumulate_in_place: 8 -> 8 instructions, 320000 -> 320000 bytes
-        reuse_buffers: 8 -> 8 instructions, 320000 -> 240000 bytes
+        >>> for name, before, after in ad.compile(f, np.ones(10_000)).stats():
+        ...     print(f"{name}: {before} -> {after}")
+        simplify: 16 -> 10
+        eliminate_common_subexpressions: 10 -> 10
+        fuse_unbroadcast: 10 -> 10
+        eliminate_dead_code: 10 -> 8
+        accumulate_in_place: 8 -> 8
+        reuse_buffers: 8 -> 8
+        peak live bytes: 400000 -> 240000
         """
         return list(self.program.pass_stats)
 

@@ -71,7 +71,7 @@ def writes_into(step: Instruction) -> int | None:
 def _writable(recording: Recording, step: Instruction) -> bool:
     """Whether the instruction's result is always a new array that only it refers to."""
     value = recording.values.get(step.out)
-    if type(value) is not np.ndarray or value.ndim == 0 or step.kind != "op":
+    if not isinstance(value, np.ndarray) or value.ndim == 0 or step.kind != "op":
         return False
     op = step.op
     return op.name in _FRESH_OPS or (op.elementwise and op.hints.into is not None)
@@ -82,9 +82,13 @@ def _allocates(recording: Recording, step: Instruction) -> bool:
     if _writable(recording, step):
         return True
     value = recording.values.get(step.out)
-    if type(value) is not np.ndarray or value.base is not None:
+    if not isinstance(value, np.ndarray):
         return False
-    return not any(recording.values.get(slot) is value for slot in reads(step))
+    operands = [recording.values.get(slot) for slot in reads(step)]
+    return not any(
+        isinstance(operand, np.ndarray) and np.may_share_memory(value, operand)
+        for operand in operands
+    )
 
 
 class _Buffers:
@@ -98,7 +102,8 @@ class _Buffers:
         self.recording = recording
         self.last = last_uses(steps, outputs)
         self.roots: dict[int, frozenset] = {}
-        self.holders: dict[int, list[int]] = defaultdict(list)
+        #: Per buffer, the last step that reads a slot holding (part of) it.
+        self.death: dict[int, int] = {}
         self.owner: dict[int, int] = {}
         self.writable: set[int] = set()
         #: Per slot, the box of its array that may hold -0.0 (absent: anywhere).
@@ -118,15 +123,29 @@ class _Buffers:
                 self.writable.add(step.out)
         elif isinstance(self.recording.values.get(step.out), (np.generic, int, float, complex)):
             roots = frozenset()  # a number holds no memory of an array's
-        else:  # a view, a pack, an element: it may refer to any buffer it reads
-            roots = frozenset().union(*(self.roots.get(slot, ()) for slot in reads(step)))
+        else:  # a view, a pack, an element: it may refer to the buffers it reads
+            roots = frozenset().union(*(self.roots.get(slot, ()) for slot in self._viewed(step)))
         self.roots[step.out] = roots
+        last = self.last.get(step.out, -1)
         for root in roots:
-            self.holders[root].append(step.out)
+            self.death[root] = max(self.death.get(root, -1), last)
+
+    def _viewed(self, step: Instruction) -> list[int]:
+        """The operands whose memory the result may share: for an array, those whose
+        recorded memory overlaps the recorded result's (a view has one base)."""
+        value = self.recording.values.get(step.out)
+        if not isinstance(value, np.ndarray):
+            return reads(step)
+        return [
+            slot
+            for slot in reads(step)
+            if not isinstance(self.recording.values.get(slot), np.ndarray)
+            or np.may_share_memory(value, self.recording.values[slot])
+        ]
 
     def free_at(self, buffer: int, position: int) -> bool:
         """Whether no step after ``position`` reads ``buffer``'s memory."""
-        return all(self.last.get(slot, -1) <= position for slot in self.holders[buffer])
+        return self.death.get(buffer, -1) <= position
 
     def writable_whole(self, slot: int, position: int) -> int | None:
         """The buffer ``slot`` holds all of, if the program may write into it at ``position``."""
@@ -181,7 +200,7 @@ def reuse_buffers(recording: Recording, steps: list, outputs: list) -> tuple[lis
                     step, fn=_into_function(step.op), kwargs=(*step.kwargs, out)
                 )
         buffers.add(step)
-        if step.out in buffers.writable and type(value) is np.ndarray:
+        if step.out in buffers.writable:
             idle[_layout(value)].append(step.out)
         kept.append((sweep, step))
     return kept, outputs
@@ -328,11 +347,11 @@ def _fuse(recording, buffers: _Buffers, step: Instruction, scatters: list, posit
     scatters they make dead; ``([], ())`` where nothing fuses."""
     result = recording.values[step.out]
     first, second = scatters
-    if type(result) is not np.ndarray or result.size < 2:  # one number: the scalar program's
+    if not isinstance(result, np.ndarray) or result.size < 2:  # one number: the scalar program's
         return [], ()
     if first and second and _same_place(first, second):
         parts = [recording.values[p[1]] if p[0] == "s" else p[1] for p in (first[0], second[0])]
-        same = all(type(p) is np.ndarray and p.dtype == result.dtype for p in parts)
+        same = all(isinstance(p, np.ndarray) and p.dtype == result.dtype for p in parts)
         if same and _layout(parts[0]) == _layout(parts[1]):
             total = recording.new_slot(np.add(*parts))
             add = dataclasses.replace(step, args=(first[0], second[0]), out=total)

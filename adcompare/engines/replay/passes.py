@@ -373,29 +373,30 @@ PASSES: tuple[Callable, ...] = (
 
 
 class PassStats(NamedTuple):
-    """What one pass changed: instructions and peak live bytes, before and after."""
+    """A pass and what it changed: ``before`` and ``after`` count instructions; the
+    row named ``"peak live bytes"`` gives those of the program before and after
+    every pass (:func:`~adcompare.engines.replay.memory.peak_live_bytes`)."""
 
     name: str
     before: int
     after: int
-    peak_bytes_before: int
-    peak_bytes_after: int
 
 
 def optimise(
     recording: Recording, steps: Steps, outputs: list, passes=PASSES
 ) -> tuple[Steps, list, list[PassStats]]:
     """Run ``passes`` in order (with :func:`eliminate_dead_code` last unless among
-    them); also return each pass's :class:`PassStats`."""
+    them); also return each pass's :class:`PassStats`, then the peak live bytes'."""
     if eliminate_dead_code not in passes:
         passes = (*passes, eliminate_dead_code)
     stats = []
-    before = sum(isinstance(step, Instruction) for _, step in steps)
     peak_before = peak_live_bytes(recording, steps, outputs)
     for run_pass in passes:
+        before = sum(isinstance(step, Instruction) for _, step in steps)
         steps, outputs = run_pass(recording, steps, outputs)
         after = sum(isinstance(step, Instruction) for _, step in steps)
-        peak_after = peak_live_bytes(recording, steps, outputs)
-        stats.append(PassStats(run_pass.__name__, before, after, peak_before, peak_after))
-        before, peak_before = after, peak_after
+        stats.append(PassStats(run_pass.__name__, before, after))
+    stats.append(
+        PassStats("peak live bytes", peak_before, peak_live_bytes(recording, steps, outputs))
+    )
     return steps, outputs, stats

@@ -51,11 +51,14 @@ class _Names:
         self.taken = set(namespace) | {"np"}
         self.functions: dict[int, str] = {}
         self.described: list[str] = []
+        self.suffixes: dict[str, int] = {}  # the last suffix given to a base name
 
     def unique(self, base: str) -> str:
-        name, k = base, 2
+        name, k = base, self.suffixes.get(base, 1)
         while name in self.taken or keyword.iskeyword(name) or not name.isidentifier():
-            name, k = f"{base}_{k}", k + 1
+            k += 1
+            name = f"{base}_{k}"
+        self.suffixes[base] = k
         self.taken.add(name)
         return name
 
