@@ -5,12 +5,18 @@ and its outputs, and returns new ones that compute bit-identical results:
 
 - :func:`simplify`: algebra that IEEE arithmetic keeps exact: ``x * 1``,
   ``x / 1``, ``x - 0``, ``x + (-0)``, ``-(-x)``, a negation folded into the
-  sum or product that uses it (``a + (-b)`` is ``a - b`` to the bit);
+  sum or product that uses it (``a + (-b)`` is ``a - b`` to the bit) or into
+  a constant factor (``-(c * v)`` is ``(-c) * v``), and a constant array of
+  one repeated number read as that number (the reverse sweep's seed);
 - :func:`eliminate_common_subexpressions`: an instruction that repeats an
   earlier one (same function, same operands) reuses its result, such as
   a value the forward pass computed and a rule computes again in the
   reverse sweep;
-- :func:`eliminate_dead_code`: what neither an output nor a guard reads.
+- :func:`fuse_unbroadcast`: a ``broadcast_to`` read by an elementwise op,
+  and a ``sum`` keeping axes for a ``reshape`` to drop, fused into that op;
+- :func:`eliminate_dead_code`: what neither an output nor a guard reads;
+- :func:`~adcompare.engines.replay.memory.accumulate_in_place` and
+  :func:`~adcompare.engines.replay.memory.reuse_buffers`: the memory passes.
 
 Constants need no pass: an op whose arguments hold no traced value runs once,
 while ``f`` is recorded, and its result enters the program as a constant.
