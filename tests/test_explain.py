@@ -7,7 +7,8 @@ import re
 import pytest
 
 from adcompare.cli import main
-from adcompare.cli.explain import explain
+from adcompare.cli.explain import compiled_program, explain
+from adcompare.cli.expr import parse_expression
 
 
 def test_explain_worked_example(capsys):
@@ -102,19 +103,36 @@ def test_explain_refuses_numbers_it_cannot_hold(capsys, text, at, message):
     assert message in capsys.readouterr().err
 
 
+def test_program_prints_exactly_the_compiled_source(capsys):
+    assert main(["explain", "3*x**2 + x*y + 5*y**2", "--at", "x=2,y=3", "--program"]) == 0
+    printed = capsys.readouterr().out
+    source = compiled_program(parse_expression("3*x**2 + x*y + 5*y**2"), [2.0, 3.0]).program.source
+    assert printed.endswith("folded away):\n" + source + "\n")
+
+
 def test_program_lists_the_forward_pass_then_the_reverse_sweep():
     report = explain("3*x**2 + x*y + 5*y**2", "x=2,y=3", mode="reverse", program=True)
-    listing = report.split("folded away)\n")[1].splitlines()
-    forward = listing[1 : listing.index("reverse sweep:")]
-    # The seven ops of the trace table, in its order, on the named inputs.
-    assert [line.split(" = ")[1].split("(")[0] for line in forward] == [
-        "power",
-        "multiply",
-        "multiply",
-        "add",
-        "power",
-        "multiply",
-        "add",
+    source = report.split("folded away):\n")[1].splitlines()
+    assert source[0] == "def replay(x, y):"
+    forward = source[source.index("    # forward pass") + 3 : source.index("    # reverse sweep")]
+    # The seven ops of the trace table, in its order, on the named inputs, each value
+    # named for its op, the last one for what it is.
+    assert [line.split(" = ")[0].strip() for line in forward] == [
+        "v1_power",
+        "v2_multiply",
+        "v3_multiply",
+        "v4_add",
+        "v5_power",
+        "v6_multiply",
+        "value",
     ]
-    assert forward[2] == "  v3 = multiply(x, y)"
-    assert listing[-1].startswith("returns v7, ")
+    assert forward[2] == "    v3_multiply = x * y"
+    assert forward[-1] == "    value = v4_add + v6_multiply"
+    # The gradients are named for the variables; evaluated, they are 6x + y and x + 10y.
+    assert (
+        source[-1]
+        == "    return (_array(value, shape), _array(g_x, shape_2), _array(g_y, shape_3),)"
+    )
+    program = compiled_program(parse_expression("3*x**2 + x*y + 5*y**2"), [2.0, 3.0])
+    value, gradient = program.value_and_grad(1.0, -2.0)
+    assert (value, *gradient) == (21.0, 4.0, -19.0)

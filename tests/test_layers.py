@@ -261,7 +261,6 @@ LONG_FUNCTIONS = {
     "adcompare.bench.harness.sweep:budget_reason",
     "adcompare.cli.bench:add_parser",
     "adcompare.cli.train:add_parser",
-    "adcompare.engines.replay:compile",
     "adcompare.graph.picture:draw",
     "adcompare.ops.registry.define:defop",
 }

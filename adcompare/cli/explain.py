@@ -14,6 +14,7 @@ expression is read by the safe parser of :mod:`adcompare.cli.expr`.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import sys
 from pathlib import Path
 
@@ -99,18 +100,44 @@ def _writing(path: str):
         raise OutputError(f"cannot write {path}: {error.strerror or error}") from None
 
 
-def _program(expression, values) -> str:
-    """The recorded forward pass and reverse sweep, one line per array operation."""
+def compiled_program(expression, values):
+    """The expression compiled by :func:`adcompare.compile`, its inputs named as its variables.
+
+    ``explain --program`` prints this program's ``source``:
+
+    >>> from adcompare.cli.expr import parse_expression
+    >>> program = compiled_program(parse_expression("x*y"), [2.0, 3.0]).program
+    >>> print(program.source)
+    def replay(x, y):
+        # forward pass
+        x = x.item()
+        y = y.item()
+        value = x * y
+        return (_array(value, shape), _array(y, shape_2), _array(x, shape_3),)
+    <BLANKLINE>
+    """
     from adcompare.engines.replay import compile as record_program
 
-    arguments = tuple(range(len(values)))
-    with np.errstate(all="ignore"):
-        compiled = record_program(expression, *values, argnums=arguments)
-    header = (
-        "The tape as adcompare.compile records it: each line is one array operation, "
-        "the reverse sweep's included (steps with constant results are folded away)"
+    def f(*variables):
+        return expression(*variables)
+
+    f.__signature__ = inspect.Signature(
+        [
+            inspect.Parameter(name, inspect.Parameter.POSITIONAL_ONLY)
+            for name in expression.variables
+        ]
     )
-    return header + "\n" + compiled.program.listing(expression.variables)
+    with np.errstate(all="ignore"):
+        return record_program(f, *values, argnums=tuple(range(len(values))))
+
+
+def _program(expression, values) -> str:
+    """The recorded forward pass and reverse sweep, one line per array operation."""
+    header = (
+        "The tape as adcompare.compile records it and replays it, the reverse sweep "
+        "included (steps with constant results are folded away):"
+    )
+    return header + "\n" + compiled_program(expression, values).program.source
 
 
 def _run(args) -> int:

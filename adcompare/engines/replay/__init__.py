@@ -29,6 +29,7 @@ True
 
 from __future__ import annotations
 
+import inspect
 import types
 from collections.abc import Callable
 
@@ -36,7 +37,7 @@ import numpy as np
 
 from adcompare.engines.forward import default_chunk
 from adcompare.engines.replay.codegen import GuardFlip, Program, build
-from adcompare.engines.replay.passes import PASSES
+from adcompare.engines.replay.passes import PASSES, PassStats
 from adcompare.engines.replay.record import CompileError, record
 from adcompare.engines.replay.trees import TreeCompiledFunction
 from adcompare.ops.registry import Box, new_level
@@ -89,17 +90,22 @@ class CompiledFunction:
         """The most recently recorded value-and-gradient program."""
         return self._latest[1]
 
-    def stats(self) -> list[tuple[str, int, int]]:
-        """``(pass, instructions before, after)`` for each pass over the current program.
+    def stats(self) -> list[PassStats]:
+        """``(pass, instructions before, after)`` for each pass over the current program,
+        then ``("peak live bytes", before, after)`` for all of them together.
 
         >>> import numpy as np
         >>> import adcompare as ad
-        >>> compiled = ad.compile(lambda x: ad.sum(-(-x) * 1.0), np.ones(3))
-        >>> for name, before, after in compiled.stats():
+        >>> f = lambda x: ad.sum(ad.exp(-(-x) * 1.0) * ad.sin(x))
+        >>> for name, before, after in ad.compile(f, np.ones(10_000)).stats():
         ...     print(f"{name}: {before} -> {after}")
-        simplify: 4 -> 2
-        eliminate_common_subexpressions: 2 -> 2
-        eliminate_dead_code: 2 -> 1
+        simplify: 16 -> 10
+        eliminate_common_subexpressions: 10 -> 10
+        fuse_unbroadcast: 10 -> 10
+        eliminate_dead_code: 10 -> 8
+        accumulate_in_place: 8 -> 8
+        reuse_buffers: 8 -> 8
+        peak live bytes: 400000 -> 240000
         """
         return list(self.program.pass_stats)
 
@@ -258,7 +264,9 @@ class CompiledFunction:
             seeds=seeds if self.mode == "forward" else None,
         )
         self.recordings += 1
-        programs = build(recording, self._passes)
+        names = _argument_names(self._f, self._nargs)
+        names += [f"t_{names[p]}" for p in self._argnums] if self.mode == "forward" else []
+        programs = build(recording, self._passes, names)
         self._programs[_signature(arrays)] = programs
         self._latest = programs
         return programs
@@ -285,6 +293,23 @@ class CompiledFunction:
                 "inputs it was just recorded at: f is not a deterministic function of its "
                 "arguments, so it cannot be compiled"
             ) from None
+
+
+def _argument_names(f, count: int) -> list[str]:
+    """``f``'s positional parameter names, for the generated source (``a0``, ... where unknown)."""
+    try:
+        parameters = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        parameters = []
+    names = []
+    for i in range(count):
+        parameter = parameters[i] if i < len(parameters) else None
+        positional = parameter is not None and parameter.kind in (
+            inspect.Parameter.POSITIONAL_ONLY,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        )
+        names.append(parameter.name if positional else f"a{i}")
+    return names
 
 
 def _signature(arrays: tuple) -> tuple:
@@ -382,11 +407,11 @@ def compile(  # noqa: A001
     Arguments may be pytrees (see
     :class:`~adcompare.engines.replay.trees.TreeCompiledFunction`).
 
-    With ``optimise`` (the default) the recorded program goes through the
-    optimising passes of :mod:`adcompare.engines.replay.passes` (exact
-    algebraic simplification, common subexpressions, dead code; constants
-    are folded as ``f`` is recorded), which keep every result bit-identical;
-    :meth:`CompiledFunction.stats` shows what each pass removed.
+    With ``optimise`` (the default) the program goes through the passes of
+    :mod:`~adcompare.engines.replay.passes` (exact algebra, common
+    subexpressions, fused unbroadcasting, dead code, in-place accumulation and
+    buffer reuse; constants are folded as ``f`` is recorded), which keep every
+    result bit-identical; :meth:`CompiledFunction.stats` shows what each did.
 
     >>> import numpy as np
     >>> import adcompare as ad
@@ -400,12 +425,16 @@ def compile(  # noqa: A001
     """
     passes = PASSES if optimise else ()
     if any(tree_structure(a).kind is not None for a in example_args):
-        if mode == "forward":
-            raise TypeError(
-                'compile(mode="forward") takes arrays, not pytrees: pass the leaves as '
-                'arguments (adcompare.tree_flatten), or compile with mode="reverse"'
-            )
-        return TreeCompiledFunction(
-            f, argnums, example_args, lambda g, a, e: CompiledFunction(g, a, e, passes)
-        )
+        return _compile_trees(f, argnums, example_args, passes, mode)
     return CompiledFunction(f, argnums, example_args, passes, mode, chunk_size)
+
+
+def _compile_trees(f, argnums, example_args: tuple, passes, mode: str) -> TreeCompiledFunction:
+    if mode == "forward":
+        raise TypeError(
+            'compile(mode="forward") takes arrays, not pytrees: pass the leaves as '
+            'arguments (adcompare.tree_flatten), or compile with mode="reverse"'
+        )
+    return TreeCompiledFunction(
+        f, argnums, example_args, lambda g, a, e: CompiledFunction(g, a, e, passes)
+    )

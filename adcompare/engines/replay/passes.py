@@ -5,12 +5,18 @@ and its outputs, and returns new ones that compute bit-identical results:
 
 - :func:`simplify`: algebra that IEEE arithmetic keeps exact: ``x * 1``,
   ``x / 1``, ``x - 0``, ``x + (-0)``, ``-(-x)``, a negation folded into the
-  sum or product that uses it (``a + (-b)`` is ``a - b`` to the bit);
+  sum or product that uses it (``a + (-b)`` is ``a - b`` to the bit) or into
+  a constant factor (``-(c * v)`` is ``(-c) * v``), and a constant array of
+  one repeated number read as that number (the reverse sweep's seed);
 - :func:`eliminate_common_subexpressions`: an instruction that repeats an
   earlier one (same function, same operands) reuses its result, such as
   a value the forward pass computed and a rule computes again in the
   reverse sweep;
-- :func:`eliminate_dead_code`: what neither an output nor a guard reads.
+- :func:`fuse_unbroadcast`: a ``broadcast_to`` read by an elementwise op,
+  and a ``sum`` keeping axes for a ``reshape`` to drop, fused into that op;
+- :func:`eliminate_dead_code`: what neither an output nor a guard reads;
+- :func:`~adcompare.engines.replay.memory.accumulate_in_place` and
+  :func:`~adcompare.engines.replay.memory.reuse_buffers`: the memory passes.
 
 Constants need no pass: an op whose arguments hold no traced value runs once,
 while ``f`` is recorded, and its result enters the program as a constant.
@@ -22,17 +28,23 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
+from adcompare.engines.replay.memory import accumulate_in_place, peak_live_bytes, reuse_buffers
 from adcompare.engines.replay.record import Guard, Instruction, Recording
 from adcompare.ops import OPS
 
 __all__ = [
     "PASSES",
+    "PassStats",
+    "accumulate_in_place",
     "eliminate_common_subexpressions",
     "eliminate_dead_code",
+    "fuse_unbroadcast",
     "optimise",
+    "reuse_buffers",
     "simplify",
 ]
 
@@ -118,9 +130,68 @@ def _op_instruction(step: Instruction, name: str, args: tuple) -> Instruction:
     return dataclasses.replace(step, fn=op.value, args=args, op=op)
 
 
+def _uniform_constants(recording: Recording, step: Instruction) -> Instruction:
+    """An elementwise instruction reading each constant array whose elements are all one
+    number as that number (of the array's dtype), where the result keeps its shape."""
+    if not (step.op.elementwise and isinstance(step.op.value, np.ufunc)) or step.kwargs:
+        return step
+    args, changed = list(step.args), False
+    for i, (kind, value) in enumerate(args):
+        if kind != "c" or type(value) is not np.ndarray or value.size == 0:
+            continue
+        flat = np.ascontiguousarray(value).reshape(-1)
+        if flat.dtype.kind not in "fc":
+            continue
+        as_bytes = flat.view(np.uint8).reshape(flat.size, -1)
+        if not (as_bytes == as_bytes[:1]).all():
+            continue
+        others = [np.shape(_value_of(recording, spec)) for j, spec in enumerate(args) if j != i]
+        if np.broadcast_shapes(*others, ()) == np.shape(recording.values[step.out]):
+            args[i], changed = ("c", flat[0]), True  # a numpy scalar promotes as the array did
+    return dataclasses.replace(step, args=tuple(args)) if changed else step
+
+
+def _value_of(recording: Recording, spec):
+    kind, value = spec
+    return recording.values[value] if kind == "s" else value
+
+
+def _negated_constant(spec) -> tuple | None:
+    """``-c`` for a constant number or array ``c``: negation is exact."""
+    kind, value = spec
+    if kind != "c":
+        return None
+    if type(value) in (int, float, complex):
+        return ("c", -value)  # Python numbers keep their weak promotion
+    if isinstance(value, (np.ndarray, np.number)) and value.dtype.kind in "fc":
+        return ("c", -value)
+    return None
+
+
+def _fold_sign(step: Instruction, inner: list, products: dict):
+    """``(-v) * c`` or ``(-v) / c`` as ``v * (-c)``, ``v / (-c)``; ``-(v * c)`` as ``v * (-c)``."""
+    name, args = step.op.name, step.args
+    if name in ("multiply", "divide") and inner[0] is not None:
+        negated = _negated_constant(args[1])
+        if negated is not None:
+            return _op_instruction(step, name, (inner[0], negated))
+    if name == "multiply" and inner[1] is not None:
+        negated = _negated_constant(args[0])
+        if negated is not None:
+            return _op_instruction(step, name, (negated, inner[1]))
+    if name == "negative" and args[0][0] == "s" and args[0][1] in products:
+        x, y = products[args[0][1]]
+        if _negated_constant(y) is not None:
+            return _op_instruction(step, "multiply", (x, _negated_constant(y)))
+        if _negated_constant(x) is not None:
+            return _op_instruction(step, "multiply", (_negated_constant(x), y))
+    return None
+
+
 def simplify(recording: Recording, steps: Steps, outputs: list) -> tuple[Steps, list]:
     """Apply the exact algebraic identities (see the module's docstring)."""
     negated: dict[int, tuple] = {}  # slot of negative(v) -> the operand v
+    products: dict[int, tuple] = {}  # slot of multiply(x, y) -> (x, y)
     replaced: dict = {}
     kept: Steps = []
     for sweep, step in steps:
@@ -128,12 +199,19 @@ def simplify(recording: Recording, steps: Steps, outputs: list) -> tuple[Steps, 
         if isinstance(step, Guard) or step.kind != "op" or _in_place(step):
             kept.append((sweep, step))
             continue
+        step = _uniform_constants(recording, step)
         name, args = step.op.name, step.args
         same = _identity_operand(step)
         if same is not None and _same_layout(recording, same, step.out):
             replaced[step.out] = same
             continue
         inner = [negated.get(a[1]) if a[0] == "s" else None for a in args]
+        folded = _fold_sign(step, inner, products) if not step.kwargs else None
+        if folded is not None:
+            if name == "negative":  # still the negation of its operand, for later folds
+                negated[step.out] = args[0]
+            step, name, args = folded, folded.op.name, folded.args
+            inner = [negated.get(a[1]) if a[0] == "s" else None for a in args]
         if name == "negative" and inner[0] is not None:
             if _same_layout(recording, inner[0], step.out):
                 replaced[step.out] = inner[0]
@@ -148,6 +226,8 @@ def simplify(recording: Recording, steps: Steps, outputs: list) -> tuple[Steps, 
             step = _op_instruction(step, "multiply", (inner[0], inner[1]))
         if step.op.name == "negative" and not step.kwargs:
             negated[step.out] = step.args[0]
+        if step.op.name == "multiply" and not step.kwargs:
+            products[step.out] = step.args
         kept.append((sweep, step))
     return _substitute(kept, outputs, replaced)
 
@@ -156,6 +236,10 @@ def _key_of(spec):
     kind, value = spec
     if kind == "s":
         return spec
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, tuple(_key_of(("c", part)) for part in value))
+    if isinstance(value, slice):
+        return ("slice", *(_key_of(("c", part)) for part in (value.start, value.stop, value.step)))
     if isinstance(value, np.ndarray) and value.size > 16:
         return ("id", id(value))
     try:
@@ -196,6 +280,76 @@ def eliminate_common_subexpressions(
     return _substitute(kept, outputs, replaced)
 
 
+def _readers(steps: Steps, outputs: list) -> dict[int, int]:
+    counts: dict[int, int] = {}
+    specs = [spec for _, step in steps if isinstance(step, Instruction) for spec in _operands(step)]
+    specs += [("s", step.slot) for _, step in steps if isinstance(step, Guard)]
+    for kind, slot in specs + outputs + outputs:  # an output counts as two readers
+        if kind == "s":
+            counts[slot] = counts.get(slot, 0) + 1
+    return counts
+
+
+def _is_op(step, name: str) -> bool:
+    return isinstance(step, Instruction) and step.kind == "op" and step.op.name == name
+
+
+def _broadcasting_itself(recording: Recording, step: Instruction, producers: dict):
+    """An elementwise op reading ``broadcast_to(v)`` reads ``v``, where numpy's own
+    broadcasting gives the result its shape."""
+    if not (step.op.elementwise and isinstance(step.op.value, np.ufunc)) or step.kwargs:
+        return step
+    args, changed = list(step.args), False
+    for i, (kind, slot) in enumerate(args):
+        source = producers.get(slot) if kind == "s" else None
+        if not _is_op(source, "broadcast_to") or _in_place(source):
+            continue
+        narrower = args[:i] + [source.args[0]] + args[i + 1 :]
+        shapes = [np.shape(_value_of(recording, spec)) for spec in narrower]
+        if np.broadcast_shapes(*shapes) == np.shape(recording.values[step.out]):
+            args, changed = narrower, True
+    return dataclasses.replace(step, args=tuple(args)) if changed else step
+
+
+def _sum_dropping_axes(recording: Recording, step: Instruction, producers: dict, readers: dict):
+    """``reshape(sum(v, axes, keepdims=True))`` that only drops the summed axes, as
+    ``sum(v, axes, keepdims=False)``."""
+    if not _is_op(step, "reshape") or step.args[0][0] != "s":
+        return step
+    source = producers.get(step.args[0][1])
+    if not _is_op(source, "sum") or readers.get(source.out) != 1:
+        return step
+    keywords = dict(source.kwargs)
+    if keywords.get("keepdims") != ("c", True) or keywords.get("axis", ("s",))[0] != "c":
+        return step
+    summed = np.shape(_value_of(recording, source.args[0]))
+    axes = {axis % len(summed) for axis in keywords["axis"][1]}
+    dropped = tuple(n for axis, n in enumerate(summed) if axis not in axes)
+    if dropped != np.shape(recording.values[step.out]):
+        return step
+    kwargs = tuple((k, ("c", False) if k == "keepdims" else v) for k, v in source.kwargs)
+    return dataclasses.replace(source, kwargs=kwargs, out=step.out)
+
+
+def fuse_unbroadcast(recording: Recording, steps: Steps, outputs: list) -> tuple[Steps, list]:
+    """Fuse the reverse sweep's broadcasts and unbroadcasting sums into the ops that use them.
+
+    An elementwise op broadcasts its operands itself, so it reads
+    ``broadcast_to``'s operand directly; a ``sum`` that keeps the summed axes
+    only to have a ``reshape`` drop them drops them itself. Both give the
+    same numbers from the same arithmetic.
+    """
+    producers = {step.out: step for _, step in steps if isinstance(step, Instruction)}
+    readers = _readers(steps, outputs)
+    kept: Steps = []
+    for sweep, step in steps:
+        if isinstance(step, Instruction) and step.kind == "op" and not _in_place(step):
+            step = _broadcasting_itself(recording, step, producers)
+            step = _sum_dropping_axes(recording, step, producers, readers)
+        kept.append((sweep, step))
+    return kept, outputs
+
+
 def eliminate_dead_code(recording: Recording, steps: Steps, outputs: list) -> tuple[Steps, list]:
     """Keep only the steps that an output or a guard depends on, in order."""
     needed = {slot for kind, slot in outputs if kind == "s"}
@@ -213,17 +367,42 @@ def eliminate_dead_code(recording: Recording, steps: Steps, outputs: list) -> tu
 
 
 #: The optimising passes, in order; a program always ends with :func:`eliminate_dead_code`.
-PASSES: tuple[Callable, ...] = (simplify, eliminate_common_subexpressions)
+#: The memory passes come last: they read which values are still needed.
+PASSES: tuple[Callable, ...] = (
+    simplify,
+    eliminate_common_subexpressions,
+    fuse_unbroadcast,
+    eliminate_dead_code,
+    accumulate_in_place,
+    reuse_buffers,
+)
+
+
+class PassStats(NamedTuple):
+    """A pass and what it changed: ``before`` and ``after`` count instructions; the
+    row named ``"peak live bytes"`` gives those of the program before and after
+    every pass (:func:`~adcompare.engines.replay.memory.peak_live_bytes`)."""
+
+    name: str
+    before: int
+    after: int
 
 
 def optimise(
     recording: Recording, steps: Steps, outputs: list, passes=PASSES
-) -> tuple[Steps, list, list[tuple[str, int, int]]]:
-    """Run ``passes`` in order; also return ``(pass, instructions before, after)`` for each."""
+) -> tuple[Steps, list, list[PassStats]]:
+    """Run ``passes`` in order (with :func:`eliminate_dead_code` last unless among
+    them); also return each pass's :class:`PassStats`, then the peak live bytes'."""
+    if eliminate_dead_code not in passes:
+        passes = (*passes, eliminate_dead_code)
     stats = []
+    peak_before = peak_live_bytes(recording, steps, outputs)
     for run_pass in passes:
         before = sum(isinstance(step, Instruction) for _, step in steps)
         steps, outputs = run_pass(recording, steps, outputs)
         after = sum(isinstance(step, Instruction) for _, step in steps)
-        stats.append((run_pass.__name__, before, after))
+        stats.append(PassStats(run_pass.__name__, before, after))
+    stats.append(
+        PassStats("peak live bytes", peak_before, peak_live_bytes(recording, steps, outputs))
+    )
     return steps, outputs, stats

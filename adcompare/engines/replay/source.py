@@ -1,0 +1,268 @@
+"""The replay's source: straight-line Python, one line per step, values named for what they are.
+
+Values are named after the op and position that computes them (``v12_multiply``),
+the arguments after ``f``'s parameters, and the results ``value``, ``g_x`` (the
+gradient with respect to ``x``) or ``tangent``. Python numbers and tuples of them
+appear as literals; other constants (index tuples, arrays) are names, described
+in comments at the top. After its last reader, an array's name is deleted, so its
+memory is freed as plain numpy frees a temporary.
+"""
+
+from __future__ import annotations
+
+import keyword
+import math
+import operator
+
+import numpy as np
+
+from adcompare.engines.replay.memory import last_uses, reads
+from adcompare.engines.replay.record import Guard, Instruction, Recording
+from adcompare.ops.registry import keep_number
+
+__all__ = ["GuardFlip", "externals_read", "generate"]
+
+
+class GuardFlip(Exception):  # noqa: N818 - a signal, not an error the user sees
+    """A guard no longer holds: the recording does not fit these inputs."""
+
+    def __init__(self, guard: Guard):
+        super().__init__(guard.what)
+        self.guard = guard
+
+
+def externals_read(recording: Recording, steps: list, outputs: list) -> list[int]:
+    """The slots of the arrays ``f`` reads without receiving them that ``steps`` use."""
+    read = {slot for kind, slot in outputs if kind == "s"}
+    for step in steps:
+        if isinstance(step, Guard):
+            read.add(step.slot)
+        else:
+            read.update(slot for kind, slot in step.args if kind == "s")
+            read.update(slot for _, (kind, slot) in step.kwargs if kind == "s")
+    return sorted(read & recording.externals.keys())
+
+
+class _Names:
+    """Unique names in the generated code: values, functions and constants."""
+
+    def __init__(self, namespace: dict):
+        self.namespace = namespace
+        self.taken = set(namespace) | {"np"}
+        self.functions: dict[int, str] = {}
+        self.described: list[str] = []
+        self.suffixes: dict[str, int] = {}  # the last suffix given to a base name
+
+    def unique(self, base: str) -> str:
+        name, k = base, self.suffixes.get(base, 1)
+        while name in self.taken or keyword.iskeyword(name) or not name.isidentifier():
+            k += 1
+            name = f"{base}_{k}"
+        self.suffixes[base] = k
+        self.taken.add(name)
+        return name
+
+    def constant(self, value, base: str = "c") -> str:
+        """A literal for Python numbers, tuples and strings; else a name bound to ``value``."""
+        if _is_literal(value):
+            return repr(value)
+        name = self.unique(base)
+        self.namespace[name] = value
+        self.described.append(f"# {name} = {_describe(value)}")
+        return name
+
+    def function(self, fn, base: str) -> str:
+        name = self.functions.get(id(fn))
+        if name is None:
+            name = self.functions[id(fn)] = self.unique(base)
+            self.namespace[name] = fn
+        return name
+
+
+def _describe(value) -> str:
+    if isinstance(value, np.ndarray) and value.size > 1:
+        return f"<{value.dtype} array of shape {value.shape}>"
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _is_literal(value) -> bool:
+    if value is None or type(value) in (bool, int, str):
+        return True
+    if type(value) is float:
+        return math.isfinite(value)
+    if type(value) is tuple:
+        return all(_is_literal(v) for v in value)
+    return False
+
+
+def _function_name(step: Instruction) -> str:
+    """What the generated code calls the instruction's function."""
+    if step.kind == "op":
+        return step.op.name if step.fn is step.op.value else getattr(step.fn, "__name__", "op")
+    base, method = step.base
+    if method == "pack":
+        return f"pack_{base.__name__}"
+    if method in ("getitem", "add_at", "astype"):
+        return method
+    name = getattr(base, "__name__", "call")
+    return f"np_{name}" if method in ("__call__", "function") else f"np_{name}_{method}"
+
+
+def _value_names(recording, steps, outputs, inputs, names: _Names) -> dict:
+    """Names for every slot: the arguments', ``v12_multiply``, ``value`` and ``g_x``."""
+    labels = {slot: names.unique(name) for slot, name in zip(recording.inputs, inputs)}
+    for i, slot in enumerate(externals_read(recording, steps, outputs), start=1):
+        labels[slot] = names.unique(f"k{i}")
+    produced = [step.out for step in steps if isinstance(step, Instruction)]
+    output_slots = [slot for kind, slot in outputs if kind == "s"]
+    finals = ["value"] + (["tangent"] if recording.tangents else [f"g_{n}" for n in inputs])
+    renamed = {
+        slot: final
+        for slot, final in zip([kind == "s" and slot for kind, slot in outputs], finals)
+        if slot is not False and slot in produced and output_slots.count(slot) == 1
+    }
+    for k, step in enumerate((s for s in steps if isinstance(s, Instruction)), start=1):
+        base = renamed.get(step.out) or f"v{k}_{_function_name(step)}"
+        labels[step.out] = names.unique(base)
+    return labels
+
+
+#: Scalar kernels written as Python's operators: ``(symbol, operands)``.
+_INFIX = {
+    operator.add: ("+", 2),
+    operator.sub: ("-", 2),
+    operator.mul: ("*", 2),
+    operator.truediv: ("/", 2),
+    operator.neg: ("-", 1),
+}
+
+
+class _Writer:
+    """The lines of one replay function, over one namespace."""
+
+    def __init__(self, recording: Recording, steps: list, outputs: list, kernel, inputs):
+        self.recording, self.outputs, self.kernel = recording, outputs, kernel
+        self.namespace = {"GuardFlip": GuardFlip, "_copy": np.array, "_array": _to_array}
+        self.names = _Names(self.namespace)
+        inputs = [*inputs, *(f"a{i}" for i in range(len(inputs), len(recording.inputs)))]
+        self.labels = _value_names(recording, steps, outputs, inputs, self.names)
+
+    def operand(self, spec, base: str = "c") -> str:
+        kind, value = spec
+        if kind == "s":
+            return self.labels[value]
+        return self.names.constant(_to_scalar(value) if self.kernel else value, base)
+
+    def inputs(self, steps: list) -> list[str]:
+        """Scalar programs take the numbers out; arrays ``f`` reads are read as they are now."""
+        labels, lines = self.labels, []
+        if self.kernel:
+            lines = [f"{labels[slot]} = {labels[slot]}.item()" for slot in self.recording.inputs]
+        for slot in externals_read(self.recording, steps, self.outputs):
+            array = self.names.unique(f"_{labels[slot]}")
+            self.namespace[array] = self.recording.externals[slot]
+            read = f"{array}.item()" if self.kernel else array
+            lines.append(f"{labels[slot]} = {read}  # not an argument: read as it is at replay")
+        return lines
+
+    def guard(self, step: Guard) -> list[str]:
+        guard, value = self.names.unique("guard"), self.labels[step.slot]
+        self.namespace[guard] = step
+        convert = _scalar_convert(step.convert) if self.kernel else step.convert
+        test = self.names.function(convert, f"as{getattr(step.convert, '__name__', '_value')}")
+        return [
+            f"# guard: {step.what} of {value} was {step.expected!r}",
+            f"if {test}({value}) != {guard}.expected: raise GuardFlip({guard})",
+        ]
+
+    def instruction(self, step: Instruction) -> str:
+        if self.kernel:
+            kernel = self.kernel(step)
+            # Numbers are never written in place: a scalar kernel takes no out=.
+            keywords = [
+                (k, v) for k, v in step.kwargs if k == "cond" or (v[0] == "s" and k != "out")
+            ]
+            operands = [self.operand(a) for a in step.args]
+            if not keywords and kernel in _INFIX and len(operands) == _INFIX[kernel][1]:
+                # Python's own operators on floats: what operator.mul and friends call.
+                symbol = _INFIX[kernel][0]
+                expression = (
+                    f"{symbol}{operands[0]}"
+                    if len(operands) == 1
+                    else (f"{operands[0]} {symbol} {operands[1]}")
+                )
+                return f"{self.labels[step.out]} = {expression}"
+            if not keywords and kernel is keep_number:
+                return f"{self.labels[step.out]} = {operands[0]}"
+            base = step.op.name if step.kind == "op" else _function_name(step)
+            fn = self.names.function(kernel, base)
+        else:
+            fn = self.names.function(step.fn, _function_name(step))
+            keywords = list(step.kwargs)
+        arguments = [self.operand(a) for a in step.args]
+        arguments += [f"{k}={self.operand(spec, k)}" for k, spec in keywords]
+        return f"{self.labels[step.out]} = {fn}({', '.join(arguments)})"
+
+    def results(self) -> list[str]:
+        """The outputs: copies of inputs and constants, numbers back into arrays."""
+        results = []
+        input_slots = set(self.recording.inputs) | self.recording.externals.keys()
+        for kind, value in self.outputs:
+            if self.kernel:
+                like = np.asarray(self.recording.values[value] if kind == "s" else value)
+                name = self.names.unique("shape")
+                self.namespace[name] = (like.shape, like.dtype)
+                results.append(f"_array({self.operand((kind, value))}, {name})")
+            elif kind == "c" or value in input_slots:
+                results.append(f"_copy({self.operand((kind, value))})")
+            else:
+                results.append(self.operand((kind, value)))
+        return results
+
+
+def generate(
+    recording: Recording, steps: list, outputs: list, *, kernel=None, inputs=(), forward_steps=0
+):
+    """The replay function's source and the function itself.
+
+    ``kernel(instruction)`` gives the scalar kernel of each instruction for a
+    program on Python numbers (``None``: the array program); ``inputs`` name
+    the arguments; the reverse sweep starts at step ``forward_steps``.
+    """
+    writer = _Writer(recording, steps, outputs, kernel, inputs)
+    lines = writer.inputs(steps)
+    last = {} if kernel else last_uses([(None, step) for step in steps], outputs)
+    kept = set(recording.inputs) | {slot for kind, slot in outputs if kind == "s"}
+    for position, step in enumerate(steps):
+        if position == forward_steps and position:
+            lines.append("# reverse sweep")
+        if isinstance(step, Guard):
+            lines += writer.guard(step)
+        else:
+            lines.append(writer.instruction(step))
+        dead = [s for s in reads(step) if last.get(s) == position and s not in kept]
+        if dead:
+            lines.append(f"del {', '.join(dict.fromkeys(writer.labels[s] for s in dead))}")
+    header = "# forward pass with tangents" if recording.tangents else "# forward pass"
+    body = "\n".join("    " + line for line in [*writer.names.described, header, *lines])
+    params = ", ".join(writer.labels[slot] for slot in recording.inputs)
+    source = f"def replay({params}):\n{body}\n    return ({', '.join(writer.results())},)\n"
+    exec(compile(source, "<adcompare.compile>", "exec"), writer.namespace)
+    return source, writer.namespace["replay"]
+
+
+def _to_scalar(value):
+    if type(value) in (bool, int, float):
+        return value
+    value = np.asarray(value)
+    return bool(value.item()) if value.dtype.kind == "b" else float(value.item())
+
+
+def _scalar_convert(convert):
+    return convert if convert in (bool, float, int) else keep_number
+
+
+def _to_array(value, shape_dtype):
+    shape, dtype = shape_dtype
+    return np.full(shape, value, dtype=dtype)
