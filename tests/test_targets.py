@@ -17,6 +17,7 @@ import sympy
 
 import adcompare as ad
 from adcompare.bench import peers
+from adcompare.bench.harness import env
 from adcompare.bench.harness.modes import MODES, Mode, plain_cost
 from adcompare.bench.problems.mlp import make_mlp
 from adcompare.bench.targets import measure as targets
@@ -95,7 +96,7 @@ def test_mlp_loss_is_the_softmax_cross_entropy():
     assert float(instance.on(np)(zero)) == pytest.approx(np.log(5.0), rel=1e-15)
 
 
-def test_mlp_has_the_issues_size():
+def test_mlp_has_the_full_target_size():
     instance, _ = make_mlp()
     assert instance.n == 784 * 128 + 128 + 128 * 10 + 10 and instance.m == 1
 
@@ -219,6 +220,14 @@ def test_written_json_round_trips(measured, tmp_path):
 def test_command_rejects_zero_repeats(capsys):
     assert main(["targets", "--repeats", "0"]) == 2
     assert "--repeats must be at least 1" in capsys.readouterr().err
+
+
+def test_the_targets_pin_the_allocator_and_say_so(measured, tmp_path):
+    assert measured["allocator"] == env.pin_allocator()
+    _, data = write_targets(measured, tmp_path)
+    document = json.loads(data.read_text(encoding="utf-8"))
+    assert document["allocator"] == document["environment"]["allocator"] == measured["allocator"]
+    assert f"Allocator: {env.allocator_text(measured['allocator'])}." in render_markdown(measured)
 
 
 def test_reverse_and_forward_entries_are_the_harness_modes(measured):

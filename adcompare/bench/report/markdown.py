@@ -18,6 +18,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+from adcompare.bench.harness.env import allocator_text
 from adcompare.bench.harness.measure import RATIO_SHIFT, WALL_OVER_CPU
 from adcompare.bench.harness.modes import MODES, mode_label
 from adcompare.bench.harness.results import Results
@@ -281,6 +282,7 @@ def _machine_lines(description: dict) -> list[str]:
     - Python 3.11.7; library versions unknown
     - BLAS: unknown; threads: unknown
     - dtype: float64
+    - allocator: not recorded
     """
     versions = {k: v for k, v in (description.get("versions") or {}).items() if v}
     pools = (description.get("threads") or {}).get("blas_pools") or []
@@ -299,6 +301,7 @@ def _machine_lines(description: dict) -> list[str]:
         f"- BLAS: {_known(description.get('blas'))}; threads: "
         + (", ".join(f"{p['library']} {p['threads']}" for p in pools) or "unknown"),
         f"- dtype: {description.get('dtype', 'float64')}",
+        f"- allocator: {allocator_text(description.get('allocator'))}",
     ]
 
 

@@ -16,7 +16,9 @@ Every entry's result is checked against adcompare's derivative before it
 is timed (:func:`~adcompare.bench.harness.measure.check_derivative`); an entry that
 disagrees is reported as wrong, with no time. Times are medians of repeats
 with one BLAS thread (and one torch thread); every ratio comes from this
-run.
+run. glibc's allocator is pinned first
+(:func:`~adcompare.bench.harness.env.pin_allocator`), and the result says
+whether it was.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from dataclasses import asdict, dataclass
 from threadpoolctl import threadpool_limits
 
 import adcompare as ad
+from adcompare.bench.harness.env import pin_allocator
 from adcompare.bench.harness.measure import check_derivative, time_calls
 from adcompare.bench.harness.modes import MODES, Mode
 from adcompare.bench.peers import PEER_MODES, PeerMode
@@ -50,7 +53,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class TargetSizes:
-    """The sizes of the five targets (the issue's by default)."""
+    """The sizes of the five targets (the full sizes by default)."""
 
     chain_ops: int = 200
     rosenbrock_n: int = 10**6
@@ -355,14 +358,18 @@ def measure_targets(
     *,
     progress: Callable[[str], None] | None = None,
 ) -> dict:
-    """Measure every target; returns ``{"sizes", "settings", "rows"}``, JSON-ready.
+    """Measure every target; returns ``{"sizes", "settings", "allocator", "rows"}``,
+    JSON-ready. The allocator is pinned before the first measurement.
 
     >>> result = measure_targets(SMALL, Settings(repeats=1, budget=0.1))
     >>> [row["id"] for row in result["rows"]]
     ['a', 'b', 'c', 'd', 'e1', 'e2', 'e3']
+    >>> result["allocator"] == pin_allocator()
+    True
     """
     builders = {"a": _chain_row, "b": _rosenbrock_row, "c": _forward_row, "d": _mlp_row}
     rows = []
+    allocator = pin_allocator()
     with threadpool_limits(limits=1, user_api="blas"):
         for row_id, case in target_cases(sizes).items():
             if row_id in builders:
@@ -371,4 +378,9 @@ def measure_targets(
                 rows.append(_jacobian_row(row_id, case, settings))
             if progress:
                 progress(f"measured target {row_id}")
-    return {"sizes": asdict(sizes), "settings": asdict(settings), "rows": rows}
+    return {
+        "sizes": asdict(sizes),
+        "settings": asdict(settings),
+        "allocator": allocator,
+        "rows": rows,
+    }

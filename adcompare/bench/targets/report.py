@@ -1,4 +1,4 @@
-"""The targets' table: Markdown like the issue's, with measured columns, and JSON.
+"""The targets' table as Markdown, one line per target with its measured columns, and JSON.
 
 Only reads what :func:`~adcompare.bench.targets.measure.measure_targets` returned.
 """
@@ -9,7 +9,7 @@ import json
 from importlib import metadata
 from pathlib import Path
 
-from adcompare.bench.harness.env import describe
+from adcompare.bench.harness.env import allocator_text, describe
 from adcompare.bench.harness.results import now
 from adcompare.bench.peers import LIBRARIES
 from adcompare.bench.report.text import format_time
@@ -91,7 +91,8 @@ def render_markdown(result: dict) -> str:
         "",
         "Every entry's derivative was checked against adcompare's before it was timed "
         "(check error: max |a − b| ÷ max(1, max |b|)); times are medians with one BLAS and "
-        "one torch thread; the first call includes JAX's compilation when jitted.",
+        "one torch thread; the first call includes JAX's compilation when jitted. "
+        f"Allocator: {allocator_text(result.get('allocator'))}.",
         "",
         "| | entry | median | first call | value | check error |",
         "|---|---|---:|---:|---:|---:|",
