@@ -37,14 +37,19 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import traceback
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 from adcompare.bench.harness.env import describe, environment_key, pin_allocator
-from adcompare.bench.harness.measure import RATIO_SHIFT, WALL_OVER_CPU, Timer, measure_cell
+from adcompare.bench.harness.measure import (
+    RATIO_SHIFT,
+    WALL_OVER_CPU,
+    Timer,
+    describe_error,
+    measure_cell,
+)
 from adcompare.bench.harness.modes import MODES, expand_modes, get_mode
 from adcompare.bench.harness.progress import Progress
 from adcompare.bench.harness.results import Results, cell_key, now
@@ -464,7 +469,7 @@ def _first_round(config, results, problem, size, mode_names, progress, env) -> d
             reason = str(refusal)
         except Exception as error:
             cell["status"] = "error"
-            cell["error"] = _error(error)
+            cell["error"] = describe_error(error)
         if reason is not None:
             cell["status"] = "skipped"
             cell["reason"] = reason
@@ -496,7 +501,7 @@ def _take_turns(timed: dict) -> None:
                 entry.timer.time_repeat()
             except Exception as error:
                 entry.cell["status"] = "error"
-                entry.cell["error"] = _error(error)
+                entry.cell["error"] = describe_error(error)
 
 
 def _finish(results: Results, timed: dict, *, progress: Progress | None) -> None:
@@ -578,14 +583,6 @@ def _add(results: Results, cell: dict) -> None:
     cell["finished"] = now()
     cell["load"] = _load()
     results.add(cell)
-
-
-def _error(error: Exception) -> dict:
-    return {
-        "type": type(error).__name__,
-        "message": str(error),
-        "traceback": traceback.format_exc(limit=-4),
-    }
 
 
 def _adjustment(problem: Problem, size: dict, instance) -> str | None:

@@ -1,6 +1,6 @@
 """The targets' table as Markdown, one line per target with its measured columns, and JSON.
 
-Only reads what :func:`~adcompare.bench.targets.measure.measure_targets` returned.
+Only reads what :func:`~adcompare.bench.targets.view.target_rows` read off the cells.
 """
 
 from __future__ import annotations
