@@ -94,3 +94,267 @@ def test_the_op_set_imports_at_the_top_so_no_cycle_hides_in_a_function(module, p
         if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top
     ]
     assert not nested, f"{module} imports inside functions at lines {nested}"
+
+
+# --- No private access across packages -------------------------------------------------
+#
+# A package (a unit of LAYERS) reaches another only through its public names. Three kinds of
+# reach fail: ``from adcompare.X import _name`` from another package; ``module._name`` on a
+# module of another package; and ``obj._attr`` where ``_attr`` is defined only in other
+# packages (as a function, class, assigned name or attribute, or in ``__slots__``).
+
+# Today's reaches, as (the package that reaches, the private name). This list must shrink to
+# empty: give the package reached a public way in, use it, and remove the entry. An entry
+# that no longer occurs fails too, so the list cannot go stale.
+ALLOWED_PRIVATE_ACCESS = {
+    ("bench", "_EXTRA_MODES"),  # bench.modes -> transforms
+    ("bench", "_layer_step"),  # bench.loops -> adbench.lstm
+    ("check", "_argument_names"),  # check -> symbolic
+    ("check", "_positions"),  # check -> symbolic
+    ("check", "_trace_for"),  # check -> symbolic
+    ("checkpointing", "_ACTIVE"),  # -> runtime.cost
+    ("checkpointing", "_level"),  # -> the engines' boxes
+    ("engines", "_ACTIVE"),  # -> runtime.cost
+    ("graph", "_ACTIVE"),  # -> runtime.cost
+    ("graph", "_node"),  # -> engines.reverse.Tensor
+    ("ops", "_ACTIVE"),  # -> runtime.cost
+    ("ops", "_raw_value"),  # -> the engines' boxes
+    ("runtime", "_raw_value"),  # -> the engines' boxes
+    ("sparsity", "_ACTIVE"),  # -> runtime.cost
+    ("transforms", "_ACTIVE"),  # -> runtime.cost
+    ("transforms", "_data"),  # -> engines.reverse.Tensor
+    ("transforms", "_level"),  # -> the engines' boxes
+    ("transforms", "_make"),  # -> engines.forward.Dual
+    ("transforms", "_node"),  # -> engines.reverse.Tensor
+    ("transforms", "_raw_value"),  # -> the engines' boxes
+    ("transforms", "_tangent"),  # -> engines.forward.Dual
+    ("transforms", "_wrap"),  # -> engines.reverse.Tensor
+}
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _is_slots(node: ast.AST) -> bool:
+    """Whether ``node`` is ``__slots__ = (...)``."""
+    return (
+        isinstance(node, ast.Assign)
+        and isinstance(node.value, (ast.Tuple, ast.List))
+        and any(isinstance(t, ast.Name) and t.id == "__slots__" for t in node.targets)
+    )
+
+
+def _private_names_defined(tree: ast.AST) -> set[str]:
+    """The private names a module defines: functions, classes, assignments, ``__slots__``."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            names.add(node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif _is_slots(node):
+            names.update(e.value for e in node.value.elts if isinstance(e, ast.Constant))
+    return {name for name in names if _is_private(name)}
+
+
+TREES = {module: ast.parse(path.read_text(encoding="utf-8")) for module, path in MODULES}
+MODULE_NAMES = set(TREES)
+DEFINED_IN = {}
+for _module, _tree in TREES.items():
+    DEFINED_IN.setdefault(_unit(_module), set()).update(_private_names_defined(_tree))
+
+
+def _module_aliases(tree: ast.AST) -> dict[str, str]:
+    """The local names a module binds to adcompare's modules, and the module each names."""
+    aliases = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "adcompare":
+                    if alias.asname:
+                        aliases[alias.asname] = alias.name
+                    else:
+                        aliases["adcompare"] = "adcompare"
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                if f"{node.module}.{alias.name}" in MODULE_NAMES:
+                    aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return aliases
+
+
+def _module_reached(node: ast.Attribute, aliases: dict[str, str]) -> str | None:
+    """The adcompare module whose attribute ``node`` reads (``cost._ACTIVE``), if it is one."""
+    path = []
+    base = node.value
+    while isinstance(base, ast.Attribute):
+        path.append(base.attr)
+        base = base.value
+    if not (isinstance(base, ast.Name) and base.id in aliases):
+        return None
+    module = aliases[base.id]
+    for attr in reversed(path):
+        module = f"{module}.{attr}"
+        if module not in MODULE_NAMES:
+            return None
+    return module
+
+
+def _private_reaches(module: str, tree: ast.AST):
+    """``(name, line, what)`` for each private name of another package that ``module`` reads."""
+    own = _unit(module)
+    aliases = _module_aliases(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.split(".")[0] == "adcompare" and _unit(node.module) != own:
+                for alias in node.names:
+                    if _is_private(alias.name):
+                        yield alias.name, node.lineno, f"imported from {node.module}"
+        elif isinstance(node, ast.Attribute) and _is_private(node.attr):
+            reached = _module_reached(node, aliases)
+            if reached is not None:
+                if _unit(reached) != own:
+                    yield node.attr, node.lineno, f"read from {reached}"
+            elif node.attr not in DEFINED_IN.get(own, ()) and any(
+                node.attr in names for unit, names in DEFINED_IN.items() if unit != own
+            ):
+                yield node.attr, node.lineno, "defined only in other packages"
+
+
+def _all_private_reaches() -> dict[tuple[str, str], list[str]]:
+    found = {}
+    for module, tree in TREES.items():
+        for name, line, what in _private_reaches(module, tree):
+            found.setdefault((_unit(module), name), []).append(f"{module}:{line} ({what})")
+    return found
+
+
+def test_no_package_reaches_into_another_packages_private_names():
+    found = _all_private_reaches()
+    new = {key: where for key, where in found.items() if key not in ALLOWED_PRIVATE_ACCESS}
+    assert not new, (
+        "private names reached across packages; give the package reached a public way in "
+        f"and use it: {new}"
+    )
+
+
+def test_the_private_access_allow_list_has_no_stale_entries():
+    stale = ALLOWED_PRIVATE_ACCESS - set(_all_private_reaches())
+    assert not stale, f"these no longer occur: remove them from ALLOWED_PRIVATE_ACCESS: {stale}"
+
+
+@pytest.mark.parametrize(
+    "module, source, reached",
+    [
+        ("adcompare.check", "from adcompare.symbolic import _positions", {"_positions"}),
+        ("adcompare.symbolic.x", "from adcompare.symbolic import _positions", set()),
+        ("adcompare.check", "from adcompare.ops.registry import raw", set()),
+        ("adcompare.check", "from adcompare.runtime import cost\ncost._ACTIVE", {"_ACTIVE"}),
+        ("adcompare.check", "import adcompare.runtime.cost as c\nc._ACTIVE", {"_ACTIVE"}),
+        ("adcompare.check", "import adcompare\nadcompare.runtime.cost._ACTIVE", {"_ACTIVE"}),
+        ("adcompare.check", "def f(dual):\n    return dual._tangent", {"_tangent"}),
+        ("adcompare.engines.x", "def f(dual):\n    return dual._tangent", set()),
+        ("adcompare.check", "def f(x):\n    return x._defined_nowhere_in_adcompare", set()),
+        ("adcompare.check", "import sys\nsys._getframe", set()),
+    ],
+)
+def test_the_private_access_check_sees_each_kind_of_reach(module, source, reached):
+    assert {name for name, _, _ in _private_reaches(module, ast.parse(source))} == reached
+
+
+# --- Size: a module reads in one sitting, a function in one screen ----------------------
+
+MAX_MODULE_LINES = 600
+MAX_FUNCTION_LINES = 60  # from ``def`` to the last line, docstring included
+
+# Today's longer modules and functions. These lists must shrink: split where the pieces
+# have names, and remove the entry. An entry that no longer is too long (or no longer
+# exists) fails too, so the lists cannot go stale.
+LONG_MODULES = {
+    "adcompare.bench.report",
+    "adcompare.bench.results",
+    "adcompare.check",
+    "adcompare.engines.replay.record",
+    "adcompare.engines.reverse",
+    "adcompare.ops.linalg",
+    "adcompare.symbolic",
+    "adcompare.transforms",
+}
+LONG_FUNCTIONS = {
+    "adcompare.adbench.gmm_format:read_gradbench_gmm",
+    "adcompare.bench.plots:problem_figure",
+    "adcompare.bench.report:render",
+    "adcompare.bench.sweep:_first_round",
+    "adcompare.bench.sweep:budget_reason",
+    "adcompare.check:check_grad",
+    "adcompare.check:compare",
+    "adcompare.checkpointing:scan",
+    "adcompare.cli.bench:add_parser",
+    "adcompare.cli.train:add_parser",
+    "adcompare.engines.batched:vmap",
+    "adcompare.engines.replay:compile",
+    "adcompare.engines.reverse:run_backward",
+    "adcompare.graph.picture:draw",
+    "adcompare.ops.registry.define:defop",
+    "adcompare.sparsity.derivatives:sparse_jacobian",
+    "adcompare.transforms:_jacfwd_at",
+    "adcompare.transforms:jacrev",
+}
+
+
+def _function_lengths(module: str, tree: ast.AST):
+    """``("module:Class.function", lines)`` for every function, nested ones too."""
+
+    def visit(node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{prefix}{child.name}"
+                if not isinstance(child, ast.ClassDef):
+                    yield f"{module}:{name}", child.end_lineno - child.lineno + 1
+                yield from visit(child, f"{name}.")
+            else:
+                yield from visit(child, prefix)
+
+    yield from visit(tree, "")
+
+
+def _long_modules() -> set[str]:
+    return {
+        module
+        for module, path in MODULES
+        if len(path.read_text(encoding="utf-8").splitlines()) > MAX_MODULE_LINES
+    }
+
+
+def _long_functions() -> dict[str, int]:
+    return {
+        name: lines
+        for module, tree in TREES.items()
+        for name, lines in _function_lengths(module, tree)
+        if lines > MAX_FUNCTION_LINES
+    }
+
+
+def test_no_module_is_over_the_line_budget():
+    new = _long_modules() - LONG_MODULES
+    assert not new, f"over {MAX_MODULE_LINES} lines: split these by the jobs they do: {new}"
+
+
+def test_no_function_is_over_the_line_budget():
+    new = {name: lines for name, lines in _long_functions().items() if name not in LONG_FUNCTIONS}
+    assert not new, (
+        f"over {MAX_FUNCTION_LINES} lines: split these where the pieces have names: {new}"
+    )
+
+
+def test_the_size_allow_lists_have_no_stale_entries():
+    stale = (LONG_MODULES - _long_modules()) | (LONG_FUNCTIONS - set(_long_functions()))
+    assert not stale, f"these are within budget now: remove them from the allow-lists: {stale}"
+
+
+def test_the_size_check_measures_nested_functions_from_def_to_last_line():
+    source = "class A:\n    def f(self):\n        def g():\n            pass\n        return g"
+    tree = ast.parse(source)
+    assert dict(_function_lengths("m", tree)) == {"m:A.f": 4, "m:A.f.g": 2}

@@ -24,6 +24,7 @@ from adcompare.ops.elementwise import exp, log, log1p, negative, unary
 from adcompare.ops.registry import (
     ARRAY_ONLY,
     HOLOMORPHIC,
+    REAL_ONLY,
     Box,
     composite,
     defop,
@@ -32,7 +33,6 @@ from adcompare.ops.registry import (
     register_numpy_names,
 )
 
-_REAL_ONLY = "is computed for real numbers only"
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
 
@@ -41,7 +41,7 @@ def _unary(name, value, slope, *, sym, domain, replay=ARRAY_ONLY, **fields):
     """A scipy.special function of one array: :func:`~adcompare.ops.elementwise.unary`
     with SciPy's name, real input only and the array path only, unless told otherwise."""
     fields.setdefault("numpy", (f"scipy.special.{name}",))
-    fields.setdefault("complex", _REAL_ONLY)
+    fields.setdefault("complex", REAL_ONLY)
     return unary(name, value, slope, sym=sym, domain=domain, replay=replay, **fields)
 
 
@@ -99,7 +99,7 @@ _polygamma = defop(
     sym=lambda x, n: sympy.polygamma(n, x),
     domain=(0.5, 3.0),
     replay=ARRAY_ONLY,
-    complex=_REAL_ONLY,
+    complex=REAL_ONLY,
     elementwise=True,
     saves=("args",),
     prepare=_prepare_polygamma,
@@ -142,7 +142,7 @@ beta = defop(
     "beta",
     sc.beta,
     replay=ARRAY_ONLY,
-    complex=_REAL_ONLY,
+    complex=REAL_ONLY,
     nargs=2,
     elementwise=True,
     domain=(0.5, 3.0),
@@ -164,7 +164,7 @@ betaln = defop(
     "betaln",
     sc.betaln,
     replay=ARRAY_ONLY,
-    complex=_REAL_ONLY,
+    complex=REAL_ONLY,
     nargs=2,
     elementwise=True,
     domain=(0.5, 3.0),
@@ -185,6 +185,18 @@ betaln = defop(
 
 
 # --- error functions and the logistic family -------------------------------------------
+
+erf = _unary(
+    "erf",
+    sc.erf,  # keeps float32 float32, and a Python float float64
+    lambda out, x: _TWO_OVER_SQRT_PI * exp(negative(x * x)),
+    sym=sympy.erf,
+    domain=(-2.0, 2.0),
+    replay=math.erf,
+    method="erf",
+    doc="The error function, elementwise.",
+    example="erf(0.0) -> 0.0",
+)
 
 erfc = _unary(
     "erfc",
@@ -245,7 +257,7 @@ xlogy = defop(
     "xlogy",
     sc.xlogy,
     replay=ARRAY_ONLY,
-    complex=_REAL_ONLY,
+    complex=REAL_ONLY,
     nargs=2,
     elementwise=True,
     domain=((-2.0, 2.0), (0.5, 3.0)),
@@ -262,7 +274,7 @@ xlog1py = defop(
     "xlog1py",
     sc.xlog1py,
     replay=ARRAY_ONLY,
-    complex=_REAL_ONLY,
+    complex=REAL_ONLY,
     nargs=2,
     elementwise=True,
     domain=((-2.0, 2.0), (-0.5, 2.0)),
@@ -386,7 +398,7 @@ _iv = defop(
     sym=lambda x, v: sympy.besseli(v, x),
     domain=(0.5, 3.0),
     replay=ARRAY_ONLY,
-    complex=_REAL_ONLY,
+    complex=REAL_ONLY,
     elementwise=True,
     saves=("args",),
     prepare=_prepare_order,
@@ -521,7 +533,7 @@ _stdtr = defop(
     sym=lambda x, df: _SymStudentCdf(x, df),
     domain=(-3.0, 3.0),
     replay=ARRAY_ONLY,
-    complex=_REAL_ONLY,
+    complex=REAL_ONLY,
     elementwise=True,
     saves=("args",),
     prepare=_prepare_df,

@@ -1,0 +1,169 @@
+"""The arithmetic of two arrays (``+ - * /``), negation and ``stop_gradient``."""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+import sympy
+
+from adcompare.ops.links import Links
+from adcompare.ops.registry import HOLOMORPHIC, Box, Hints, defop
+from adcompare.ops.shape import broadcast_to, getitem
+
+_SCALE_DISTINCT_FROM = 2**17
+
+
+def scaled(cotangent, factor):
+    """``cotangent * factor``, for a ``factor`` that is a plain constant number.
+
+    A cotangent that comes from a sum or a mean is a broadcast view: along
+    its stride-0 axes every element is the same number. Scaling it takes one
+    multiplication per distinct value, broadcast back, instead of one per
+    element (Rosenbrock's ``100 * ...`` and ``x ** 2`` under a sum). Below
+    ``_SCALE_DISTINCT_FROM`` elements one full multiplication is cheaper than
+    the three op calls that avoid it.
+    """
+    if (
+        type(cotangent) is np.ndarray
+        and cotangent.size >= _SCALE_DISTINCT_FROM
+        and 0 in cotangent.strides
+        and not isinstance(factor, Box)
+        and np.ndim(factor) == 0
+    ):
+        distinct = tuple(slice(0, 1) if step == 0 else slice(None) for step in cotangent.strides)
+        return broadcast_to(multiply(getitem(cotangent, distinct), factor), cotangent.shape)
+    return multiply(cotangent, factor)  # the op, not ``*``: counted, and pooled when large
+
+
+add = defop(
+    "add",
+    np.add,
+    operators=("__add__", "__radd__"),
+    replay=operator.add,
+    complex=HOLOMORPHIC,
+    nargs=2,
+    elementwise=True,
+    saves=(),
+    sym=lambda x, y: x + y,
+    jvp=(lambda out, x, y, x_dot: x_dot, lambda out, x, y, y_dot: y_dot),
+    vjp=(lambda out, x, y, out_bar: out_bar, lambda out, x, y, out_bar: out_bar),
+    doc="Sum of two arrays, elementwise (``x + y``).",
+    example="add(2.0, 3.0) -> 5.0",
+)
+
+subtract = defop(
+    "subtract",
+    np.subtract,
+    operators=("__sub__", "__rsub__"),
+    replay=operator.sub,
+    complex=HOLOMORPHIC,
+    nargs=2,
+    elementwise=True,
+    saves=(),
+    label="Sub",
+    sym=lambda x, y: x - y,
+    jvp=(lambda out, x, y, x_dot: x_dot, lambda out, x, y, y_dot: negative(y_dot)),
+    vjp=(lambda out, x, y, out_bar: out_bar, lambda out, x, y, out_bar: negative(out_bar)),
+    doc="Difference of two arrays, elementwise (``x - y``).",
+    example="subtract(2.0, 3.0) -> -1.0",
+)
+
+multiply = defop(
+    "multiply",
+    np.multiply,
+    operators=("__mul__", "__rmul__"),
+    replay=operator.mul,
+    complex=HOLOMORPHIC,
+    nargs=2,
+    elementwise=True,
+    saves=("args",),
+    hints=Hints(vjp_reads=(("y",), ("x",))),
+    label="Mul",
+    sym=lambda x, y: x * y,
+    jvp=(lambda out, x, y, x_dot: x_dot * y, lambda out, x, y, y_dot: x * y_dot),
+    vjp=(
+        lambda out, x, y, out_bar: scaled(out_bar, y),
+        lambda out, x, y, out_bar: scaled(out_bar, x),
+    ),
+    doc="Product of two arrays, elementwise (``x * y``).",
+    example="multiply(2.0, 3.0) -> 6.0",
+)
+
+divide = defop(
+    "divide",
+    np.divide,
+    operators=("__truediv__", "__rtruediv__"),
+    numpy=("divide", "true_divide"),
+    replay=operator.truediv,
+    complex=HOLOMORPHIC,
+    nargs=2,
+    elementwise=True,
+    domain=((-2.0, 2.0), (0.5, 2.0)),
+    hints=Hints(vjp_reads=(("y",), ("y", "out"))),
+    label="Div",
+    sym=lambda x, y: x / y,
+    # d(x/y)/dy = -out/y is formed on primals before it meets the tangent lanes.
+    jvp=(
+        lambda out, x, y, x_dot: x_dot / y,
+        lambda out, x, y, y_dot: negative(out / y) * y_dot,
+    ),
+    vjp=(
+        lambda out, x, y, out_bar: out_bar / y,
+        lambda out, x, y, out_bar: out_bar * negative(out / y),
+    ),
+    doc="Quotient of two arrays, elementwise (``x / y``).",
+    example="divide(3.0, 2.0) -> 1.5",
+)
+
+negative = defop(
+    "negative",
+    np.negative,
+    operators=("__neg__",),
+    replay=operator.neg,
+    complex=HOLOMORPHIC,
+    elementwise=True,
+    saves=(),
+    label="Neg",
+    sym=lambda x: -x,
+    jvp=lambda out, x, x_dot: negative(x_dot),
+    vjp=lambda out, x, out_bar: negative(out_bar),
+    doc="Negation, elementwise (``-x``).",
+    example="negative(2.0) -> -2.0",
+)
+
+
+class _StopGradient(sympy.Function):
+    """SymPy's face of ``stop_gradient``: its argument's value, with derivative zero."""
+
+    @classmethod
+    def eval(cls, x):
+        if x.is_Number:
+            return x
+        return None
+
+    def fdiff(self, argindex=1):
+        return sympy.Integer(0)
+
+    def _numpycode(self, printer):
+        return printer._print(self.args[0])
+
+
+stop_gradient = defop(
+    "stop_gradient",
+    np.positive,
+    replay=operator.pos,
+    complex="has a zero derivative by definition, which the complex step cannot see",
+    elementwise=True,
+    saves=(),
+    label="StopGradient",
+    sym=_StopGradient,
+    jvp=lambda out, x, x_dot: multiply(x_dot, 0.0),
+    vjp=lambda out, x, out_bar: multiply(out_bar, 0.0),
+    doc=(
+        "``x`` itself, treated as a constant: its JVP and VJP are zero (JAX's "
+        "``lax.stop_gradient``, PyTorch's ``detach`` inside a computation)."
+    ),
+    example="stop_gradient(2.0) -> 2.0",
+    sparsity=lambda out, x, *, local: Links((None,)),  # no output depends on x
+)

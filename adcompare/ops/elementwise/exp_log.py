@@ -1,0 +1,172 @@
+"""Exponentials and logarithms, and the log of a sum of exponentials."""
+
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as np
+import sympy
+
+from adcompare.ops.elementwise.slopes import unary
+from adcompare.ops.registry import HOLOMORPHIC, REAL_ONLY, defop
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+
+exp = defop(
+    "exp",
+    np.exp,
+    replay=math.exp,
+    complex=HOLOMORPHIC,
+    elementwise=True,
+    saves=("out",),
+    method="exp",
+    sym=sympy.exp,
+    jvp=lambda out, x, x_dot: out * x_dot,
+    vjp=lambda out, x, out_bar: out_bar * out,
+    doc="Exponential, elementwise.",
+    example="exp(0.0) -> 1.0",
+)
+
+log = defop(
+    "log",
+    np.log,
+    replay=math.log,
+    complex=HOLOMORPHIC,
+    elementwise=True,
+    saves=("args",),
+    domain=(0.1, 3.0),
+    method="log",
+    sym=sympy.log,
+    jvp=lambda out, x, x_dot: x_dot / x,
+    vjp=lambda out, x, out_bar: out_bar / x,
+    doc="Natural logarithm, elementwise.",
+    example="log(1.0) -> 0.0",
+)
+
+log1p = defop(
+    "log1p",
+    np.log1p,
+    replay=math.log1p,
+    complex=HOLOMORPHIC,
+    elementwise=True,
+    saves=("args",),
+    domain=(-0.5, 2.0),
+    method="log1p",
+    label="Log1p",
+    sym=lambda x: sympy.log(1 + x),
+    jvp=lambda out, x, x_dot: x_dot / (1.0 + x),
+    vjp=lambda out, x, out_bar: out_bar / (1.0 + x),
+    doc="``log(1 + x)``, accurate for small ``x``.",
+    example="log1p(0.0) -> 0.0",
+)
+
+expm1 = defop(
+    "expm1",
+    np.expm1,
+    replay=math.expm1,
+    complex=HOLOMORPHIC,
+    elementwise=True,
+    saves=("out",),
+    method="expm1",
+    label="Expm1",
+    sym=lambda x: sympy.exp(x) - 1,
+    jvp=lambda out, x, x_dot: (out + 1.0) * x_dot,
+    vjp=lambda out, x, out_bar: out_bar * (out + 1.0),
+    doc="``exp(x) - 1``, accurate for small ``x``.",
+    example="expm1(0.0) -> 0.0",
+)
+
+exp2 = unary(
+    "exp2",
+    np.exp2,
+    lambda out, x: out * _LN2,
+    sym=lambda x: 2**x,
+    replay=lambda x: 2.0**x,
+    complex=HOLOMORPHIC,
+    saves=("out",),
+    doc="``2**x``, elementwise.",
+    example="exp2(3.0) -> 8.0",
+)
+
+log2 = unary(
+    "log2",
+    np.log2,
+    lambda out, x: 1.0 / (x * _LN2),
+    sym=lambda x: sympy.log(x) / sympy.log(2),
+    replay=math.log2,
+    complex=HOLOMORPHIC,
+    domain=(0.1, 3.0),
+    doc="Base-2 logarithm, elementwise.",
+    example="log2(8.0) -> 3.0",
+)
+
+log10 = unary(
+    "log10",
+    np.log10,
+    lambda out, x: 1.0 / (x * _LN10),
+    sym=lambda x: sympy.log(x) / sympy.log(10),
+    replay=math.log10,
+    complex=HOLOMORPHIC,
+    domain=(0.1, 3.0),
+    doc="Base-10 logarithm, elementwise.",
+    example="log10(100.0) -> 2.0",
+)
+
+
+def _logaddexp(x: float, y: float) -> float:
+    if x == y:
+        return x + _LN2
+    return builtins.max(x, y) + math.log1p(math.exp(-builtins.abs(x - y)))
+
+
+logaddexp = defop(
+    "logaddexp",
+    np.logaddexp,
+    replay=_logaddexp,
+    complex=REAL_ONLY,
+    nargs=2,
+    elementwise=True,
+    domain=(-3.0, 3.0),
+    sym=lambda x, y: sympy.log(sympy.exp(x) + sympy.exp(y)),
+    # Each slope is a softmax weight, exp(x - out) <= 1: no overflow for large x.
+    jvp=(
+        lambda out, x, y, x_dot: exp(x - out) * x_dot,
+        lambda out, x, y, y_dot: exp(y - out) * y_dot,
+    ),
+    vjp=(
+        lambda out, x, y, out_bar: out_bar * exp(x - out),
+        lambda out, x, y, out_bar: out_bar * exp(y - out),
+    ),
+    doc="``log(exp(x) + exp(y))``, elementwise, without overflow.",
+    example="logaddexp(0.0, 0.0) -> 0.6931471805599453",
+)
+
+
+def _logaddexp2(x: float, y: float) -> float:
+    if x == y:
+        return x + 1.0
+    return builtins.max(x, y) + math.log1p(2.0 ** -builtins.abs(x - y)) / _LN2
+
+
+logaddexp2 = defop(
+    "logaddexp2",
+    np.logaddexp2,
+    replay=_logaddexp2,
+    complex=REAL_ONLY,
+    nargs=2,
+    elementwise=True,
+    domain=(-3.0, 3.0),
+    sym=lambda x, y: sympy.log(2**x + 2**y) / sympy.log(2),
+    jvp=(
+        lambda out, x, y, x_dot: exp2(x - out) * x_dot,
+        lambda out, x, y, y_dot: exp2(y - out) * y_dot,
+    ),
+    vjp=(
+        lambda out, x, y, out_bar: out_bar * exp2(x - out),
+        lambda out, x, y, out_bar: out_bar * exp2(y - out),
+    ),
+    doc="``log2(2**x + 2**y)``, elementwise, without overflow.",
+    example="logaddexp2(1.0, 1.0) -> 2.0",
+)

@@ -1,0 +1,166 @@
+"""``defop``: register a primitive and make the function users call."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from adcompare.ops.registry.dispatch import apply
+from adcompare.ops.registry.numpy_names import default_numpy_names, register_numpy_names
+from adcompare.ops.registry.records import ARG_NAMES, NO_HINTS, OPS, Hints, OpDef
+
+
+def _ufunc_into(value) -> Callable | None:
+    """``value(*args, out=out)`` when ``value`` is a numpy ufunc with one output."""
+    if not (isinstance(value, np.ufunc) and value.nout == 1):
+        return None
+
+    def into(out, *args):
+        value(*args, out=out)
+
+    return into
+
+
+def _tuple_rule(rule) -> tuple:
+    if rule is None or isinstance(rule, tuple):
+        return rule
+    return (rule,)
+
+
+def defop(
+    name: str,
+    value: Callable,
+    *,
+    jvp,
+    vjp,
+    sym: Callable | None = None,
+    domain: Any = (-2.0, 2.0),
+    nargs: int | None = 1,
+    elementwise: bool = False,
+    saves: Sequence[str] = ("args", "out"),
+    prepare: Callable | None = None,
+    complex: str | None = None,
+    label: str = "",
+    method: str | None = None,
+    operators: Sequence[str] = (),
+    numpy: Sequence[str] | None = None,
+    replay: Callable | str | None = None,
+    doc: str = "",
+    example: str = "",
+    cases: Sequence = (),
+    test_params: Callable | None = None,
+    hints: Hints = NO_HINTS,
+    sparsity: Callable | str | None = None,
+    batch: Callable | str | None = None,
+) -> Callable:
+    """Register a primitive and return its public function.
+
+    The fields are :class:`OpDef`'s. ``saves`` names what the VJP rules need
+    from the forward pass: ``"args"`` (the primal inputs) and/or ``"out"``;
+    rules receive ``None`` for what is not saved, and the tape holds only
+    what is. ``prepare(*args, **params)`` normalises static parameters
+    (axes, shapes, indices) once, before dispatch. ``numpy`` defaults to the
+    op's own name. ``example`` is a doctest expression whose printed value
+    follows after ``->``. ``batch(args, batched, **params)`` is the op's
+    batching rule for ``vmap`` (or ``LEADING_AXIS``; see :mod:`adcompare.ops.batching`);
+    elementwise ops derive theirs. A user's op is registered the same way:
+
+    >>> import numpy as np
+    >>> cube = defop(
+    ...     "cube_example", lambda x: x**3, sym=lambda x: x**3, numpy=(),
+    ...     jvp=lambda out, x, x_dot: 3.0 * x * x * x_dot,
+    ...     vjp=lambda out, x, out_bar: out_bar * 3.0 * x * x)
+    >>> import adcompare as ad
+    >>> print(ad.grad(cube)(2.0))
+    12.0
+    >>> del OPS["cube_example"]
+    """
+    if name in OPS:
+        raise ValueError(f"op {name!r} is registered twice")
+    if nargs is not None:
+        jvp, vjp = _tuple_rule(jvp), _tuple_rule(vjp)
+    hints = _checked_hints(name, nargs, hints)
+    if elementwise and hints.into is None:
+        hints = dataclasses.replace(hints, into=_ufunc_into(value))
+    op = OpDef(
+        name=name,
+        value=value,
+        jvp=jvp,
+        vjp=vjp,
+        sym=sym,
+        domain=domain,
+        nargs=nargs,
+        elementwise=elementwise,
+        saves=frozenset(saves),
+        prepare=prepare,
+        complex=complex,
+        label=label or name.capitalize(),
+        method=method,
+        operators=tuple(operators),
+        numpy=default_numpy_names(name) if numpy is None else tuple(numpy),
+        replay=replay,
+        doc=doc,
+        example=example,
+        cases=tuple(cases),
+        test_params=test_params,
+        hints=hints,
+        sparsity=sparsity,
+        module=sys._getframe(1).f_globals.get("__name__", ""),
+        batch=batch,
+    )
+    op.fn = op.api = _public_function(op)
+    OPS[name] = op
+    register_numpy_names(op.numpy, op.fn)
+    return op.fn
+
+
+def _checked_hints(name: str, nargs: int | None, hints: Hints) -> Hints:
+    vjp_reads = hints.vjp_reads
+    if vjp_reads is None:
+        return hints
+    known = {*ARG_NAMES[: nargs or 0], "out"}
+    if len(vjp_reads) != nargs or not all(set(names) <= known for names in vjp_reads):
+        raise ValueError(
+            f"op {name!r}: vjp_reads needs one tuple per argument position, "
+            f"naming only {sorted(known)}"
+        )
+    return dataclasses.replace(hints, vjp_reads=tuple(tuple(names) for names in vjp_reads))
+
+
+def _public_function(op: OpDef) -> Callable:
+    """The function users call: checks the array count, normalises static parameters."""
+    name, nargs, prepare = op.name, op.nargs, op.prepare
+    if prepare is None:
+
+        def fn(*args, **params):
+            if nargs is not None and len(args) != nargs:
+                raise TypeError(f"{name}() takes {nargs} array argument(s), got {len(args)}")
+            return apply(op, args, params)
+
+    elif nargs is None:
+
+        def fn(*args, **params):
+            return apply(op, args, prepare(*args, **params))
+
+    else:
+
+        def fn(*args, **params):
+            # Positional arguments past the arrays are static parameters (axis, shape, ...).
+            return apply(op, args[:nargs], prepare(*args, **params))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = _docstring(op)
+    fn.op = op
+    return fn
+
+
+def _docstring(op: OpDef) -> str:
+    text = op.doc or f"The primitive ``{op.name}``."
+    if op.example:
+        expr, _, expected = op.example.partition("->")
+        text += f"\n\n>>> print({expr.strip()})\n{expected.strip()}\n"
+    return text
