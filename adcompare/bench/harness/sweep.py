@@ -249,42 +249,52 @@ def budget_reason(
         reason = _calls_of_f_reason(results, problem, mode, size, budget, plain)
         if reason:
             return reason
-    for key, value in size.items():
-        line = sorted(
-            (
-                c
-                for c in measured
-                # A time flagged as taken under load would extrapolate the load, not the mode.
-                if not c.get("flags")
-                and c["size"][key] < value
-                and all(c["size"][k] == v for k, v in size.items() if k != key)
-            ),
-            key=lambda c: c["size"][key],
+    for key in size:
+        reason = _extrapolated_reason(measured, mode, size, key, budget)
+        if reason:
+            return reason
+    return None
+
+
+def _extrapolated_reason(measured: list[dict], mode: str, size: dict, key: str, budget: float):
+    """Why extrapolating ``mode``'s two largest cells along ``key`` (the other size
+    parameters equal) says a cell at ``size`` would exceed ``budget``, or ``None``."""
+    value = size[key]
+    line = sorted(
+        (
+            c
+            for c in measured
+            # A time flagged as taken under load would extrapolate the load, not the mode.
+            if not c.get("flags")
+            and c["size"][key] < value
+            and all(c["size"][k] == v for k, v in size.items() if k != key)
+        ),
+        key=lambda c: c["size"][key],
+    )
+    if len(line) < 2:
+        return None
+    (x1, t1), (x2, t2) = [(c["size"][key], c["time"]["median"]) for c in line[-2:]]
+    slope = min(3.0, max(0.0, math.log(t2 / t1) / math.log(x2 / x1)))
+    predicted = t2 * (value / x2) ** slope
+    if predicted * MIN_CALLS_PER_CELL > budget:
+        return (
+            f"{mode} is predicted to take {predicted:.2g} s a call at {_size_text(size)} "
+            f"(log-log slope {slope:.2f} from {key}={x1} and {key}={x2}), so a cell would "
+            f"exceed the {budget:g} s budget"
         )
-        if len(line) < 2:
-            continue
-        (x1, t1), (x2, t2) = [(c["size"][key], c["time"]["median"]) for c in line[-2:]]
-        slope = min(3.0, max(0.0, math.log(t2 / t1) / math.log(x2 / x1)))
-        predicted = t2 * (value / x2) ** slope
-        if predicted * MIN_CALLS_PER_CELL > budget:
+    warmups = [c["time"].get("warmup") for c in line[-2:]]
+    if all(warmups) and _distinct_first_call(warmups[-1], t2, budget):
+        # The first call can cost far more than the rest (symbolic mode traces and
+        # differentiates it), and it grows faster: extrapolate it on its own.
+        (w1, w2), cap = warmups, WARMUP_SLOPE_CAP
+        warmup_slope = min(cap, max(0.0, math.log(w2 / w1) / math.log(x2 / x1)))
+        first = w2 * (value / x2) ** warmup_slope
+        if first + predicted * (MIN_CALLS_PER_CELL - 1) > budget:
             return (
-                f"{mode} is predicted to take {predicted:.2g} s a call at {_size_text(size)} "
-                f"(log-log slope {slope:.2f} from {key}={x1} and {key}={x2}), so a cell would "
-                f"exceed the {budget:g} s budget"
+                f"{mode}'s first call is predicted to take {first:.2g} s at "
+                f"{_size_text(size)} (log-log slope {warmup_slope:.2f} from {key}={x1} and "
+                f"{key}={x2}), so a cell would exceed the {budget:g} s budget"
             )
-        warmups = [c["time"].get("warmup") for c in line[-2:]]
-        if all(warmups) and _distinct_first_call(warmups[-1], t2, budget):
-            # The first call can cost far more than the rest (symbolic mode traces and
-            # differentiates it), and it grows faster: extrapolate it on its own.
-            (w1, w2), cap = warmups, WARMUP_SLOPE_CAP
-            warmup_slope = min(cap, max(0.0, math.log(w2 / w1) / math.log(x2 / x1)))
-            first = w2 * (value / x2) ** warmup_slope
-            if first + predicted * (MIN_CALLS_PER_CELL - 1) > budget:
-                return (
-                    f"{mode}'s first call is predicted to take {first:.2g} s at "
-                    f"{_size_text(size)} (log-log slope {warmup_slope:.2f} from {key}={x1} and "
-                    f"{key}={x2}), so a cell would exceed the {budget:g} s budget"
-                )
     return None
 
 
@@ -415,10 +425,27 @@ def _measure_problem(config, results, problem, groups, progress, env) -> None:
         _finish(results, timed, progress=None)
 
 
+class _Built:
+    """A size's instance, built the first time a mode needs it, and why its size differs."""
+
+    def __init__(self, problem: Problem, size: dict, progress: Progress):
+        self.problem, self.size, self.progress = problem, size, progress
+        self.instance = None
+        self.adjusted: str | None = None
+
+    def get(self):
+        if self.instance is None:
+            self.instance = self.problem.build(**self.size)
+            self.adjusted = _adjustment(self.problem, self.size, self.instance)
+            if self.adjusted:
+                self.progress.note(self.adjusted)
+        return self.instance
+
+
 def _first_round(config, results, problem, size, mode_names, progress, env) -> dict:
     """Measure one size's cells; returns those kept for the second round."""
     timed: dict[str, _Timed] = {}
-    instance = adjusted = None
+    built = _Built(problem, size, progress)
     for mode_name in mode_names:
         label = f"{problem.name} {mode_name} {_size_text(size)}"
         cell = _cell(problem, size, mode_name, env)
@@ -427,55 +454,13 @@ def _first_round(config, results, problem, size, mode_names, progress, env) -> d
             progress.advance(label, measured=False, group=problem.name)
             continue
         progress.start(label)
-        plain = timed.get("f")
-        reason = problem.too_large(size) or budget_reason(
-            results,
-            problem,
-            mode_name,
-            size,
-            config.budget,
-            plain={**plain.cell, "time": {"median": plain.timer.calibration}} if plain else None,
-        )
-        try:
-            if reason is None:
-                if instance is None:
-                    instance = problem.build(**size)
-                    adjusted = _adjustment(problem, size, instance)
-                    if adjusted:
-                        progress.note(adjusted)
-                cell["n"], cell["m"] = instance.n, instance.m
-                if adjusted:
-                    cell["adjusted"] = adjusted
-                mode = get_mode(mode_name)
-                reason = mode.unavailable(instance)
-                if reason is None:
-                    measured = measure_cell(
-                        instance,
-                        mode,
-                        repeats=config.repeats,
-                        budget=config.budget,
-                        min_repeat_time=config.min_repeat_time,
-                        memory=config.memory,
-                        interleaved=True,
-                    )
-                    timer = measured.pop("timer", None)
-                    cell.update(measured)
-                    cell["status"] = "ok"
-                    if timer is not None:
-                        timed[mode_name] = _Timed(cell, timer, label)
-                        continue
-        except SymbolicSizeError as refusal:
-            # SymPy refuses instances too large to trace: a documented limit, not a failure.
-            reason = str(refusal)
-        except Exception as error:
-            cell["status"] = "error"
-            cell["error"] = describe_error(error)
-        if reason is not None:
-            cell["status"] = "skipped"
-            cell["reason"] = reason
+        timer = _measure_mode(config, results, built, cell, timed.get("f"))
+        if timer is not None:
+            timed[mode_name] = _Timed(cell, timer, label)
+            continue
         _add(results, cell)
         progress.advance(label, measured=cell["status"] != "skipped", group=problem.name)
-    keep = instance is not None and instance.x.size <= SECOND_ROUND_LIMIT
+    keep = built.instance is not None and built.instance.x.size <= SECOND_ROUND_LIMIT
     wanted = {mode: entry.timer.wanted for mode, entry in timed.items()}
     if keep:
         for entry in timed.values():
@@ -488,6 +473,52 @@ def _first_round(config, results, problem, size, mode_names, progress, env) -> d
         if entry.cell["status"] == "ok" and entry.timer.remaining > 0:
             later[mode] = entry
     return later
+
+
+def _measure_mode(config, results, built: _Built, cell: dict, plain: _Timed | None):
+    """Measure one cell but for its timed repeats; returns its :class:`Timer`, or ``None``
+    when the cell ended skipped or in an error (its status and why are in ``cell``)."""
+    problem, size, mode_name = built.problem, built.size, cell["mode"]
+    reason = problem.too_large(size) or budget_reason(
+        results,
+        problem,
+        mode_name,
+        size,
+        config.budget,
+        plain={**plain.cell, "time": {"median": plain.timer.calibration}} if plain else None,
+    )
+    try:
+        if reason is None:
+            instance = built.get()
+            cell["n"], cell["m"] = instance.n, instance.m
+            if built.adjusted:
+                cell["adjusted"] = built.adjusted
+            mode = get_mode(mode_name)
+            reason = mode.unavailable(instance)
+            if reason is None:
+                measured = measure_cell(
+                    instance,
+                    mode,
+                    repeats=config.repeats,
+                    budget=config.budget,
+                    min_repeat_time=config.min_repeat_time,
+                    memory=config.memory,
+                    interleaved=True,
+                )
+                timer = measured.pop("timer", None)
+                cell.update(measured)
+                cell["status"] = "ok"
+                return timer
+    except SymbolicSizeError as refusal:
+        # SymPy refuses instances too large to trace: a documented limit, not a failure.
+        reason = str(refusal)
+    except Exception as error:
+        cell["status"] = "error"
+        cell["error"] = describe_error(error)
+    if reason is not None:
+        cell["status"] = "skipped"
+        cell["reason"] = reason
+    return None
 
 
 def _take_turns(timed: dict) -> None:
