@@ -17,7 +17,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1] / "adcompare"
 # Lowest first. A module may import its own layer and those below it. "adcompare" is the
 # package's public face (adcompare/__init__.py): only the layers above it may use it.
 LAYERS = [
-    {"runtime"},
+    {"runtime", "durations"},
     {"ops"},
     {"engines", "pytree"},
     {"transforms", "checkpointing", "revolve"},

@@ -12,11 +12,12 @@ from collections import Counter
 from pathlib import Path
 
 from adcompare.bench.harness.modes import MODE_GROUPS, MODES
-from adcompare.bench.harness.progress import Progress, format_seconds
+from adcompare.bench.harness.progress import Progress
 from adcompare.bench.harness.results import Results, ResultsError, open_for_writing
 from adcompare.bench.harness.sweep import PRESETS, plan, preset, run_sweep
 from adcompare.bench.peers import available_peer_modes
 from adcompare.bench.problems import PROBLEMS, default_problems
+from adcompare.durations import format_duration
 
 EXAMPLES = """\
 examples:
@@ -234,7 +235,7 @@ def sweep_into(results: Results, config, *, quiet: bool) -> int:
     statuses = [c["status"] for c in results.cells]
     print(
         f"{statuses.count('ok')} cells measured, {statuses.count('skipped')} skipped, "
-        f"{statuses.count('error')} failed in {format_seconds(time.perf_counter() - start)}: "
+        f"{statuses.count('error')} failed in {format_duration(time.perf_counter() - start)}: "
         f"{results.path}",
         file=sys.stderr,
     )

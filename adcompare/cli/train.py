@@ -8,8 +8,10 @@ from dataclasses import fields
 from pathlib import Path
 
 from adcompare.cli.outfolder import OutputPathError, check_output_folder
+from adcompare.durations import format_duration
 from adcompare.train.datasets import DATASETS
-from adcompare.train.loop import ACTIVATIONS, TrainingConfig, TrainingRun, train
+from adcompare.train.loop import TrainingConfig, TrainingRun, train
+from adcompare.train.mlp import ACTIVATIONS
 
 DEFAULT_OUT = Path("reports") / "train"
 
@@ -78,19 +80,42 @@ def run_command(args) -> int:
         summary,
     ]
     if args.step_cost:
-        from adcompare.train.step import sweep_training_step, write_training_step
-
-        rows = sweep_training_step()
-        written += write_training_step(rows, out)
-        for row in rows:
-            ratio = row["forward"]["elements"] / row["reverse"]["elements"]
-            print(
-                f"training step, P = {row['n_params']:>5}: "
-                f"reverse {row['reverse']['seconds']:.4f} s, "
-                f"forward {row['forward']['seconds']:.4f} s, forward/reverse work {ratio:.0f}×"
-            )
+        written += _step_cost(out)
     print("\n".join(report_lines(run, written)))
     return 0
+
+
+def _step_cost(out: Path) -> list[Path]:
+    """Measure the training step by reverse and forward mode through the benchmark
+    harness into ``training_step.json`` (a results file), plot it, print a line per P."""
+    from adcompare.bench.harness.results import open_for_writing
+    from adcompare.bench.harness.sweep import SweepConfig, run_sweep
+    from adcompare.train.plots import plot_training_step
+    from adcompare.train.step import MODES, parameter_counts, step_rows
+
+    config = SweepConfig(
+        problems=["training_step"],
+        modes=list(MODES),
+        sizes=parameter_counts(),
+        repeats=3,
+        budget=60.0,
+        memory=False,
+    )
+    results = open_for_writing(out / "training_step.json", resume=False, overwrite=True)
+    try:
+        run_sweep(config, results)
+    finally:
+        results.close()
+    rows = step_rows(results.cells)
+    for row in rows:
+        ratio = row["forward"]["elements"] / row["reverse"]["elements"]
+        print(
+            f"training step, P = {row['n_params']:>5}: "
+            f"reverse {format_duration(row['reverse']['seconds'])}, "
+            f"forward {format_duration(row['forward']['seconds'])}, "
+            f"forward/reverse work {ratio:.0f}×"
+        )
+    return [plot_training_step(rows, out / "training_step.png"), results.path]
 
 
 def add_parser(subparsers) -> None:

@@ -54,7 +54,7 @@ from adcompare.bench.harness.modes import MODES, expand_modes, get_mode
 from adcompare.bench.harness.progress import Progress
 from adcompare.bench.harness.results import Results, cell_key, now
 from adcompare.bench.problems import PROBLEMS, Problem, default_problems, get_problem
-from adcompare.bench.report.text import format_time
+from adcompare.durations import format_duration
 from adcompare.symbolic import SymbolicSizeError
 
 __all__ = [
@@ -318,7 +318,7 @@ def _calls_of_f_reason(
     if predicted * MIN_CALLS_PER_CELL <= budget:
         return None
     return (
-        f"{mode} costs at least {calls} calls of f ({format_time(estimate)} each), "
+        f"{mode} costs at least {calls} calls of f ({format_duration(estimate)} each), "
         f"{predicted:.2g} s a call, so a cell would exceed the {budget:g} s budget"
     )
 

@@ -35,11 +35,8 @@ from adcompare.bench.report.second_order import (
     second_order_figure,
     second_order_section,
 )
-from adcompare.bench.report.text import (
-    format_range,
-    format_ratio,
-    format_time,
-)
+from adcompare.bench.report.text import format_range, format_ratio
+from adcompare.durations import format_duration
 
 __all__ = ["render", "write_report"]
 
@@ -309,7 +306,9 @@ def _median_table(results: Results, problem: str) -> list[str]:
                 if t.get("iqr") is not None and t["median"]
                 else ""
             )
-            row.append(format_time(t["median"]) + spread + (" †" if analysis.flagged(cell) else ""))
+            row.append(
+                format_duration(t["median"]) + spread + (" †" if analysis.flagged(cell) else "")
+            )
         lines.append(f"| {size:g} | " + " | ".join(row) + " |")
     return lines + [""]
 
@@ -337,7 +336,7 @@ def _grid_table(results: Results, problem: str) -> list[str]:
         for mode in modes:
             cell = times.get((n, m, mode))
             medians.append(
-                format_time(cell["time"]["median"]) + (" †" if analysis.flagged(cell) else "")
+                format_duration(cell["time"]["median"]) + (" †" if analysis.flagged(cell) else "")
                 if cell
                 else "–"
             )

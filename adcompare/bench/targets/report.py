@@ -12,7 +12,7 @@ from pathlib import Path
 from adcompare.bench.harness.env import allocator_text, describe
 from adcompare.bench.harness.results import now
 from adcompare.bench.peers import LIBRARIES
-from adcompare.bench.report.text import format_time
+from adcompare.durations import format_duration
 
 __all__ = ["SCHEMA", "document", "render_markdown", "write_targets"]
 
@@ -49,12 +49,12 @@ def _details(row: dict) -> list[str]:
         check = entry.get("check")
         error = f"{check['error']:.1e}" if check else "–"
         if entry["status"] == "ok":
-            median = format_time(entry["seconds"])
+            median = format_duration(entry["seconds"])
             spread = f" ±{50 * entry['iqr'] / entry['seconds']:.0f}%" if entry["seconds"] else ""
             value = f"{entry['value']:.3g}" if "value" in entry else "(baseline)"
         else:
             median, spread, value = "–", "", entry.get("error", entry["status"])
-        first = format_time(entry["first_call"]) if "first_call" in entry else "–"
+        first = format_duration(entry["first_call"]) if "first_call" in entry else "–"
         lines.append(
             f"| {row['id']} | {entry['label']} | {median}{spread} | {first} | {value} | {error} |"
         )
