@@ -272,8 +272,6 @@ MAX_FUNCTION_LINES = 60  # from ``def`` to the last line, docstring included
 # have names, and remove the entry. An entry that no longer is too long (or no longer
 # exists) fails too, so the lists cannot go stale.
 LONG_MODULES = {
-    "adcompare.bench.report.markdown",
-    "adcompare.bench.harness.results",
     "adcompare.check",
     "adcompare.engines.replay.record",
     "adcompare.engines.reverse",
@@ -283,15 +281,9 @@ LONG_MODULES = {
 }
 LONG_FUNCTIONS = {
     "adcompare.adbench.gmm_format:read_gradbench_gmm",
-    "adcompare.bench.report.plots:problem_figure",
-    "adcompare.bench.report.markdown:render",
-    "adcompare.bench.harness.sweep:_first_round",
-    "adcompare.bench.harness.sweep:budget_reason",
     "adcompare.check:check_grad",
     "adcompare.check:compare",
     "adcompare.checkpointing:scan",
-    "adcompare.cli.bench:add_parser",
-    "adcompare.cli.train:add_parser",
     "adcompare.engines.batched:vmap",
     "adcompare.engines.replay:compile",
     "adcompare.engines.reverse:run_backward",

@@ -128,7 +128,25 @@ def add_parser(subparsers) -> None:
         "synthetic data set made with numpy, with a fixed seed, and write the loss curve, "
         "the decision boundary and a JSON summary.",
     )
-    d = defaults
+    _add_data_options(parser, defaults)
+    _add_model_options(parser, defaults)
+    _add_training_options(parser, defaults)
+    parser.add_argument(
+        "--out",
+        default=str(DEFAULT_OUT),
+        help=f"output folder, checked before training (default {DEFAULT_OUT})",
+    )
+    parser.add_argument(
+        "--step-cost",
+        action="store_true",
+        help="also measure the gradient of the MLP loss by reverse mode against forward mode "
+        "as the number of parameters grows, and plot it",
+    )
+    parser.set_defaults(run=run_command)
+
+
+def _add_data_options(parser, d: TrainingConfig) -> None:
+    """The synthetic data set: which, how many points, how much jitter."""
     parser.add_argument(
         "--dataset",
         choices=sorted(DATASETS),
@@ -149,6 +167,10 @@ def add_parser(subparsers) -> None:
         default=d.noise,
         help=f"standard deviation of the points' jitter, 0 or more (default {d.noise:g})",
     )
+
+
+def _add_model_options(parser, d: TrainingConfig) -> None:
+    """The MLP: its width, depth and activation."""
     parser.add_argument(
         "--hidden", type=int, default=d.hidden, help=f"hidden layer width (default {d.hidden})"
     )
@@ -161,6 +183,10 @@ def add_parser(subparsers) -> None:
         default=d.activation,
         help=f"the hidden layers' activation (default {d.activation})",
     )
+
+
+def _add_training_options(parser, d: TrainingConfig) -> None:
+    """Adam's run: epochs, mini-batches, learning rate, seed."""
     parser.add_argument(
         "--epochs", type=int, default=d.epochs, help=f"passes over the data (default {d.epochs})"
     )
@@ -181,15 +207,3 @@ def add_parser(subparsers) -> None:
         default=d.seed,
         help=f"fixes the data, the initial weights and the batch order (default {d.seed})",
     )
-    parser.add_argument(
-        "--out",
-        default=str(DEFAULT_OUT),
-        help=f"output folder, checked before training (default {DEFAULT_OUT})",
-    )
-    parser.add_argument(
-        "--step-cost",
-        action="store_true",
-        help="also measure the gradient of the MLP loss by reverse mode against forward mode "
-        "as the number of parameters grows, and plot it",
-    )
-    parser.set_defaults(run=run_command)
