@@ -87,7 +87,7 @@ def test_fit_slope_uses_the_upper_half():
 @pytest.mark.parametrize(
     "forward_per_input, kind", [(1e-2, "always"), (1e-4, "at"), (1e-7, "never")]
 )
-def test_crossover_kinds(forward_per_input, kind):
+def test_a_crossover_is_at_a_size_or_always_or_never(forward_per_input, kind):
     results = synthetic_results(forward_per_input=forward_per_input, reverse_time=1e-3)
     found = crossover(results, "rosenbrock", "reverse", "forward1")
     assert found.kind == kind
