@@ -4,7 +4,7 @@ The same cases as ``adcompare targets`` (:func:`~adcompare.bench.targets.cases.t
 adcompare's modes, hand-written numpy, plain numpy f for the ratio targets,
 and each peer that is importable (the others skip). Every result is checked
 against adcompare's derivative before it is timed. ``--targets-small`` runs
-the tiny sizes instead of the issue's.
+the tiny sizes instead of the full ones.
 """
 
 from __future__ import annotations
