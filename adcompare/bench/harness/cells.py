@@ -76,12 +76,18 @@ def _time_problem(timing) -> str | None:
     return None
 
 
+#: The counts kept per engine or per op, each an object of counts by name.
+_COUNTS_BY_NAME = ("ops", "elements", "by_op")
+
+
 def _counts_problem(counts) -> str | None:
     if counts is None:
         return None
     if not isinstance(counts, dict):
         return f"has counts {counts!r}, not an object"
     for name, value in counts.items():
+        if name in _COUNTS_BY_NAME and not isinstance(value, dict):
+            return f"has counts.{name} {value!r}; expected counts by name, like {{'numpy': 12}}"
         numbers = value.values() if isinstance(value, dict) else [value]
         if not all(_finite(v) and v >= 0 for v in numbers):
             return f"has counts.{name} {value!r}; expected counts (numbers, 0 or more)"
