@@ -12,8 +12,9 @@ The parts, each importing only those before it:
 - ``peers/``: JAX, PyTorch and autograd running the same problems;
 - ``harness/``: the modes, measuring a cell, the sweep, the results file;
 - ``report/``: the figures and ``report.md``, read from results;
-- ``targets/``, ``memory/``, ``sparse/``: studies measured through the harness
-  (the targets' table is read off their cells).
+- ``targets/``: the performance targets, cells measured by the harness and a
+  table read off them; ``memory/`` and ``sparse/``: the memory and sparse
+  sweeps, timed with the harness's measures.
 
 >>> from adcompare.bench import PROBLEMS, MODES
 >>> "rosenbrock" in PROBLEMS and "reverse" in MODES
