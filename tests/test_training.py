@@ -94,19 +94,18 @@ def test_train_checks_its_output_folder_before_training(tmp_path, capsys, monkey
 def test_the_training_step_is_the_loss_of_the_module_it_trains():
     step = training_step(4)
     model = step.net.module()
-    shapes = {name: p.shape for name, p in model.named_parameters()}
-    parameters = nn.vector_to_parameters(step.theta, shapes)
-    logits = nn.functional_call(model, parameters, step.x)
     labels = step.one_hot.argmax(axis=1)
-    by_module = nn.functional.cross_entropy(logits, labels)
-    assert float(step.loss(np, step.theta)) == pytest.approx(float(by_module.item()), rel=1e-14)
+
+    def by_module(theta):
+        parameters = step.net.module_parameters(theta)
+        return nn.functional.cross_entropy(nn.functional_call(model, parameters, step.x), labels)
+
+    assert float(step.loss(np, step.theta)) == pytest.approx(
+        float(by_module(step.theta).item()), rel=1e-14
+    )
     np.testing.assert_allclose(
         ad.grad(lambda theta: step.loss(ad, theta))(step.theta),
-        ad.grad(
-            lambda theta: nn.functional.cross_entropy(
-                nn.functional_call(model, nn.vector_to_parameters(theta, shapes), step.x), labels
-            )
-        )(step.theta),
+        ad.grad(by_module)(step.theta),
         rtol=1e-12,
         atol=1e-15,
     )

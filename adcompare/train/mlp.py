@@ -1,11 +1,13 @@
 """The MLP: layer widths and an activation, written once against an array namespace ``xp``.
 
-Its parameters are one flat vector, layer by layer, in ``nn.Linear``'s order
-(the weight, out × in, then the bias), so the same vector is the input of
-:meth:`MLP.forward` and the parameters of :meth:`MLP.module`. The forward
-pass runs on numpy (plain f), on adcompare's dual numbers and tensors, and
-on the peers' arrays alike; :meth:`MLP.backprop` is its gradient written by
-hand in numpy, the baseline the engines are measured against.
+Its parameters are one flat vector, layer by layer: the weight, in × out
+(``nn.Linear``'s weight transposed, so a layer is ``x @ weight + bias`` and
+its cotangent needs no copy), then the bias. :meth:`MLP.module` is the same
+MLP as an ``nn`` module; :meth:`MLP.flatten` and :meth:`MLP.module_parameters`
+carry parameters between the two. The forward pass runs on numpy (plain f),
+on adcompare's dual numbers and tensors, and on the peers' arrays alike;
+:meth:`MLP.backprop` is its gradient written by hand in numpy, the baseline
+the engines are measured against.
 
 >>> import numpy as np
 >>> net = MLP((2, 3, 1))
@@ -78,20 +80,20 @@ class MLP:
 
     @property
     def shapes(self) -> list[tuple[int, int]]:
-        """Each layer's weight shape, (out, in)."""
-        return list(zip(self.widths[1:], self.widths[:-1]))
+        """Each layer's weight shape, (in, out)."""
+        return list(zip(self.widths[:-1], self.widths[1:]))
 
     @property
     def n_params(self) -> int:
         """How many numbers the flat parameter vector holds."""
-        return sum(out * (inputs + 1) for out, inputs in self.shapes)
+        return sum((inputs + 1) * out for inputs, out in self.shapes)
 
     def layers(self, xp, w) -> list[tuple]:
         """The flat vector ``w`` as each layer's (weight, bias)."""
         layers, start = [], 0
-        for out, inputs in self.shapes:
-            weight = xp.reshape(w[start : start + out * inputs], (out, inputs))
-            start += out * inputs
+        for inputs, out in self.shapes:
+            weight = xp.reshape(w[start : start + inputs * out], (inputs, out))
+            start += inputs * out
             layers.append((weight, w[start : start + out]))
             start += out
         return layers
@@ -101,15 +103,15 @@ class MLP:
         act = ACTIVATIONS[self.activation][0]
         layers = self.layers(xp, w)
         for weight, bias in layers[:-1]:
-            inputs = act(xp, inputs @ weight.T + bias)
+            inputs = act(xp, inputs @ weight + bias)
         weight, bias = layers[-1]
-        return inputs @ weight.T + bias
+        return inputs @ weight + bias
 
     def backprop(self, w: np.ndarray, inputs: np.ndarray, output_bar) -> np.ndarray:
         """The gradient of a loss over ``w``, by hand in numpy, given ``output_bar(z)``:
         the loss's derivative with respect to the outputs ``z``.
 
-        >>> net = MLP((2, 1))  # one linear layer: z = x·wᵀ + b, loss Σz
+        >>> net = MLP((2, 1))  # one linear layer: z = x·w + b, loss Σz
         >>> net.backprop(np.ones(3), np.array([[1.0, 2.0]]), np.ones_like)
         array([1., 2., 1.])
         """
@@ -117,15 +119,15 @@ class MLP:
         layers = self.layers(np, w)
         activations = [inputs]
         for weight, bias in layers[:-1]:
-            activations.append(activation(np, activations[-1] @ weight.T + bias))
+            activations.append(activation(np, activations[-1] @ weight + bias))
         weight, bias = layers[-1]
-        z_bar = output_bar(activations[-1] @ weight.T + bias)
+        z_bar = output_bar(activations[-1] @ weight + bias)
         pieces = []
         for index in range(len(layers) - 1, -1, -1):
             weight = layers[index][0]
-            pieces[:0] = [(z_bar.T @ activations[index]).ravel(), z_bar.sum(axis=0)]
+            pieces[:0] = [(activations[index].T @ z_bar).ravel(), z_bar.sum(axis=0)]
             if index:
-                z_bar = (z_bar @ weight) * slope(activations[index])
+                z_bar = (z_bar @ weight.T) * slope(activations[index])
         return np.concatenate(pieces)
 
     def scaled_normal(self, rng: np.random.Generator) -> np.ndarray:
@@ -135,12 +137,12 @@ class MLP:
         (13,)
         """
         pieces = []
-        for out, inputs in self.shapes:
-            pieces += [rng.standard_normal(out * inputs) / np.sqrt(inputs), np.zeros(out)]
+        for inputs, out in self.shapes:
+            pieces += [rng.standard_normal(inputs * out) / np.sqrt(inputs), np.zeros(out)]
         return np.concatenate(pieces)
 
     def module(self) -> nn.Sequential:
-        """The same MLP as an ``nn`` module, whose parameters, flattened, are ``w``'s layout.
+        """The same MLP as an ``nn`` module (its own initial parameters).
 
         >>> MLP((2, 8, 2), "relu").module()
         Sequential(
@@ -150,6 +152,29 @@ class MLP:
         )
         """
         layers: list[nn.Module] = []
-        for out, inputs in self.shapes:
+        for inputs, out in self.shapes:
             layers += [nn.Linear(inputs, out), ACTIVATIONS[self.activation][1]()]
         return nn.Sequential(*layers[:-1])
+
+    def flatten(self, module: nn.Sequential) -> np.ndarray:
+        """The flat vector of :meth:`module`'s parameters (each weight transposed).
+
+        >>> net = MLP((2, 3, 1))
+        >>> w = net.scaled_normal(np.random.default_rng(0))
+        >>> module = net.module()
+        >>> module.load_state_dict(net.module_parameters(w))
+        >>> bool(np.array_equal(net.flatten(module), w))
+        True
+        """
+        parameters = [p.detach().numpy() for p in module.parameters()]
+        return np.concatenate(
+            [piece.T.ravel() if piece.ndim == 2 else piece for piece in parameters]
+        )
+
+    def module_parameters(self, w) -> dict:
+        """The flat vector ``w`` as :meth:`module`'s parameters by name."""
+        return {
+            name: value
+            for index, (weight, bias) in enumerate(self.layers(np, w))
+            for name, value in ((f"{2 * index}.weight", weight.T), (f"{2 * index}.bias", bias))
+        }

@@ -67,7 +67,7 @@ def training_step(hidden: int, batch_size: int = 64, seed: int = 0) -> TrainingS
     x, y = two_spirals(batch_size // 2, noise=0.05, seed=seed)
     net = MLP((2, hidden, hidden, 2), "relu")
     nn.init.manual_seed(seed)
-    theta = nn.parameters_to_vector(net.module().parameters())
+    theta = net.flatten(net.module())
     return TrainingStep(net, x, np.eye(2)[y], theta)
 
 
