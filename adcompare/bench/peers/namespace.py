@@ -94,11 +94,6 @@ class WrappedArray:
         """The wrapped array's shape."""
         return tuple(self.value.shape)
 
-    @property
-    def T(self) -> WrappedArray:  # noqa: N802 - numpy's name
-        """The transpose, axes reversed, as numpy's ``.T``."""
-        return WrappedArray(self.value.T, self.namespace)
-
 
 class WrappedNamespace:
     """``xp`` built from a table of the library's functions under numpy's names.
