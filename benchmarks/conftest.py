@@ -32,7 +32,7 @@ def pytest_addoption(parser):
     group.addoption(
         "--targets-small",
         action="store_true",
-        help="time the performance targets at tiny sizes instead of the issue's",
+        help="time the performance targets at tiny sizes instead of the full ones",
     )
     group.addoption(
         "--bench-blas-threads",

@@ -1,29 +1,20 @@
-"""Issue 19's replay ratios in one run: interleaved rounds, medians, glibc's allocator pinned.
+"""The replay ratios in one run: interleaved rounds, medians, glibc's allocator pinned.
 
 Run from the repository root: ``python -m benchmarks.replay_ratios [ROUNDS] [--lstm]``.
-Before anything is allocated, ``mallopt`` fixes glibc's mmap threshold at 32 MB (so
-n = 10⁶ temporaries come from the heap) and its trim threshold at 512 MB, which
-also stops glibc adapting them. Each sample runs an entry enough times for 20 ms
+Before anything is measured, the harness's
+:func:`~adcompare.bench.harness.env.pin_allocator` fixes glibc's mmap threshold at
+32 MiB (so n = 10⁶ temporaries come from the heap) and its trim threshold at 1 GiB,
+which also stops glibc adapting them. Each sample runs an entry enough times for 20 ms
 of CPU time; a round takes one sample of every entry in turn. Times are medians of
 CPU time (one BLAS thread; robust to other processes' load) and of wall time.
 """
 
 from __future__ import annotations
 
-import ctypes
 import sys
 import time
 
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
-
-
-def pin_allocator() -> None:
-    """Fix glibc's mmap and trim thresholds, so that large temporaries come from the heap."""
-    libc = ctypes.CDLL("libc.so.6")
-    if libc.mallopt(M_MMAP_THRESHOLD, 32 * 2**20) != 1:
-        raise RuntimeError("mallopt(M_MMAP_THRESHOLD) failed")
-    if libc.mallopt(M_TRIM_THRESHOLD, 512 * 2**20) != 1:
-        raise RuntimeError("mallopt(M_TRIM_THRESHOLD) failed")
+from adcompare.bench.harness.env import allocator_text, pin_allocator
 
 
 def _cpu(work) -> float:
@@ -105,7 +96,7 @@ RATIOS = [
 
 def main(argv: list[str]) -> None:
     """Measure and print every median and ratio."""
-    pin_allocator()
+    print(f"allocator: {allocator_text(pin_allocator())}")
     import numpy as np
     from threadpoolctl import threadpool_limits
 

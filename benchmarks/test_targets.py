@@ -1,10 +1,10 @@
 """Time every performance target with pytest-benchmark, grouped by target.
 
-The same cases as ``adcompare targets`` (:func:`~adcompare.bench.targets.measure.target_cases`):
+The same cases as ``adcompare targets`` (:func:`~adcompare.bench.targets.cases.target_cases`):
 adcompare's modes, hand-written numpy, plain numpy f for the ratio targets,
 and each peer that is importable (the others skip). Every result is checked
 against adcompare's derivative before it is timed. ``--targets-small`` runs
-the tiny sizes instead of the issue's.
+the tiny sizes instead of the full ones.
 """
 
 from __future__ import annotations
@@ -12,10 +12,7 @@ from __future__ import annotations
 import pytest
 
 from adcompare.bench.harness.measure import check_derivative
-from adcompare.bench.harness.modes import MODES
-from adcompare.bench.targets.measure import SMALL, TargetSizes, target_cases
-
-RATIO_TARGETS = ("b", "d")
+from adcompare.bench.targets.cases import SMALL, TargetSizes, target_cases
 
 
 def pytest_generate_tests(metafunc):
@@ -24,8 +21,7 @@ def pytest_generate_tests(metafunc):
     sizes = SMALL if metafunc.config.getoption("--targets-small") else TargetSizes()
     entries, ids = [], []
     for target, case in target_cases(sizes).items():
-        choices = case.choices + ([("numpy", MODES["f"])] if target in RATIO_TARGETS else [])
-        for library, mode in choices:
+        for library, mode in case.choices:
             entries.append((target, case.instance, library, mode))
             ids.append(f"{target}-{mode.name}")
     metafunc.parametrize("target_entry", entries, ids=ids)

@@ -46,7 +46,7 @@ def test_every_command_explains_itself_with_an_example(capsys):
         assert "examples:" in text and f"adcompare {command}" in text
 
 
-def test_bench_then_report(tmp_path, capsys):
+def test_bench_writes_every_cell_and_report_turns_them_into_sections_and_figures(tmp_path, capsys):
     out = tmp_path / "r.json"
     assert main(["bench", *TINY, "--out", str(out)]) == 0
     cells = json.loads(out.read_text())["cells"]

@@ -242,6 +242,28 @@ def test_the_allocator_is_pinned_and_recorded_for_the_sweep():
     assert allocator == {"library": allocator["library"], "pinned": True, **env.ALLOCATOR}
 
 
+def test_pinning_the_allocator_twice_leaves_it_as_pinning_once():
+    first = env.pin_allocator()
+    assert env.pin_allocator() == first == env.allocator_setting()
+    assert first["pinned"] or first["reason"].startswith("not pinned: ")
+
+
+def test_an_allocator_that_is_not_glibc_is_recorded_as_not_pinned(monkeypatch):
+    monkeypatch.setattr(env, "_glibc", lambda: None)
+    monkeypatch.setattr(env, "_pinned", None)
+    monkeypatch.setattr(env, "_not_pinned", env._not_pinned)
+    setting = env.pin_allocator()
+    assert setting["pinned"] is False and setting["reason"] == "not pinned: not glibc"
+    assert env.describe()["allocator"] == setting
+    assert env.allocator_text(setting).endswith("not pinned: not glibc")
+
+
+def test_the_report_says_whether_the_allocator_was_pinned():
+    results = run_sweep(tiny_config(problems=["fourier"], modes=["f"], sizes=[4]))
+    (description,) = results.data["environments"].values()
+    assert f"allocator: {env.allocator_text(description['allocator'])}" in render(results)
+
+
 def test_numpys_f_at_a_million_inputs_reuses_its_memory_once_pinned():
     """With the thresholds pinned, numpy's temporaries for Rosenbrock at n = 10⁶ (8 MB each)
     come from heap pages that stay mapped: after the first call, repeated calls fault in

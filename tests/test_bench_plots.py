@@ -100,7 +100,7 @@ def test_the_crossover_map_covers_the_grid_and_marks_the_diagonal(results):
     assert mesh.get_array()[0, 2] == pytest.approx(np.log10(ratios[8, 2]))
 
 
-def test_every_problem_gets_its_figure(results):
+def test_every_measured_problem_gets_its_figure_and_the_grid_its_crossover_map(results):
     assert set(figures(results)) == {"summary", "rosenbrock", "fourier", "tanh_map-crossover"}
 
 

@@ -23,7 +23,7 @@ def small(problem):
 
 
 @pytest.mark.parametrize("problem", DEFAULT, ids=lambda p: p.name)
-def test_counts_match_the_family(problem):
+def test_input_and_output_counts_match_the_family(problem):
     instance = small(problem)
     assert problem.family in FAMILIES
     assert instance.x.shape == (instance.n,)

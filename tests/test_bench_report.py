@@ -10,7 +10,7 @@ import pytest
 from adcompare.bench.harness.results import Results, load_results
 from adcompare.bench.report.analysis import crossover, fit_slope
 from adcompare.bench.report.markdown import render, write_report
-from adcompare.bench.report.text import format_time
+from adcompare.durations import format_duration
 
 from .benchcases import synthetic_cell, synthetic_results
 
@@ -87,7 +87,7 @@ def test_fit_slope_uses_the_upper_half():
 @pytest.mark.parametrize(
     "forward_per_input, kind", [(1e-2, "always"), (1e-4, "at"), (1e-7, "never")]
 )
-def test_crossover_kinds(forward_per_input, kind):
+def test_a_crossover_is_at_a_size_or_always_or_never(forward_per_input, kind):
     results = synthetic_results(forward_per_input=forward_per_input, reverse_time=1e-3)
     found = crossover(results, "rosenbrock", "reverse", "forward1")
     assert found.kind == kind
@@ -145,7 +145,7 @@ def test_the_quick_reference_report_is_short_and_keeps_every_median():
     missing = [
         (c["problem"], c["mode"], c["size"])
         for c in measured
-        if format_time(c["time"]["median"]) not in text
+        if format_duration(c["time"]["median"]) not in text
     ]
     assert not missing
     assert all(f"![{stem}" in text or f"({path.name})" in text for stem, path in figures.items())

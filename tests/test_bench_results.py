@@ -104,6 +104,7 @@ MISSING = object()
         ({"problem": "a\nb"}, "control characters"),
         ({"check": {"ok": "yes"}}, "check"),
         ({"counts": {"elements": {"numpy": "many"}}}, "counts.elements"),
+        ({"counts": {"elements": 0}}, "counts.elements 0; expected counts by name"),
     ],
 )
 def test_a_cell_that_does_not_fit_the_schema_is_left_out_by_name(tmp_path, corrupt, message):

@@ -25,7 +25,8 @@ from adcompare.cli import bench as cmd_bench
 SWEPT = [name for name, problem in PROBLEMS.items() if problem.family != "fixed"]
 NUMPY_FUNCTIONS = {
     name: getattr(np, name)
-    for name in ("sum", "mean", "max", "tanh", "sin", "cos", "exp", "log", "log1p", "reshape")
+    for name in ("sum", "mean", "max", "maximum", "tanh", "sin", "cos", "exp", "log", "log1p")
+    + ("reshape",)
 } | {"concatenate": np.concatenate}
 
 

@@ -17,12 +17,15 @@ import sympy
 
 import adcompare as ad
 from adcompare.bench import peers
+from adcompare.bench.harness import env
 from adcompare.bench.harness.modes import MODES, Mode, plain_cost
+from adcompare.bench.harness.results import SCHEMA_VERSION, load_results
 from adcompare.bench.problems.mlp import make_mlp
-from adcompare.bench.targets import measure as targets
 from adcompare.bench.targets import problems as target_problems
-from adcompare.bench.targets.measure import SMALL, Settings, measure_entry, measure_targets
+from adcompare.bench.targets.cases import SMALL
+from adcompare.bench.targets.measure import Settings, measure_entry, measure_targets
 from adcompare.bench.targets.report import render_markdown, write_targets
+from adcompare.bench.targets.view import target_rows
 from adcompare.check import complex_step, finite_differences
 from adcompare.cli import main
 
@@ -95,7 +98,7 @@ def test_mlp_loss_is_the_softmax_cross_entropy():
     assert float(instance.on(np)(zero)) == pytest.approx(np.log(5.0), rel=1e-15)
 
 
-def test_mlp_has_the_issues_size():
+def test_mlp_has_the_full_target_size():
     instance, _ = make_mlp()
     assert instance.n == 784 * 128 + 128 + 128 * 10 + 10 and instance.m == 1
 
@@ -124,7 +127,7 @@ def test_an_entry_that_raises_is_recorded_not_fatal():
 
 
 def test_the_replayed_tape_is_measured_and_checked():
-    entry = measure_entry(target_problems.chain(10), targets.replay_mode(), "adcompare", QUICK)
+    entry = measure_entry(target_problems.chain(10), MODES["reverse-replay"], "adcompare", QUICK)
     assert entry["status"] == "ok" and entry["check"]["ok"]
     assert entry["check"]["error"] < 1e-12
 
@@ -216,9 +219,29 @@ def test_written_json_round_trips(measured, tmp_path):
     assert markdown.read_text(encoding="utf-8") == render_markdown(measured)
 
 
+def test_the_command_reads_its_table_off_the_versioned_results_it_wrote(tmp_path, monkeypatch):
+    monkeypatch.setattr(peers, "is_installed", lambda library: False)
+    assert main(["targets", "--small", "--repeats", "1", "--out", str(tmp_path)]) == 0
+    results = load_results(tmp_path / "results.json")
+    assert results.data["schema_version"] == SCHEMA_VERSION and not results.rejected
+    assert {cell["target"] for cell in results.cells} == {"a", "b", "c", "d", "e1", "e2", "e3"}
+    table = target_rows(results)
+    document = json.loads((tmp_path / "targets.json").read_text(encoding="utf-8"))
+    assert document["rows"] == table["rows"]
+    assert (tmp_path / "targets.md").read_text(encoding="utf-8") == render_markdown(table)
+
+
 def test_command_rejects_zero_repeats(capsys):
     assert main(["targets", "--repeats", "0"]) == 2
     assert "--repeats must be at least 1" in capsys.readouterr().err
+
+
+def test_the_targets_pin_the_allocator_and_say_so(measured, tmp_path):
+    assert measured["allocator"] == env.pin_allocator()
+    _, data = write_targets(measured, tmp_path)
+    document = json.loads(data.read_text(encoding="utf-8"))
+    assert document["allocator"] == document["environment"]["allocator"] == measured["allocator"]
+    assert f"Allocator: {env.allocator_text(measured['allocator'])}." in render_markdown(measured)
 
 
 def test_reverse_and_forward_entries_are_the_harness_modes(measured):

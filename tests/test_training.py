@@ -7,10 +7,13 @@ import json
 import numpy as np
 import pytest
 
-from adcompare import cli
+import adcompare as ad
+from adcompare import cli, nn
+from adcompare.bench.harness.sweep import SweepConfig, run_sweep
 from adcompare.train import datasets
 from adcompare.train.loop import TrainingConfig, train
-from adcompare.train.step import measure_training_step, training_step
+from adcompare.train.mlp import MLP
+from adcompare.train.step import MODES, parameter_counts, step_rows, training_step
 
 
 def test_two_spirals_lie_on_their_spiral():
@@ -62,9 +65,12 @@ def test_train_command_writes_the_pictures_and_the_summary(tmp_path, capsys):
 
 
 def test_training_step_costs_reverse_one_sweep_and_forward_work_grows_with_p():
-    small, large = (measure_training_step(training_step(h), repeats=1) for h in (2, 8))
+    config = SweepConfig(
+        problems=["training_step"], modes=list(MODES), sizes=parameter_counts((2, 8)), repeats=1
+    )
+    small, large = step_rows(run_sweep(config).cells)
     for row in (small, large):
-        assert row["max_difference"] < 1e-12  # both modes give the same gradient
+        assert row["check_error"] < 1e-12  # both modes give the same gradient
         assert row["reverse"]["sweeps"] == 1 and row["reverse"]["passes"] == 0
     p_ratio = large["n_params"] / small["n_params"]  # 114 / 18
     forward_growth = large["forward"]["elements"] / small["forward"]["elements"]
@@ -83,3 +89,37 @@ def test_train_checks_its_output_folder_before_training(tmp_path, capsys, monkey
     assert cli.main(["train", "--out", str(tmp_path / "taken")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("adcompare train: cannot write into ") and err.count("\n") == 1
+
+
+def test_the_training_step_is_the_loss_of_the_module_it_trains():
+    step = training_step(4)
+    model = step.net.module()
+    labels = step.one_hot.argmax(axis=1)
+
+    def by_module(theta):
+        parameters = step.net.module_parameters(theta)
+        return nn.functional.cross_entropy(nn.functional_call(model, parameters, step.x), labels)
+
+    assert float(step.loss(np, step.theta)) == pytest.approx(
+        float(by_module(step.theta).item()), rel=1e-14
+    )
+    np.testing.assert_allclose(
+        ad.grad(lambda theta: step.loss(ad, theta))(step.theta),
+        ad.grad(by_module)(step.theta),
+        rtol=1e-12,
+        atol=1e-15,
+    )
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh", "sigmoid"])
+def test_mlp_backprop_by_hand_matches_reverse_mode(activation):
+    rng = np.random.default_rng(3)
+    net = MLP((3, 5, 4, 2), activation)
+    inputs, targets = rng.standard_normal((6, 3)), rng.standard_normal((6, 2))
+    w = net.scaled_normal(rng) + 0.1 * rng.standard_normal(net.n_params)
+
+    def loss(xp, w):
+        return xp.sum((net.forward(xp, w, inputs) - targets) ** 2) / 2
+
+    by_hand = net.backprop(w, inputs, lambda z: z - targets)
+    np.testing.assert_allclose(by_hand, ad.grad(lambda w: loss(ad, w))(w), rtol=1e-12, atol=1e-14)

@@ -6,6 +6,16 @@ Results flow one way: :mod:`~adcompare.bench.problems` →
 (:mod:`~adcompare.bench.harness.results`) → :mod:`~adcompare.bench.report.plots` and
 :mod:`~adcompare.bench.report.markdown`, which only read results.
 
+The parts, each importing only those before it:
+
+- ``problems/``: the functions, written once against ``xp``, in a registry;
+- ``peers/``: JAX, PyTorch and autograd running the same problems;
+- ``harness/``: the modes, measuring a cell, the sweep, the results file;
+- ``report/``: the figures and ``report.md``, read from results;
+- ``targets/``: the performance targets, cells measured by the harness and a
+  table read off them; ``memory/`` and ``sparse/``: the memory and sparse
+  sweeps, timed with the harness's measures.
+
 >>> from adcompare.bench import PROBLEMS, MODES
 >>> "rosenbrock" in PROBLEMS and "reverse" in MODES
 True

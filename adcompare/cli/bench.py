@@ -12,11 +12,12 @@ from collections import Counter
 from pathlib import Path
 
 from adcompare.bench.harness.modes import MODE_GROUPS, MODES
-from adcompare.bench.harness.progress import Progress, format_seconds
+from adcompare.bench.harness.progress import Progress
 from adcompare.bench.harness.results import Results, ResultsError, open_for_writing
 from adcompare.bench.harness.sweep import PRESETS, plan, preset, run_sweep
 from adcompare.bench.peers import available_peer_modes
 from adcompare.bench.problems import PROBLEMS, default_problems
+from adcompare.durations import format_duration
 
 EXAMPLES = """\
 examples:
@@ -78,6 +79,18 @@ def add_parser(subparsers) -> None:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    _add_what_options(parser)
+    _add_effort_options(parser)
+    _add_output_options(parser)
+    parser.add_argument(
+        "--no-memory", action="store_true", help="skip the tracemalloc run of each cell"
+    )
+    add_sweep_options(parser)
+    parser.set_defaults(run=run)
+
+
+def _add_what_options(parser) -> None:
+    """What to measure: a preset, the problems, the modes, the sizes."""
     which = parser.add_mutually_exclusive_group()
     which.add_argument(
         "--quick",
@@ -118,6 +131,10 @@ def add_parser(subparsers) -> None:
         help="sizes of the swept count (n, or m for one-input problems), and of both n and m "
         "for Jacobian problems, e.g. --sizes 8 64 512; second-order modes use them all",
     )
+
+
+def _add_effort_options(parser) -> None:
+    """How hard to measure each cell."""
     parser.add_argument("--repeats", type=int, metavar="N", help="timed repeats per cell")
     parser.add_argument(
         "--budget",
@@ -126,6 +143,10 @@ def add_parser(subparsers) -> None:
         help="time allowed per cell; a mode that exceeds it, or is predicted to, skips larger "
         "sizes (quick 1, full 30)",
     )
+
+
+def _add_output_options(parser) -> None:
+    """Where the cells go, and what happens to a results file already there."""
     parser.add_argument(
         "--out",
         type=Path,
@@ -139,11 +160,6 @@ def add_parser(subparsers) -> None:
         help="continue the results in --out: cells already measured or skipped are kept",
     )
     again.add_argument("--overwrite", action="store_true", help="start afresh even if --out exists")
-    parser.add_argument(
-        "--no-memory", action="store_true", help="skip the tracemalloc run of each cell"
-    )
-    add_sweep_options(parser)
-    parser.set_defaults(run=run)
 
 
 def with_peers(modes: list[str] | None, peers: bool) -> list[str] | None:
@@ -219,7 +235,7 @@ def sweep_into(results: Results, config, *, quiet: bool) -> int:
     statuses = [c["status"] for c in results.cells]
     print(
         f"{statuses.count('ok')} cells measured, {statuses.count('skipped')} skipped, "
-        f"{statuses.count('error')} failed in {format_seconds(time.perf_counter() - start)}: "
+        f"{statuses.count('error')} failed in {format_duration(time.perf_counter() - start)}: "
         f"{results.path}",
         file=sys.stderr,
     )

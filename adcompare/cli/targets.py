@@ -6,8 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from adcompare.bench.harness.results import ResultsError, open_for_writing
 from adcompare.bench.peers import available_peer_modes
-from adcompare.bench.targets.measure import SMALL, Settings, TargetSizes, measure_targets
+from adcompare.bench.targets.cases import FULL, SMALL
+from adcompare.bench.targets.measure import Settings, measure_targets
 from adcompare.bench.targets.report import render_markdown, write_targets
 from adcompare.cli.outfolder import OutputPathError, check_output_folder
 
@@ -34,8 +36,9 @@ def add_parser(subparsers) -> None:
         "Rosenbrock gradients in reverse and forward mode, an MLP gradient, "
         "jacobian(mode='auto')) for adcompare, hand-written numpy and the installed peers "
         "in one run, one BLAS thread. Every result is checked against adcompare's "
-        "derivative before it is timed. Writes "
-        "targets.md and targets.json and prints the table.",
+        "derivative before it is timed. Writes every measured cell to results.json "
+        "(the results file 'adcompare report' reads), the table read off them to "
+        "targets.md and targets.json, and prints the table.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -44,7 +47,8 @@ def add_parser(subparsers) -> None:
         "--out",
         type=Path,
         default=LATEST,
-        help=f"the folder for targets.md and targets.json (default {LATEST}, git-ignored)",
+        help=f"the folder for results.json, targets.md and targets.json (default {LATEST}, "
+        "git-ignored)",
     )
     where.add_argument(
         "--refresh-reference",
@@ -83,14 +87,23 @@ def run(args) -> int:
     _, note = available_peer_modes()
     if note:
         print(note, file=sys.stderr)
-    result = measure_targets(
-        SMALL if args.small else TargetSizes(),
-        Settings(repeats=args.repeats),
-        progress=lambda message: print(message, file=sys.stderr),
-    )
+    try:
+        results = open_for_writing(out / "results.json", resume=False, overwrite=True)
+    except ResultsError as error:
+        print(f"adcompare targets: {error}", file=sys.stderr)
+        return 2
+    try:
+        result = measure_targets(
+            SMALL if args.small else FULL,
+            Settings(repeats=args.repeats),
+            results,
+            progress=lambda message: print(message, file=sys.stderr),
+        )
+    finally:
+        results.close()
     markdown, data = write_targets(result, out)
     print(render_markdown(result))
-    print(f"written: {markdown}, {data}", file=sys.stderr)
+    print(f"written: {results.path}, {markdown}, {data}", file=sys.stderr)
     return 0
 
 

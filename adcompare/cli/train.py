@@ -8,8 +8,10 @@ from dataclasses import fields
 from pathlib import Path
 
 from adcompare.cli.outfolder import OutputPathError, check_output_folder
+from adcompare.durations import format_duration
 from adcompare.train.datasets import DATASETS
-from adcompare.train.loop import ACTIVATIONS, TrainingConfig, TrainingRun, train
+from adcompare.train.loop import TrainingConfig, TrainingRun, train
+from adcompare.train.mlp import ACTIVATIONS
 
 DEFAULT_OUT = Path("reports") / "train"
 
@@ -78,19 +80,42 @@ def run_command(args) -> int:
         summary,
     ]
     if args.step_cost:
-        from adcompare.train.step import sweep_training_step, write_training_step
-
-        rows = sweep_training_step()
-        written += write_training_step(rows, out)
-        for row in rows:
-            ratio = row["forward"]["elements"] / row["reverse"]["elements"]
-            print(
-                f"training step, P = {row['n_params']:>5}: "
-                f"reverse {row['reverse']['seconds']:.4f} s, "
-                f"forward {row['forward']['seconds']:.4f} s, forward/reverse work {ratio:.0f}×"
-            )
+        written += _step_cost(out)
     print("\n".join(report_lines(run, written)))
     return 0
+
+
+def _step_cost(out: Path) -> list[Path]:
+    """Measure the training step by reverse and forward mode through the benchmark
+    harness into ``training_step.json`` (a results file), plot it, print a line per P."""
+    from adcompare.bench.harness.results import open_for_writing
+    from adcompare.bench.harness.sweep import SweepConfig, run_sweep
+    from adcompare.train.plots import plot_training_step
+    from adcompare.train.step import MODES, parameter_counts, step_rows
+
+    config = SweepConfig(
+        problems=["training_step"],
+        modes=list(MODES),
+        sizes=parameter_counts(),
+        repeats=3,
+        budget=60.0,
+        memory=False,
+    )
+    results = open_for_writing(out / "training_step.json", resume=False, overwrite=True)
+    try:
+        run_sweep(config, results)
+    finally:
+        results.close()
+    rows = step_rows(results.cells)
+    for row in rows:
+        ratio = row["forward"]["elements"] / row["reverse"]["elements"]
+        print(
+            f"training step, P = {row['n_params']:>5}: "
+            f"reverse {format_duration(row['reverse']['seconds'])}, "
+            f"forward {format_duration(row['forward']['seconds'])}, "
+            f"forward/reverse work {ratio:.0f}×"
+        )
+    return [plot_training_step(rows, out / "training_step.png"), results.path]
 
 
 def add_parser(subparsers) -> None:
@@ -103,7 +128,25 @@ def add_parser(subparsers) -> None:
         "synthetic data set made with numpy, with a fixed seed, and write the loss curve, "
         "the decision boundary and a JSON summary.",
     )
-    d = defaults
+    _add_data_options(parser, defaults)
+    _add_model_options(parser, defaults)
+    _add_training_options(parser, defaults)
+    parser.add_argument(
+        "--out",
+        default=str(DEFAULT_OUT),
+        help=f"output folder, checked before training (default {DEFAULT_OUT})",
+    )
+    parser.add_argument(
+        "--step-cost",
+        action="store_true",
+        help="also measure the gradient of the MLP loss by reverse mode against forward mode "
+        "as the number of parameters grows, and plot it",
+    )
+    parser.set_defaults(run=run_command)
+
+
+def _add_data_options(parser, d: TrainingConfig) -> None:
+    """The synthetic data set: which, how many points, how much jitter."""
     parser.add_argument(
         "--dataset",
         choices=sorted(DATASETS),
@@ -124,6 +167,10 @@ def add_parser(subparsers) -> None:
         default=d.noise,
         help=f"standard deviation of the points' jitter, 0 or more (default {d.noise:g})",
     )
+
+
+def _add_model_options(parser, d: TrainingConfig) -> None:
+    """The MLP: its width, depth and activation."""
     parser.add_argument(
         "--hidden", type=int, default=d.hidden, help=f"hidden layer width (default {d.hidden})"
     )
@@ -136,6 +183,10 @@ def add_parser(subparsers) -> None:
         default=d.activation,
         help=f"the hidden layers' activation (default {d.activation})",
     )
+
+
+def _add_training_options(parser, d: TrainingConfig) -> None:
+    """Adam's run: epochs, mini-batches, learning rate, seed."""
     parser.add_argument(
         "--epochs", type=int, default=d.epochs, help=f"passes over the data (default {d.epochs})"
     )
@@ -156,15 +207,3 @@ def add_parser(subparsers) -> None:
         default=d.seed,
         help=f"fixes the data, the initial weights and the batch order (default {d.seed})",
     )
-    parser.add_argument(
-        "--out",
-        default=str(DEFAULT_OUT),
-        help=f"output folder, checked before training (default {DEFAULT_OUT})",
-    )
-    parser.add_argument(
-        "--step-cost",
-        action="store_true",
-        help="also measure the gradient of the MLP loss by reverse mode against forward mode "
-        "as the number of parameters grows, and plot it",
-    )
-    parser.set_defaults(run=run_command)

@@ -16,10 +16,9 @@ import numpy as np
 from adcompare import nn, optim
 from adcompare.engines.reverse import no_grad
 from adcompare.train.datasets import DATASETS
+from adcompare.train.mlp import ACTIVATIONS, MLP
 
-__all__ = ["ACTIVATIONS", "TrainingConfig", "TrainingRun", "accuracy", "build_mlp", "train"]
-
-ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid}
+__all__ = ["TrainingConfig", "TrainingRun", "accuracy", "train"]
 
 
 @dataclass(frozen=True)
@@ -95,27 +94,6 @@ class TrainingRun:
         }
 
 
-def build_mlp(
-    in_features: int, hidden: int, depth: int, out_features: int, activation: str = "relu"
-) -> nn.Sequential:
-    """``depth`` hidden layers of width ``hidden``, each followed by ``activation``.
-
-    >>> build_mlp(2, 8, 1, 2)
-    Sequential(
-      (0): Linear(in_features=2, out_features=8, bias=True)
-      (1): ReLU()
-      (2): Linear(in_features=8, out_features=2, bias=True)
-    )
-    """
-    layers: list[nn.Module] = []
-    width = in_features
-    for _ in range(depth):
-        layers += [nn.Linear(width, hidden), ACTIVATIONS[activation]()]
-        width = hidden
-    layers.append(nn.Linear(width, out_features))
-    return nn.Sequential(*layers)
-
-
 def accuracy(model: nn.Module, x: np.ndarray, y: np.ndarray) -> float:
     """The fraction of samples whose largest logit is their label (nothing recorded).
 
@@ -137,7 +115,7 @@ def train(config: TrainingConfig) -> TrainingRun:
     """
     x, y = DATASETS[config.dataset](config.n_per_class, noise=config.noise, seed=config.seed)
     nn.init.manual_seed(config.seed)
-    model = build_mlp(2, config.hidden, config.depth, 2, config.activation)
+    model = MLP((2, *[config.hidden] * config.depth, 2), config.activation).module()
     optimizer = optim.Adam(model.parameters(), lr=config.lr)
     loss_fn = nn.CrossEntropyLoss()
     batches = nn.MiniBatches(x, y, batch_size=config.batch_size, seed=config.seed)

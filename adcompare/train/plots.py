@@ -1,4 +1,5 @@
-"""Pictures of a training run: the loss curve and the decision boundary.
+"""Pictures of a training run (the loss curve, the decision boundary) and of the
+training step's cost by reverse and forward mode.
 
 Figures are drawn with matplotlib's object interface (no display, no pyplot
 state) and written as PNG files.
@@ -11,12 +12,14 @@ from pathlib import Path
 import numpy as np
 from matplotlib.colors import ListedColormap
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter
 
 from adcompare.engines.reverse import no_grad
 from adcompare.ops import softmax
 from adcompare.train.loop import TrainingRun
+from adcompare.train.step import MODES
 
-__all__ = ["plot_decision_boundary", "plot_loss_curve"]
+__all__ = ["plot_decision_boundary", "plot_loss_curve", "plot_training_step"]
 
 CLASS_COLOURS = ("#1f77b4", "#d62728")
 
@@ -91,6 +94,35 @@ def plot_decision_boundary(run: TrainingRun, path: str | Path, resolution: int =
     axes.set_title(
         f"{run.config.dataset}: decision boundary (black line, p = 0.5)\n"
         f"training accuracy {run.final_accuracy:.1%} on {len(run.y)} points"
+    )
+    return _save(figure, path)
+
+
+def plot_training_step(rows: list[dict], path: str | Path) -> Path:
+    """Write element work and time against P, reverse against forward mode, to ``path``;
+    ``rows`` are :func:`~adcompare.train.step.step_rows` of the measured cells."""
+    p = [row["n_params"] for row in rows]
+    figure = Figure(figsize=(10, 4.2), layout="constrained")
+    for axes, key, label in zip(
+        figure.subplots(1, 2),
+        ("elements", "seconds"),
+        ("element work (deterministic count)", "seconds (median of repeats)"),
+    ):
+        for mode, colour in zip(MODES, ("tab:blue", "tab:orange")):
+            axes.plot(p, [row[mode][key] for row in rows], "o-", color=colour, label=mode)
+        axes.set_xscale("log")
+        axes.set_yscale("log")
+        axes.set_xticks(p, [str(v) for v in p])
+        axes.xaxis.set_minor_formatter(NullFormatter())
+        axes.set_xlabel("P, parameters of the MLP")
+        axes.set_ylabel(label)
+        axes.grid(True, which="both", alpha=0.3)
+        axes.legend()
+    last = rows[-1]
+    figure.suptitle(
+        "Gradient of the MLP loss w.r.t. all P parameters: reverse mode (1 sweep) against "
+        f"forward mode (P lanes)\nat P = {last['n_params']} forward mode does "
+        f"{last['forward']['elements'] / last['reverse']['elements']:.0f}× the work"
     )
     return _save(figure, path)
 

@@ -19,6 +19,7 @@ __all__ = [
     "ALLOCATOR",
     "THREAD_VARIABLES",
     "allocator_setting",
+    "allocator_text",
     "describe",
     "environment_key",
     "pin_allocator",
@@ -46,6 +47,7 @@ M_MMAP_THRESHOLD = -3
 ALLOCATOR = {"mmap_threshold": 32 * 2**20, "trim_threshold": 2**30}
 
 _pinned: dict | None = None
+_not_pinned = "not pinned: nothing in this process has asked to pin it"
 
 
 def _glibc():
@@ -63,16 +65,20 @@ def _glibc():
 def pin_allocator() -> dict:
     """Fix glibc's mmap and trim thresholds for the rest of the process.
 
-    Returns what :func:`allocator_setting` reports afterwards. A no-op
-    (saying so) where the C library is not glibc. The thresholds cannot be
-    made adaptive again, so a sweep pins them once, before its first cell.
+    Returns what :func:`allocator_setting` reports afterwards. Where the C
+    library is not glibc nothing is pinned, and the setting says so
+    ("not pinned: not glibc"). The thresholds cannot be made adaptive again,
+    so pinning twice leaves the same state as pinning once; the sweep and
+    ``adcompare targets`` pin before their first measurement.
 
-    >>> pin_allocator()["pinned"] in (True, False)
+    >>> first = pin_allocator()
+    >>> pin_allocator() == first
     True
     """
-    global _pinned
+    global _pinned, _not_pinned
     libc = _glibc()
     if libc is None:
+        _not_pinned = "not pinned: not glibc"
         return allocator_setting()
     applied = all(
         libc.mallopt(parameter, ALLOCATOR[name]) == 1
@@ -83,12 +89,14 @@ def pin_allocator() -> dict:
     )
     if applied:
         _pinned = dict(ALLOCATOR)
+    else:
+        _not_pinned = "not pinned: glibc's mallopt refused the thresholds"
     return allocator_setting()
 
 
 def allocator_setting() -> dict:
     """The allocator as recorded with the machine: the C library, whether the
-    thresholds are pinned, and their values when they are.
+    thresholds are pinned, and their values when they are, or why not.
 
     >>> {"library", "pinned"} <= set(allocator_setting())
     True
@@ -96,7 +104,28 @@ def allocator_setting() -> dict:
     library = os.confstr("CS_GNU_LIBC_VERSION") if hasattr(os, "confstr") else None
     if _pinned is not None:
         return {"library": library, "pinned": True, **_pinned}
-    return {"library": library or "unknown", "pinned": False}
+    return {"library": library or "unknown", "pinned": False, "reason": _not_pinned}
+
+
+def allocator_text(setting: dict | None) -> str:
+    """The recorded allocator setting as a phrase for a report.
+
+    >>> allocator_text({"library": "glibc 2.36", "pinned": True,
+    ...                 "mmap_threshold": 2**25, "trim_threshold": 2**30})
+    'glibc 2.36, pinned: mmap threshold 32 MiB, trim threshold 1024 MiB'
+    >>> allocator_text({"library": "unknown", "pinned": False, "reason": "not pinned: not glibc"})
+    'unknown, not pinned: not glibc'
+    >>> allocator_text(None)
+    'not recorded'
+    """
+    if not setting:
+        return "not recorded"
+    if setting.get("pinned"):
+        return (
+            f"{setting['library']}, pinned: mmap threshold {setting['mmap_threshold'] // 2**20} "
+            f"MiB, trim threshold {setting['trim_threshold'] // 2**20} MiB"
+        )
+    return f"{setting.get('library', 'unknown')}, {setting.get('reason', 'not pinned')}"
 
 
 def _version(package: str) -> str | None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import gc
 import math
 import time
+import traceback
 import tracemalloc
 from collections.abc import Callable
 
@@ -42,6 +43,7 @@ __all__ = [
     "Timer",
     "check_derivative",
     "count_work",
+    "describe_error",
     "measure_cell",
     "peak_memory",
     "time_calls",
@@ -285,6 +287,19 @@ def check_derivative(instance: Instance, mode: Mode, jacobian) -> dict | None:
     error = float(np.max(np.abs(got - expected)) / max(1.0, float(np.max(np.abs(expected)))))
     tolerance = TOLERANCE.get(mode.name, EXACT_TOLERANCE)
     return {"against": against, "error": error, "tolerance": tolerance, "ok": error <= tolerance}
+
+
+def describe_error(error: Exception) -> dict:
+    """An exception as a cell records it: its type, message and the last frames.
+
+    >>> describe_error(ValueError("no"))["type"]
+    'ValueError'
+    """
+    return {
+        "type": type(error).__name__,
+        "message": str(error),
+        "traceback": traceback.format_exc(limit=-4),
+    }
 
 
 def measure_cell(

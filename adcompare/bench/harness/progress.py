@@ -6,21 +6,9 @@ import sys
 import time
 from typing import TextIO
 
-__all__ = ["Progress", "format_seconds"]
+from adcompare.durations import format_duration
 
-
-def format_seconds(seconds: float) -> str:
-    """A duration for people: ``42s``, ``3m05s``, ``1h02m``.
-
-    >>> format_seconds(42.3), format_seconds(185), format_seconds(3720)
-    ('42s', '3m05s', '1h02m')
-    """
-    seconds = round(seconds)
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+__all__ = ["Progress"]
 
 
 class Progress:
@@ -39,7 +27,7 @@ class Progress:
     >>> bar.advance("mlp f n=4", measured=False, group="mlp"); bar.done, bar.active
     (1, False)
     >>> print(log.getvalue().strip())
-    mlp: 1 cells done (1/3 cells, 0s elapsed)
+    mlp: 1 cells done (1/3 cells, 0 s elapsed)
     """
 
     def __init__(
@@ -82,9 +70,11 @@ class Progress:
     def _line(self, group: str) -> None:
         if not self.lines:
             return
-        elapsed = format_seconds(time.perf_counter() - self._start)
+        elapsed = format_duration(round(time.perf_counter() - self._start))
         eta = self.eta()
-        left = f", about {format_seconds(eta)} left" if eta and self.done < self.total else ""
+        left = (
+            f", about {format_duration(round(eta))} left" if eta and self.done < self.total else ""
+        )
         self.stream.write(
             f"{group}: {self._group_sizes[group]} cells done "
             f"({self.done}/{self.total} cells, {elapsed} elapsed{left})\n"
@@ -110,9 +100,9 @@ class Progress:
             return
         width = 24
         filled = int(width * self.done / max(self.total, 1))
-        elapsed = format_seconds(time.perf_counter() - self._start)
+        elapsed = format_duration(round(time.perf_counter() - self._start))
         eta = self.eta()
-        remaining = f"ETA {format_seconds(eta)}" if eta is not None else "ETA ?"
+        remaining = f"ETA {format_duration(round(eta))}" if eta is not None else "ETA ?"
         line = (
             f"[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} cells "
             f"{elapsed} elapsed, {remaining}  {label}"

@@ -42,21 +42,21 @@ the same fields in ``extra_info``.
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import json
-import math
 import os
-import re
 import tempfile
-import time
 from collections.abc import Iterable
 from pathlib import Path
 
-try:
-    import fcntl
-except ImportError:  # not POSIX: the lock is the lock file's exclusive creation
-    fcntl = None
+from adcompare.bench.harness.cells import ResultsError, cell_key, cell_problem, describe_cell
+from adcompare.bench.harness.lock import (
+    LOCK_WAIT,
+    WriterLock,
+    cannot_write,
+    file_stamp,
+    remove_stale_temporaries,
+)
 
 __all__ = [
     "SCHEMA",
@@ -69,183 +69,18 @@ __all__ = [
     "load_any",
     "load_results",
     "merge",
+    "now",
     "open_for_writing",
+    "remove_stale_temporaries",
 ]
 
 SCHEMA = "adcompare-bench-results"
 SCHEMA_VERSION = 1
-STATUSES = ("ok", "skipped", "error")
-_REQUIRED = ("problem", "mode", "size", "status")
-#: How long a second writer waits for the first to finish before refusing, in seconds.
-LOCK_WAIT = 5.0
-
-
-class ResultsError(ValueError):
-    """A results file that cannot be read: corrupt, foreign, or too new."""
 
 
 def now() -> str:
     """The current time as an ISO 8601 string with its time zone."""
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-
-
-def cell_key(cell: dict) -> tuple:
-    """What identifies a cell: problem, mode and size.
-
-    >>> cell_key({"problem": "mlp", "mode": "f", "size": {"n": 8}})
-    ('mlp', 'f', (('n', 8),))
-    """
-    return cell["problem"], cell["mode"], tuple(sorted(cell["size"].items()))
-
-
-# --- what a cell may hold ------------------------------------------------------------------
-
-
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _finite(value) -> bool:
-    return _number(value) and math.isfinite(value)
-
-
-def _count(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_TEXT_FIELDS = ("family", "env", "finished", "source", "reason")
-_TIME_FIELDS = ("iqr", "min", "max", "warmup")
-
-
-def _text_problem(name: str, value) -> str | None:
-    if not isinstance(value, str):
-        return f"has {name} {value!r}, not text"
-    if _CONTROL.search(value):
-        return f"has control characters in its {name} {value!r}"
-    return None
-
-
-def _time_problem(timing) -> str | None:
-    if not isinstance(timing, dict):
-        return f"has time {timing!r}, not an object with a median"
-    median = timing.get("median")
-    if not _finite(median) or median <= 0:
-        return f"has median time {median!r}; expected a positive number of seconds"
-    for name in _TIME_FIELDS:
-        value = timing.get(name)
-        if value is not None and (not _finite(value) or value < 0):
-            return f"has time.{name} {value!r}; expected seconds (a number, 0 or more)"
-    samples = timing.get("samples")
-    if samples is not None and not (
-        isinstance(samples, list) and all(_finite(v) and v >= 0 for v in samples)
-    ):
-        return "has time.samples that are not a list of seconds"
-    for name in ("repeats", "loops"):
-        value = timing.get(name)
-        if value is not None and not _count(value):
-            return f"has time.{name} {value!r}; expected a positive whole number"
-    return None
-
-
-def _counts_problem(counts) -> str | None:
-    if counts is None:
-        return None
-    if not isinstance(counts, dict):
-        return f"has counts {counts!r}, not an object"
-    for name, value in counts.items():
-        numbers = value.values() if isinstance(value, dict) else [value]
-        if not all(_finite(v) and v >= 0 for v in numbers):
-            return f"has counts.{name} {value!r}; expected counts (numbers, 0 or more)"
-    return None
-
-
-def _check_problem(check) -> str | None:
-    if check is None:
-        return None
-    fits = (
-        isinstance(check, dict)
-        and isinstance(check.get("ok"), bool)
-        and _number(check.get("error"))
-        and _finite(check.get("tolerance"))
-        and isinstance(check.get("against"), str)
-    )
-    return None if fits else f"has check {check!r}; expected ok, error, tolerance and against"
-
-
-def _measured_problem(cell: dict) -> str | None:
-    memory = cell.get("memory")
-    peak = memory.get("peak_bytes") if isinstance(memory, dict) else None
-    if memory is not None and (
-        not isinstance(memory, dict) or (peak is not None and not (_finite(peak) and peak >= 0))
-    ):
-        return f"has memory {memory!r}; expected {{'peak_bytes': a number of bytes or null}}"
-    return (
-        _time_problem(cell.get("time"))
-        or _counts_problem(cell.get("counts"))
-        or _check_problem(cell.get("check"))
-    )
-
-
-def cell_problem(cell) -> str | None:
-    """What makes ``cell`` unfit for the schema, as a phrase; ``None`` when it fits.
-
-    A measured cell needs positive whole ``n`` and ``m`` and a positive finite
-    median time; every optional field present has its documented type.
-
-    >>> cell = {"problem": "mlp", "mode": "f", "size": {"n": 8}, "status": "ok", "n": 8, "m": 1}
-    >>> cell_problem(cell | {"time": {"median": 1e-5}}) is None
-    True
-    >>> cell_problem(cell | {"time": {"median": "fast"}})
-    "has median time 'fast'; expected a positive number of seconds"
-    """
-    if not isinstance(cell, dict):
-        return f"is a {type(cell).__name__}, not an object"
-    missing = [k for k in _REQUIRED if k not in cell]
-    if missing:
-        return f"lacks {', '.join(map(repr, missing))}"
-    if cell["status"] not in STATUSES:
-        return f"has status {cell['status']!r}; expected one of {STATUSES}"
-    for name in ("problem", "mode"):
-        problem = _text_problem(name, cell[name]) or (
-            None if cell[name] else f"has an empty {name}"
-        )
-        if problem:
-            return problem
-    size = cell["size"]
-    if not isinstance(size, dict) or not all(
-        isinstance(k, str) and _count(v) for k, v in size.items()
-    ):
-        return f"has size {size!r}; expected positive whole numbers by name, like {{'n': 64}}"
-    for name in _TEXT_FIELDS:
-        if cell.get(name) is not None and (problem := _text_problem(name, cell[name])):
-            return problem
-    for name in ("n", "m"):
-        value = cell.get(name)
-        if (cell["status"] == "ok" or value is not None) and not _count(value):
-            return f"has {name} = {value!r}; expected a positive whole number"
-    for name in ("load", "seconds"):
-        value = cell.get(name)
-        if value is not None and (not _finite(value) or value < 0):
-            return f"has {name} {value!r}; expected a number, 0 or more"
-    if cell["status"] == "ok":
-        return _measured_problem(cell)
-    if cell["status"] == "error":
-        error = cell.get("error")
-        if not isinstance(error, dict) or not all(
-            isinstance(error.get(k), str) for k in ("type", "message")
-        ):
-            return f"has error {error!r}; expected its type and message"
-    return None
-
-
-def _describe_cell(i: int, cell) -> str:
-    if isinstance(cell, dict) and isinstance(cell.get("problem"), str):
-        name = " ".join(
-            repr(cell[k])[:60] for k in ("problem", "mode") if isinstance(cell.get(k), str)
-        )
-        return f"cell {i} ({name})"
-    return f"cell {i}"
 
 
 class Results:
@@ -340,7 +175,7 @@ class Results:
         lock = WriterLock(self.path)
         lock.acquire()
         try:
-            if self._stamp is not None and _stamp(self.path) != self._stamp:
+            if self._stamp is not None and file_stamp(self.path) != self._stamp:
                 raise ResultsError(
                     f"{self.path} was rewritten by another process since this one read it; "
                     "saving would drop that process's cells, so nothing was written: run "
@@ -358,7 +193,7 @@ class Results:
                 dir=self.path.parent, prefix=f"{self.path.name}.{os.getpid()}.", suffix=".tmp"
             )
         except OSError as error:
-            raise ResultsError(_cannot_write(self.path, error)) from None
+            raise ResultsError(cannot_write(self.path, error)) from None
         try:
             os.chmod(temporary, 0o644)
             with os.fdopen(handle, "w", encoding="utf-8") as out:
@@ -368,174 +203,12 @@ class Results:
         except BaseException as error:
             Path(temporary).unlink(missing_ok=True)
             if isinstance(error, OSError):
-                raise ResultsError(_cannot_write(self.path, error)) from None
+                raise ResultsError(cannot_write(self.path, error)) from None
             raise
-        self._stamp = _stamp(self.path)
+        self._stamp = file_stamp(self.path)
 
     #: The file's identity when this object last read or wrote it (``None``: never).
     _stamp: tuple | None = None
-
-
-def _stamp(path: Path) -> tuple | None:
-    """What changes when ``path`` is rewritten (``None``: no such file)."""
-    try:
-        info = path.stat()
-    except OSError:
-        return None
-    return info.st_ino, info.st_mtime_ns, info.st_size
-
-
-def _cannot_write(path: Path, error: OSError) -> str:
-    if path.is_dir():
-        return (
-            f"cannot write the results file {path}: it is a folder; give a file name, "
-            f"like {path / 'results.json'}"
-        )
-    return (
-        f"cannot write the results file {path}: {error.strerror or error}; "
-        "choose a writable place with --out"
-    )
-
-
-def _running(pid: int) -> bool:
-    """Whether process ``pid`` exists (on POSIX; elsewhere assume it does)."""
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError, AttributeError):
-        return True
-    return True
-
-
-def remove_stale_temporaries(path: str | os.PathLike) -> list[Path]:
-    """Delete the temporary files a killed writer of ``path`` left; returns what went.
-
-    A temporary is ``RESULTS.json.<pid>.<random>.tmp``: it is stale when
-    process ``pid`` no longer runs. Other files are never touched.
-    """
-    path = Path(path)
-    pattern = re.compile(re.escape(path.name) + r"\.(\d+)\.[^.]+\.tmp")
-    removed = []
-    try:
-        candidates = list(path.parent.iterdir())
-    except OSError:
-        return removed
-    for candidate in candidates:
-        found = pattern.fullmatch(candidate.name)
-        if found and not _running(int(found.group(1))):
-            candidate.unlink(missing_ok=True)
-            removed.append(candidate)
-    return removed
-
-
-class WriterLock:
-    """The exclusive right to write one results file, held until :meth:`release` or exit.
-
-    On POSIX it is ``fcntl.flock`` on ``RESULTS.json.lock`` (the kernel drops
-    it when the process ends, however it ends); elsewhere it is the lock
-    file itself, created exclusively and holding the writer's process id, and
-    a lock file whose process no longer runs is taken over.
-
-    >>> import tempfile, pathlib
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "results.json"
-    >>> first, second = WriterLock(path), WriterLock(path)
-    >>> first.acquire()
-    >>> second.acquire(wait=0)
-    Traceback (most recent call last):
-    ...
-    adcompare.bench.harness.results.ResultsError: ... is being written by another adcompare ...
-    >>> first.release(); second.acquire(wait=0); second.release()
-    """
-
-    def __init__(self, path: str | os.PathLike):
-        self.path = Path(path)
-        self.lock_path = self.path.with_name(self.path.name + ".lock")
-        self._handle: int | None = None
-
-    def acquire(self, wait: float = LOCK_WAIT) -> None:
-        """Take the lock, waiting up to ``wait`` seconds for another writer to finish."""
-        deadline = time.monotonic() + wait
-        while not self._try():
-            if time.monotonic() >= deadline:
-                raise ResultsError(
-                    f"{self.path} is being written by another adcompare process"
-                    f"{self._holder()}; wait for it to finish (then --resume), or measure into "
-                    "another file with --out"
-                )
-            time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
-
-    def _holder_pid(self) -> int | None:
-        try:
-            pid = self.lock_path.read_text().strip()
-        except OSError:
-            return None
-        return int(pid) if pid.isdigit() else None
-
-    def _holder(self) -> str:
-        pid = self._holder_pid()
-        return "" if pid is None else f" (process {pid})"
-
-    def _open(self, flags: int) -> int:
-        if self.path.is_dir():
-            raise ResultsError(_cannot_write(self.path, IsADirectoryError(21, "is a folder")))
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise ResultsError(_cannot_write(self.path, error)) from None
-        try:
-            return os.open(self.lock_path, flags, 0o644)
-        except FileExistsError:
-            raise
-        except OSError as error:
-            raise ResultsError(_cannot_write(self.path, error)) from None
-
-    def _try(self) -> bool:
-        if fcntl is None:
-            return self._try_exclusive_file()
-        handle = self._open(os.O_RDWR | os.O_CREAT)
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(handle)
-            return False
-        # The lock file may have been removed and recreated while we waited: retry on the new one.
-        if (
-            _stamp(self.lock_path) is None
-            or os.fstat(handle).st_ino != self.lock_path.stat().st_ino
-        ):
-            os.close(handle)
-            return False
-        os.ftruncate(handle, 0)
-        os.write(handle, str(os.getpid()).encode())
-        self._handle = handle
-        return True
-
-    def _try_exclusive_file(self) -> bool:
-        try:
-            handle = self._open(os.O_RDWR | os.O_CREAT | os.O_EXCL)
-        except FileExistsError:
-            pid = self._holder_pid()
-            if pid is not None and not _running(pid):
-                self.lock_path.unlink(missing_ok=True)
-            return False
-        os.write(handle, str(os.getpid()).encode())
-        self._handle = handle
-        return True
-
-    def release(self) -> None:
-        """Give the lock up (and remove the lock file)."""
-        if self._handle is None:
-            return
-        self.lock_path.unlink(missing_ok=True)
-        os.close(self._handle)
-        self._handle = None
-
-    def __del__(self):
-        with contextlib.suppress(Exception):
-            self.release()
 
 
 def _read_json(path: Path):
@@ -592,7 +265,7 @@ def _keep_fitting(data: dict, path: Path) -> list[str]:
         if problem is None:
             cells.append(cell)
         else:
-            rejected.append(f"{path}: {_describe_cell(i, cell)} {problem}; left out")
+            rejected.append(f"{path}: {describe_cell(i, cell)} {problem}; left out")
     data["cells"] = cells
     for key, description in list(data["environments"].items()):
         if not isinstance(description, dict):
@@ -626,7 +299,7 @@ def load_results(path: str | os.PathLike) -> Results:
     :attr:`Results.rejected`.
     """
     path = Path(path)
-    stamp = _stamp(path)
+    stamp = file_stamp(path)
     results = _fitting_results(_read_json(path), path, write=True)
     results._stamp = stamp
     return results

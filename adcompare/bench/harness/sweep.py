@@ -6,22 +6,23 @@ robin), so their ratios to f are taken under the same load, and half of them
 are taken again in a second round after the problem's largest size. A size's
 cells are added to the results once its turns end. Each cell records its CPU
 time beside its wall time; :func:`busy_flags` flags a cell that waited for
-the CPU or whose ratio to f moved between the rounds. glibc's allocator is
-pinned for the whole sweep. A time budget per cell keeps it bounded: a mode
-is skipped at a size when
+the CPU or whose ratio to f moved between the rounds
+(:mod:`~adcompare.bench.harness.flags`). glibc's allocator is pinned for the
+whole sweep. A time budget per cell keeps it bounded
+(:mod:`~adcompare.bench.harness.budget`): a mode is skipped at a size when
 
 - a smaller size (every size parameter ≤) of the same mode took longer
   than the budget, or
 - extrapolating its last two measured sizes on the log-log scale predicts
   that even a minimal cell (warm-up, one timed call, the count run and the
-  memory run: :data:`MIN_CALLS_PER_CELL` calls) would take longer; the
-  first call (the warm-up) is extrapolated on its own, since symbolic mode
-  traces and differentiates there and grows much faster than later calls;
-  times flagged as taken under load are not extrapolated,
+  memory run) would take longer; the first call (the warm-up) is
+  extrapolated on its own, since symbolic mode traces and differentiates
+  there and grows much faster than later calls; times flagged as taken
+  under load are not extrapolated,
 
 - plain f's time at the same size says the mode cannot fit: finite
   differences evaluate f 2n times, one-lane forward mode makes n passes
-  each at least as dear as f (:data:`CALLS_OF_F`),
+  each at least as dear as f,
 
 and the skipped cell records why. A cell that raises records its error and
 the sweep goes on. Cells already in the results (measured or skipped) are
@@ -35,21 +36,23 @@ spin and can make a matrix-vector product tens of times slower.
 from __future__ import annotations
 
 import contextlib
-import math
 import os
-import traceback
 from dataclasses import asdict, dataclass, field
 
-import numpy as np
 from threadpoolctl import threadpool_limits
 
+from adcompare.bench.harness.budget import budget_reason, size_text
 from adcompare.bench.harness.env import describe, environment_key, pin_allocator
-from adcompare.bench.harness.measure import RATIO_SHIFT, WALL_OVER_CPU, Timer, measure_cell
+from adcompare.bench.harness.flags import busy_flags, usual_wall_over_cpu
+from adcompare.bench.harness.measure import (
+    Timer,
+    describe_error,
+    measure_cell,
+)
 from adcompare.bench.harness.modes import MODES, expand_modes, get_mode
 from adcompare.bench.harness.progress import Progress
 from adcompare.bench.harness.results import Results, cell_key, now
 from adcompare.bench.problems import PROBLEMS, Problem, default_problems, get_problem
-from adcompare.bench.report.text import format_time
 from adcompare.symbolic import SymbolicSizeError
 
 __all__ = [
@@ -63,20 +66,9 @@ __all__ = [
     "sizes_for",
 ]
 
-#: Calls a cell makes even with a single timed repeat: warm-up, the timed
-#: call, the count run and the (slower, traced) memory run.
-MIN_CALLS_PER_CELL = 4
-
 #: Instances with at most this many input elements keep their prepared calls for
 #: a second round of repeats after the problem's largest size.
 SECOND_ROUND_LIMIT = 2**16
-
-#: The steepest growth assumed of a first call (symbolic differentiation of the dense
-#: quadratic grew with slope 2 to 2.2 from n = 4 to 64).
-WARMUP_SLOPE_CAP = 3.0
-
-#: Modes whose one call costs at least this many calls of plain f, given n.
-CALLS_OF_F = {"fd": lambda n: 2 * n, "forward1": lambda n: n}
 
 
 def geometric(start: int, stop: int, factor: int = 4) -> list[int]:
@@ -210,104 +202,6 @@ def plan(config: SweepConfig) -> list[tuple[Problem, dict, str]]:
     ]
 
 
-def _size_text(size: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in size.items())
-
-
-def budget_reason(
-    results: Results,
-    problem: Problem,
-    mode: str,
-    size: dict,
-    budget: float,
-    *,
-    plain: dict | None = None,
-):
-    """Why ``mode`` should skip ``size`` given the cells measured so far, or ``None``.
-
-    ``plain`` stands for plain f's cell at ``size`` while that cell is not
-    in ``results`` yet (its repeats are still being taken in turn).
-    """
-    measured = [
-        c
-        for c in results.cells
-        if c["problem"] == problem.name and c["mode"] == mode and c["status"] == "ok"
-    ]
-    for cell in measured:
-        smaller = all(cell["size"][k] <= v for k, v in size.items()) and cell["size"] != size
-        if smaller and cell.get("seconds", 0.0) > budget:
-            return (
-                f"{mode} took {cell['seconds']:.3g} s at {_size_text(cell['size'])}, over the "
-                f"{budget:g} s budget per cell, so larger sizes are skipped"
-            )
-    if mode in CALLS_OF_F:
-        reason = _calls_of_f_reason(results, problem, mode, size, budget, plain)
-        if reason:
-            return reason
-    for key, value in size.items():
-        line = sorted(
-            (
-                c
-                for c in measured
-                # A time flagged as taken under load would extrapolate the load, not the mode.
-                if not c.get("flags")
-                and c["size"][key] < value
-                and all(c["size"][k] == v for k, v in size.items() if k != key)
-            ),
-            key=lambda c: c["size"][key],
-        )
-        if len(line) < 2:
-            continue
-        (x1, t1), (x2, t2) = [(c["size"][key], c["time"]["median"]) for c in line[-2:]]
-        slope = min(3.0, max(0.0, math.log(t2 / t1) / math.log(x2 / x1)))
-        predicted = t2 * (value / x2) ** slope
-        if predicted * MIN_CALLS_PER_CELL > budget:
-            return (
-                f"{mode} is predicted to take {predicted:.2g} s a call at {_size_text(size)} "
-                f"(log-log slope {slope:.2f} from {key}={x1} and {key}={x2}), so a cell would "
-                f"exceed the {budget:g} s budget"
-            )
-        warmups = [c["time"].get("warmup") for c in line[-2:]]
-        if all(warmups) and _distinct_first_call(warmups[-1], t2, budget):
-            # The first call can cost far more than the rest (symbolic mode traces and
-            # differentiates it), and it grows faster: extrapolate it on its own.
-            (w1, w2), cap = warmups, WARMUP_SLOPE_CAP
-            warmup_slope = min(cap, max(0.0, math.log(w2 / w1) / math.log(x2 / x1)))
-            first = w2 * (value / x2) ** warmup_slope
-            if first + predicted * (MIN_CALLS_PER_CELL - 1) > budget:
-                return (
-                    f"{mode}'s first call is predicted to take {first:.2g} s at "
-                    f"{_size_text(size)} (log-log slope {warmup_slope:.2f} from {key}={x1} and "
-                    f"{key}={x2}), so a cell would exceed the {budget:g} s budget"
-                )
-    return None
-
-
-def _distinct_first_call(warmup: float, median: float, budget: float) -> bool:
-    """Whether a first call costs enough on its own to be extrapolated apart from the rest:
-    ten times a later call and a twentieth of the budget (noise in a call of a few
-    milliseconds must not skip a cell)."""
-    return warmup >= 10 * median and warmup >= budget / 20
-
-
-def _calls_of_f_reason(
-    results: Results, problem: Problem, mode: str, size: dict, budget: float, plain
-):
-    """Why a mode costing at least ``CALLS_OF_F[mode](n)`` calls of f cannot fit, or ``None``."""
-    plain = results.get((problem.name, "f", tuple(sorted(size.items())))) or plain
-    if plain is None or plain["status"] != "ok" or not plain.get("time"):
-        return None
-    estimate = plain["time"]["median"]
-    calls = CALLS_OF_F[mode](plain["n"])
-    predicted = calls * estimate
-    if predicted * MIN_CALLS_PER_CELL <= budget:
-        return None
-    return (
-        f"{mode} costs at least {calls} calls of f ({format_time(estimate)} each), "
-        f"{predicted:.2g} s a call, so a cell would exceed the {budget:g} s budget"
-    )
-
-
 def _load() -> float | None:
     """The one-minute load average: how busy the machine was."""
     try:
@@ -410,67 +304,42 @@ def _measure_problem(config, results, problem, groups, progress, env) -> None:
         _finish(results, timed, progress=None)
 
 
+class _Built:
+    """A size's instance, built the first time a mode needs it, and why its size differs."""
+
+    def __init__(self, problem: Problem, size: dict, progress: Progress):
+        self.problem, self.size, self.progress = problem, size, progress
+        self.instance = None
+        self.adjusted: str | None = None
+
+    def get(self):
+        if self.instance is None:
+            self.instance = self.problem.build(**self.size)
+            self.adjusted = _adjustment(self.problem, self.size, self.instance)
+            if self.adjusted:
+                self.progress.note(self.adjusted)
+        return self.instance
+
+
 def _first_round(config, results, problem, size, mode_names, progress, env) -> dict:
     """Measure one size's cells; returns those kept for the second round."""
     timed: dict[str, _Timed] = {}
-    instance = adjusted = None
+    built = _Built(problem, size, progress)
     for mode_name in mode_names:
-        label = f"{problem.name} {mode_name} {_size_text(size)}"
+        label = f"{problem.name} {mode_name} {size_text(size)}"
         cell = _cell(problem, size, mode_name, env)
         existing = results.get(cell_key(cell))
         if existing is not None and existing["status"] in ("ok", "skipped"):
             progress.advance(label, measured=False, group=problem.name)
             continue
         progress.start(label)
-        plain = timed.get("f")
-        reason = problem.too_large(size) or budget_reason(
-            results,
-            problem,
-            mode_name,
-            size,
-            config.budget,
-            plain={**plain.cell, "time": {"median": plain.timer.calibration}} if plain else None,
-        )
-        try:
-            if reason is None:
-                if instance is None:
-                    instance = problem.build(**size)
-                    adjusted = _adjustment(problem, size, instance)
-                    if adjusted:
-                        progress.note(adjusted)
-                cell["n"], cell["m"] = instance.n, instance.m
-                if adjusted:
-                    cell["adjusted"] = adjusted
-                mode = get_mode(mode_name)
-                reason = mode.unavailable(instance)
-                if reason is None:
-                    measured = measure_cell(
-                        instance,
-                        mode,
-                        repeats=config.repeats,
-                        budget=config.budget,
-                        min_repeat_time=config.min_repeat_time,
-                        memory=config.memory,
-                        interleaved=True,
-                    )
-                    timer = measured.pop("timer", None)
-                    cell.update(measured)
-                    cell["status"] = "ok"
-                    if timer is not None:
-                        timed[mode_name] = _Timed(cell, timer, label)
-                        continue
-        except SymbolicSizeError as refusal:
-            # SymPy refuses instances too large to trace: a documented limit, not a failure.
-            reason = str(refusal)
-        except Exception as error:
-            cell["status"] = "error"
-            cell["error"] = _error(error)
-        if reason is not None:
-            cell["status"] = "skipped"
-            cell["reason"] = reason
+        timer = _measure_mode(config, results, built, cell, timed.get("f"))
+        if timer is not None:
+            timed[mode_name] = _Timed(cell, timer, label)
+            continue
         _add(results, cell)
         progress.advance(label, measured=cell["status"] != "skipped", group=problem.name)
-    keep = instance is not None and instance.x.size <= SECOND_ROUND_LIMIT
+    keep = built.instance is not None and built.instance.x.size <= SECOND_ROUND_LIMIT
     wanted = {mode: entry.timer.wanted for mode, entry in timed.items()}
     if keep:
         for entry in timed.values():
@@ -485,6 +354,52 @@ def _first_round(config, results, problem, size, mode_names, progress, env) -> d
     return later
 
 
+def _measure_mode(config, results, built: _Built, cell: dict, plain: _Timed | None):
+    """Measure one cell but for its timed repeats; returns its :class:`Timer`, or ``None``
+    when the cell ended skipped or in an error (its status and why are in ``cell``)."""
+    problem, size, mode_name = built.problem, built.size, cell["mode"]
+    reason = problem.too_large(size) or budget_reason(
+        results,
+        problem,
+        mode_name,
+        size,
+        config.budget,
+        plain={**plain.cell, "time": {"median": plain.timer.calibration}} if plain else None,
+    )
+    try:
+        if reason is None:
+            instance = built.get()
+            cell["n"], cell["m"] = instance.n, instance.m
+            if built.adjusted:
+                cell["adjusted"] = built.adjusted
+            mode = get_mode(mode_name)
+            reason = mode.unavailable(instance)
+            if reason is None:
+                measured = measure_cell(
+                    instance,
+                    mode,
+                    repeats=config.repeats,
+                    budget=config.budget,
+                    min_repeat_time=config.min_repeat_time,
+                    memory=config.memory,
+                    interleaved=True,
+                )
+                timer = measured.pop("timer", None)
+                cell.update(measured)
+                cell["status"] = "ok"
+                return timer
+    except SymbolicSizeError as refusal:
+        # SymPy refuses instances too large to trace: a documented limit, not a failure.
+        reason = str(refusal)
+    except Exception as error:
+        cell["status"] = "error"
+        cell["error"] = describe_error(error)
+    if reason is not None:
+        cell["status"] = "skipped"
+        cell["reason"] = reason
+    return None
+
+
 def _take_turns(timed: dict) -> None:
     """Time one repeat of each cell in turn until each has its wanted repeats."""
     while True:
@@ -496,14 +411,14 @@ def _take_turns(timed: dict) -> None:
                 entry.timer.time_repeat()
             except Exception as error:
                 entry.cell["status"] = "error"
-                entry.cell["error"] = _error(error)
+                entry.cell["error"] = describe_error(error)
 
 
 def _finish(results: Results, timed: dict, *, progress: Progress | None) -> None:
     """Write the timed cells' times and flags and add them to the results."""
     plain = timed.get("f")
     timings = {mode: entry.timer.summary() for mode, entry in timed.items()}
-    usual = _usual_wall_over_cpu(results, list(timings.values()))
+    usual = usual_wall_over_cpu(results, list(timings.values()))
     for mode, entry in timed.items():
         cell = entry.cell
         if cell["status"] == "ok":
@@ -518,74 +433,10 @@ def _finish(results: Results, timed: dict, *, progress: Progress | None) -> None
             progress.advance(entry.label, group=cell["problem"])
 
 
-def _worst_wall_over_cpu(timing: dict) -> float:
-    return max([timing.get("wall_over_cpu") or 0.0, *(timing.get("round_wall_over_cpu") or [])])
-
-
-def _usual_wall_over_cpu(results: Results, timings: list[dict]) -> float:
-    """How much wall time exceeds CPU time on this machine today: the lower quartile
-    over the cells timed so far (at least 1). On a machine shared all along, every
-    cell waits; a burst of load is what lifts some cells above the rest."""
-    seen = [_worst_wall_over_cpu(t) for t in timings]
-    seen += [
-        _worst_wall_over_cpu(c["time"])
-        for c in results.cells
-        if c["status"] == "ok" and (c.get("time") or {}).get("wall_over_cpu")
-    ]
-    return max(1.0, float(np.percentile(seen, 25))) if seen else 1.0
-
-
-def busy_flags(timing: dict, plain: dict | None, usual: float = 1.0) -> list[str]:
-    """Why a timing may be disturbed by other load, as sentences; empty if not.
-
-    A timing is flagged when its wall time exceeds its CPU time by more than
-    :data:`~adcompare.bench.harness.measure.WALL_OVER_CPU` times the ``usual``
-    excess of this run (overall or in one round: a burst of load may hit one
-    round only), or when its ratio to plain f's time (``plain``, timed in
-    the same rounds) moved by more than
-    :data:`~adcompare.bench.harness.measure.RATIO_SHIFT` between rounds.
-
-    >>> busy_flags({"wall_over_cpu": 2.0, "round_medians": [1.0]}, None)
-    ['wall time 2× the CPU time: the process waited for a CPU']
-    >>> busy_flags({"wall_over_cpu": 2.0, "round_medians": [1.0]}, None, usual=1.8)
-    []
-    >>> busy_flags({"wall_over_cpu": 6.0, "round_medians": [1.0]}, None, usual=2.0)
-    ["wall time 6× the CPU time, 3× this run's usual 2×: a burst of load"]
-    >>> busy_flags({"wall_over_cpu": 1.0, "round_medians": [2.0, 4.0]},
-    ...            {"wall_over_cpu": 1.0, "round_medians": [1.0, 1.0]})
-    ["time ÷ f's moved from 2× to 4× between rounds"]
-    """
-    flags = []
-    ratio = _worst_wall_over_cpu(timing)
-    if ratio > WALL_OVER_CPU * usual and usual > 1.0:
-        flags.append(
-            f"wall time {ratio:.3g}× the CPU time, {ratio / usual:.3g}× this run's usual "
-            f"{usual:.3g}×: a burst of load"
-        )
-    elif ratio > WALL_OVER_CPU * usual:
-        flags.append(f"wall time {ratio:.3g}× the CPU time: the process waited for a CPU")
-    if plain is None or plain is timing:
-        return flags
-    key = "round_cpu_medians" if timing.get("round_cpu_medians") else "round_medians"
-    rounds = list(zip(timing.get(key) or [], plain.get(key) or []))
-    ratios = [mine / theirs for mine, theirs in rounds if mine and theirs]
-    if len(ratios) >= 2 and max(ratios) / min(ratios) > RATIO_SHIFT:
-        flags.append(f"time ÷ f's moved from {ratios[0]:.3g}× to {ratios[-1]:.3g}× between rounds")
-    return flags
-
-
 def _add(results: Results, cell: dict) -> None:
     cell["finished"] = now()
     cell["load"] = _load()
     results.add(cell)
-
-
-def _error(error: Exception) -> dict:
-    return {
-        "type": type(error).__name__,
-        "message": str(error),
-        "traceback": traceback.format_exc(limit=-4),
-    }
 
 
 def _adjustment(problem: Problem, size: dict, instance) -> str | None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from adcompare.bench.memory import analysis
 from adcompare.bench.memory.peers import ALL_MEMORY_MODES, PEER_MEMORY_MODES
 from adcompare.bench.memory.plots import save_memory_figures
-from adcompare.bench.report.text import format_time
+from adcompare.durations import format_duration
 
 __all__ = ["format_bytes", "memory_report", "parse_bytes", "write_memory_report"]
 
@@ -90,7 +90,7 @@ def _table(cells: list[dict], problem: str) -> list[str]:
             peak = format_bytes(cell["memory"]["peak_bytes"])
             if cell["memory"]["peak_bytes"] is None and "peak_tape_bytes" in cell["counts"]:
                 peak = f"tape {format_bytes(cell['counts']['peak_tape_bytes'])}"  # not traced
-            row.append(f"{format_time(cell['time']['median'])}, {peak}{bad}")
+            row.append(f"{format_duration(cell['time']['median'])}, {peak}{bad}")
         lines.append(f"| {ALL_MEMORY_MODES[mode].label} | " + " | ".join(row) + " |")
     return lines
 
@@ -152,8 +152,8 @@ def _revolve_lines(cells: list[dict], problem: str) -> list[str]:
         )
         lines.append(
             f"| {mode} | {t:,} | {counts['peak_snapshots']} + 1 | "
-            f"{counts['recomputed_steps']:,} | {format_time(cell['time']['median'])} | "
-            f"{format_time(predicted) if predicted else '–'} | {ratio} |"
+            f"{counts['recomputed_steps']:,} | {format_duration(cell['time']['median'])} | "
+            f"{format_duration(predicted) if predicted else '–'} | {ratio} |"
         )
     if not lines:
         return []

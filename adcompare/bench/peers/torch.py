@@ -65,6 +65,7 @@ def functions(torch) -> dict[str, Callable]:
         "max": _reduction(torch.amax),
         "reshape": lambda array, shape: torch.reshape(array, tuple(int(s) for s in shape)),
         "concatenate": lambda arrays, axis=0: torch.cat(arrays, dim=axis),
+        "maximum": lambda array, other: torch.maximum(array, torch.as_tensor(other).to(array)),
         **{
             name: getattr(torch, name)
             for name in ("tanh", "sin", "cos", "exp", "log", "log1p", "sqrt")

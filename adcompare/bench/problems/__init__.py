@@ -38,6 +38,8 @@ import numpy as np
 
 from adcompare.bench.problems.per_example import make_per_example
 from adcompare.bench.problems.real import REAL_PROBLEMS
+from adcompare.train.mlp import MLP, mean_squared_error
+from adcompare.train.step import hidden_for, training_step
 
 __all__ = ["FAMILIES", "PROBLEMS", "Instance", "Problem", "default_problems", "get_problem"]
 
@@ -180,21 +182,20 @@ _MLP_INPUTS = 4
 def _mlp(n: int):
     # Weights of a 4-h-1 tanh network, flattened: n = 4h + h + h + 1 = 6h + 1.
     d = _MLP_INPUTS
-    hidden = max(1, round((n - 1) / (d + 2)))
+    net = MLP((d, max(1, round((n - 1) / (d + 2))), 1), "tanh")
     rng = _rng("mlp", n)
     inputs = rng.standard_normal((_SAMPLES, d))
-    targets = np.sin(inputs.sum(axis=1))
-    sizes = np.cumsum([d * hidden, hidden, hidden])
+    targets = np.sin(inputs.sum(axis=1, keepdims=True))
 
     def f(xp, w):
-        w1 = xp.reshape(w[: sizes[0]], (d, hidden))
-        b1 = w[sizes[0] : sizes[1]]
-        w2 = w[sizes[1] : sizes[2]]
-        hidden_out = xp.tanh(inputs @ w1 + b1)
-        prediction = hidden_out @ w2 + w[sizes[2]]
-        return xp.mean((prediction - targets) ** 2)
+        return mean_squared_error(xp, net.forward(xp, w, inputs), targets)
 
-    return f, rng.standard_normal(int(sizes[2]) + 1) / np.sqrt(d)
+    return f, rng.standard_normal(net.n_params) / np.sqrt(d)
+
+
+def _training_step(n: int):
+    step = training_step(hidden_for(n))
+    return step.loss, step.theta
 
 
 # --- one input, many outputs ------------------------------------------------------------
@@ -269,6 +270,17 @@ PROBLEMS: dict[str, Problem] = {
             {"n": (_MILLION, "the sweep stops at 2²⁰ inputs")},
             sizing=f"its weights number n = {_MLP_INPUTS + 2}h + 1 for h hidden units, so n "
             "is the nearest such count",
+        ),
+        Problem(
+            "training_step",
+            "many-inputs",
+            "softmax cross-entropy of a 2-h-h-2 ReLU MLP on 64 spiral points over its "
+            "weights (adcompare train --step-cost)",
+            _training_step,
+            {"n": (2**17, "a 2-h-h-2 MLP stops at h = 358, about 2¹⁷ weights")},
+            opt_in=True,
+            sizing="its weights number n = h² + 6h + 2 for h hidden units a layer, so n is "
+            "the nearest such count",
         ),
         Problem(
             "trajectory",

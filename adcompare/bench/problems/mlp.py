@@ -1,8 +1,9 @@
 """The MLP of the targets: batch 64, 784-128-10, tanh, softmax cross-entropy.
 
-The loss is written once against ``xp``, over one flat vector of all the
-weights (W₁, b₁, W₂, b₂), so every engine differentiates the same function;
-:func:`make_mlp` also gives its gradient by hand-written numpy backprop.
+The loss is :class:`~adcompare.train.mlp.MLP`'s forward pass and its
+cross-entropy, over one flat vector of all the weights, so every engine
+differentiates the same function; :func:`make_mlp` also gives its gradient by
+hand-written numpy backprop (:meth:`~adcompare.train.mlp.MLP.backprop`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from adcompare.bench.problems import Instance
+from adcompare.train.mlp import MLP, cross_entropy
 
 __all__ = ["make_mlp"]
 
@@ -31,43 +33,19 @@ def make_mlp(
     rng = np.random.default_rng([batch, inputs, hidden, classes])
     images = rng.random((batch, inputs))
     one_hot = np.eye(classes)[rng.integers(0, classes, batch)]
-    ends = np.cumsum([inputs * hidden, hidden, hidden * classes, classes])
+    net = MLP((inputs, hidden, classes), "tanh")
 
     def loss(xp, w):
-        w1 = xp.reshape(w[: ends[0]], (inputs, hidden))
-        w2 = xp.reshape(w[ends[1] : ends[2]], (hidden, classes))
-        activations = xp.tanh(images @ w1 + w[ends[0] : ends[1]])
-        logits = activations @ w2 + w[ends[2] :]
-        # log Σ exp, shifted by the row maximum so that exp cannot overflow.
-        shift = xp.max(logits, axis=1, keepdims=True)
-        log_norm = xp.log(xp.sum(xp.exp(logits - shift), axis=1, keepdims=True)) + shift
-        return xp.mean(xp.sum(one_hot * (log_norm - logits), axis=1))
+        return cross_entropy(xp, net.forward(xp, w, images), one_hot)
 
-    def gradient(w: np.ndarray) -> np.ndarray:
-        w1 = w[: ends[0]].reshape(inputs, hidden)
-        w2 = w[ends[1] : ends[2]].reshape(hidden, classes)
-        activations = np.tanh(images @ w1 + w[ends[0] : ends[1]])
-        logits = activations @ w2 + w[ends[2] :]
+    def softmax_minus_labels(logits: np.ndarray) -> np.ndarray:
         probabilities = np.exp(logits - logits.max(axis=1, keepdims=True))
         probabilities /= probabilities.sum(axis=1, keepdims=True)
-        logits_bar = (probabilities - one_hot) / batch
-        pre_activation_bar = (logits_bar @ w2.T) * (1.0 - activations**2)
-        return np.concatenate(
-            [
-                (images.T @ pre_activation_bar).ravel(),
-                pre_activation_bar.sum(axis=0),
-                (activations.T @ logits_bar).ravel(),
-                logits_bar.sum(axis=0),
-            ]
-        )
+        return (probabilities - one_hot) / batch
 
-    weights = np.concatenate(
-        [
-            rng.standard_normal(inputs * hidden) / np.sqrt(inputs),
-            np.zeros(hidden),
-            rng.standard_normal(hidden * classes) / np.sqrt(hidden),
-            np.zeros(classes),
-        ]
-    )
+    def gradient(w: np.ndarray) -> np.ndarray:
+        return net.backprop(w, images, softmax_minus_labels)
+
+    weights = net.scaled_normal(rng)
     size = {"batch": batch, "inputs": inputs, "hidden": hidden, "classes": classes}
     return Instance("mlp-784", size, loss, weights, weights.size, 1, "many-inputs"), gradient

@@ -24,6 +24,7 @@ from adcompare.bench.harness.results import Results
 from adcompare.bench.problems import PROBLEMS
 from adcompare.bench.report import analysis
 from adcompare.bench.report.compare import crossovers
+from adcompare.bench.report.machine import machine_section
 from adcompare.bench.report.peers import peer_conclusions, peer_section
 from adcompare.bench.report.plots import save_figures
 from adcompare.bench.report.real import real_conclusions, real_section
@@ -34,11 +35,8 @@ from adcompare.bench.report.second_order import (
     second_order_figure,
     second_order_section,
 )
-from adcompare.bench.report.text import (
-    format_range,
-    format_ratio,
-    format_time,
-)
+from adcompare.bench.report.text import format_range, format_ratio
+from adcompare.durations import format_duration
 
 __all__ = ["render", "write_report"]
 
@@ -268,70 +266,6 @@ def _conclusions(results: Results, problems: list[str]) -> list[str]:
     return lines + [""]
 
 
-def _known(value) -> str:
-    return "unknown" if value in (None, "", [], {}) else str(value)
-
-
-def _machine_lines(description: dict) -> list[str]:
-    """One environment as bullet points; what was not recorded reads "unknown".
-
-    >>> print("\\n".join(_machine_lines({"python": "3.11.7", "cpus_total": 2})))
-    - machine: unknown, unknown
-    - CPU: unknown, 2 cores (how many were available: unknown)
-    - Python 3.11.7; library versions unknown
-    - BLAS: unknown; threads: unknown
-    - dtype: float64
-    """
-    versions = {k: v for k, v in (description.get("versions") or {}).items() if v}
-    pools = (description.get("threads") or {}).get("blas_pools") or []
-    available, total = description.get("cpus_available"), description.get("cpus_total")
-    if available is not None and total is not None:
-        cores = f"{available} of {total} cores available"
-    elif total is not None:
-        cores = f"{total} cores (how many were available: unknown)"
-    else:
-        cores = "cores unknown"
-    return [
-        f"- machine: {_known(description.get('machine'))}, {_known(description.get('platform'))}",
-        f"- CPU: {_known(description.get('cpu'))}, {cores}",
-        f"- Python {_known(description.get('python'))}; "
-        + (", ".join(f"{k} {v}" for k, v in versions.items()) or "library versions unknown"),
-        f"- BLAS: {_known(description.get('blas'))}; threads: "
-        + (", ".join(f"{p['library']} {p['threads']}" for p in pools) or "unknown"),
-        f"- dtype: {description.get('dtype', 'float64')}",
-    ]
-
-
-def _machines(results: Results) -> list[str]:
-    used = Counter(c.get("env") for c in results.cells if c["status"] == "ok")
-    lines = ["## Machine", ""]
-    for key, description in results.data["environments"].items():
-        if key not in used:
-            continue
-        facts = "; ".join(line.removeprefix("- ") for line in _machine_lines(description))
-        lines += [f"`{key}` ({used[key]} measured cells): {facts}.", ""]
-    loads = [c["load"] for c in results.cells if c.get("load") is not None]
-    cores = [
-        d.get("cpus_available") or d.get("cpus_total")
-        for key, d in results.data["environments"].items()
-        if key in used and (d.get("cpus_available") or d.get("cpus_total"))
-    ]
-    if loads:
-        text = (
-            f"Load average (one minute) while cells finished: {min(loads):.1f} to {max(loads):.1f}"
-        )
-        if cores and max(loads) > min(cores):
-            text += (
-                f", above the {min(cores)} cores: other processes competed for the CPU, so "
-                "times are noisy; medians and IQRs are reported, and the counts are the "
-                "deterministic check."
-            )
-        else:
-            text += "."
-        lines += [text, ""]
-    return lines
-
-
 def _work_slopes(results: Results, problem: str) -> str:
     """The slopes of element work ÷ f's of ``problem``'s modes, as a phrase."""
     work_slopes = _slopes(results, problem, "work", relative=True)
@@ -372,7 +306,9 @@ def _median_table(results: Results, problem: str) -> list[str]:
                 if t.get("iqr") is not None and t["median"]
                 else ""
             )
-            row.append(format_time(t["median"]) + spread + (" †" if analysis.flagged(cell) else ""))
+            row.append(
+                format_duration(t["median"]) + spread + (" †" if analysis.flagged(cell) else "")
+            )
         lines.append(f"| {size:g} | " + " | ".join(row) + " |")
     return lines + [""]
 
@@ -400,7 +336,7 @@ def _grid_table(results: Results, problem: str) -> list[str]:
         for mode in modes:
             cell = times.get((n, m, mode))
             medians.append(
-                format_time(cell["time"]["median"]) + (" †" if analysis.flagged(cell) else "")
+                format_duration(cell["time"]["median"]) + (" †" if analysis.flagged(cell) else "")
                 if cell
                 else "–"
             )
@@ -510,17 +446,11 @@ def _not_measured(results: Results) -> list[str]:
     return lines
 
 
-def render(results: Results, figures: dict | None = None, sources: list[str] | None = None) -> str:
-    """The report's Markdown for ``results``; ``figures`` maps stems to image paths.
-
-    >>> print(render(Results()).splitlines()[0])
-    # adcompare benchmark report
-    """
-    figures = figures or {}
-    problems = analysis.problems_in(results)
+def _opening(results: Results, sources: list[str] | None) -> list[str]:
+    """The title, what the report covers, and how many cells it read."""
     status = Counter(c["status"] for c in results.cells)
     runs = results.data.get("runs") or []
-    lines = [
+    return [
         "# adcompare benchmark report",
         "",
         "How the cost of derivatives grows with the number of inputs n and outputs m, "
@@ -537,16 +467,11 @@ def render(results: Results, figures: dict | None = None, sources: list[str] | N
         + ".",
         "",
     ]
-    if not status["ok"]:
-        return "\n".join([*lines, "No cell was measured, so there is nothing to report.", ""])
-    if "summary" in figures:
-        lines += [
-            f"![every many-inputs problem's cost ratio against n]({figures['summary'].name})",
-            "",
-        ]
-    lines += _summary(results, problems)
-    lines += _conclusions(results, problems)
-    lines += [
+
+
+def _how_to_read() -> list[str]:
+    """What each kind of measurement is and how the figures and tables show it."""
+    return [
         "## How to read the measurements",
         "",
         "- Time: median seconds per call after a warm-up, over timed repeats; the garbage "
@@ -570,7 +495,28 @@ def render(results: Results, figures: dict | None = None, sources: list[str] | N
         "they can exceed the peak.",
         "",
     ]
-    lines += _machines(results)
+
+
+def render(results: Results, figures: dict | None = None, sources: list[str] | None = None) -> str:
+    """The report's Markdown for ``results``; ``figures`` maps stems to image paths.
+
+    >>> print(render(Results()).splitlines()[0])
+    # adcompare benchmark report
+    """
+    figures = figures or {}
+    problems = analysis.problems_in(results)
+    lines = _opening(results, sources)
+    if not any(c["status"] == "ok" for c in results.cells):
+        return "\n".join([*lines, "No cell was measured, so there is nothing to report.", ""])
+    if "summary" in figures:
+        lines += [
+            f"![every many-inputs problem's cost ratio against n]({figures['summary'].name})",
+            "",
+        ]
+    lines += _summary(results, problems)
+    lines += _conclusions(results, problems)
+    lines += _how_to_read()
+    lines += machine_section(results)
     for problem in problems:
         # Fixed-size instances have no sweep to show: the ADBench section covers them.
         if analysis.modes_in(results, problem) and analysis.family_of(results, problem) != "fixed":

@@ -13,7 +13,8 @@ from adcompare.bench.harness.modes import mode_label
 from adcompare.bench.harness.results import Results
 from adcompare.bench.peers import PEER_MODES
 from adcompare.bench.report import analysis
-from adcompare.bench.report.text import format_ratio, format_time
+from adcompare.bench.report.text import format_ratio
+from adcompare.durations import format_duration
 
 __all__ = ["peer_comparisons", "peer_conclusions", "peer_section"]
 
@@ -61,13 +62,13 @@ def _row(row: dict) -> str:
     peer, ours = row["peer"], row["counterpart"]
     median, first = peer["time"]["median"], peer["time"].get("warmup")
     ratio = _ratio(row)
-    first_text = format_time(first) if first is not None else "–"
+    first_text = format_duration(first) if first is not None else "–"
     if first is not None and PEER_MODES[peer["mode"]].jit:
-        first_text += f" (compile ≈ {format_time(max(0.0, first - median))})"
+        first_text += f" (compile ≈ {format_duration(max(0.0, first - median))})"
     return (
         f"| {row['problem']} | {_size_text(peer)} | {mode_label(peer['mode'])} | "
-        f"{format_time(median)} | {first_text} | {mode_label(ours['mode'])} "
-        f"{format_time(ours['time']['median'])} | {format_ratio(ratio)} |"
+        f"{format_duration(median)} | {first_text} | {mode_label(ours['mode'])} "
+        f"{format_duration(ours['time']['median'])} | {format_ratio(ratio)} |"
     )
 
 

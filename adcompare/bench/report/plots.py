@@ -183,19 +183,7 @@ def problem_figure(results: Results, problem: str) -> Figure:
         style_log_axes(
             work_ax, axis, "elements touched by all ops", "Element work (deterministic counts)"
         )
-        _plot_modes(memory_ax, results, problem, "memory")
-        x, y = analysis.series(results, problem, "reverse", "tape")
-        if len(x):
-            memory_ax.plot(
-                x,
-                y,
-                linestyle=":",
-                color=COLORS["reverse"],
-                marker="^",
-                label="reverse: tape bytes",
-            )
-        style_log_axes(memory_ax, axis, "bytes", "Peak memory (tracemalloc) and tape size")
-        _explain_tape_over_peak(memory_ax, results, problem)
+        _memory_panel(memory_ax, results, problem, axis)
         if with_peers:
             figure.legend(
                 *time_ax.get_legend_handles_labels(),
@@ -209,6 +197,18 @@ def problem_figure(results: Results, problem: str) -> Figure:
                 ax.legend(loc="best")
         figure.suptitle(_title(results, problem), fontsize=13)
     return figure
+
+
+def _memory_panel(ax, results: Results, problem: str, axis: str) -> None:
+    """Peak memory of every mode, and the reverse tape's bytes beside it."""
+    _plot_modes(ax, results, problem, "memory")
+    x, y = analysis.series(results, problem, "reverse", "tape")
+    if len(x):
+        ax.plot(
+            x, y, linestyle=":", color=COLORS["reverse"], marker="^", label="reverse: tape bytes"
+        )
+    style_log_axes(ax, axis, "bytes", "Peak memory (tracemalloc) and tape size")
+    _explain_tape_over_peak(ax, results, problem)
 
 
 def _explain_tape_over_peak(ax, results: Results, problem: str) -> None:

@@ -14,7 +14,8 @@ from adcompare.bench.problems import PROBLEMS
 from adcompare.bench.problems.real import REAL_PROBLEMS
 from adcompare.bench.report import analysis
 from adcompare.bench.report.published import SOURCES, PublishedRatio, published_for
-from adcompare.bench.report.text import format_ratio, format_time
+from adcompare.bench.report.text import format_ratio
+from adcompare.durations import format_duration
 
 __all__ = ["derivative_ratios", "real_conclusions", "real_section"]
 
@@ -176,10 +177,10 @@ def _table(results: Results, names: list[str]) -> list[str]:
     ]
     for name in names:
         cells, ratios = _cells(results, name), derivative_ratios(results, name)
-        row = [format_time(cells["f"]["time"]["median"])]
+        row = [format_duration(cells["f"]["time"]["median"])]
         for mode in modes:
             row.append(
-                f"{format_time(cells[mode]['time']['median'])} ({format_ratio(ratios[mode])})"
+                f"{format_duration(cells[mode]['time']['median'])} ({format_ratio(ratios[mode])})"
                 if mode in ratios
                 else "–"
             )

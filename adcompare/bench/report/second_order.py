@@ -13,7 +13,8 @@ import numpy as np
 from adcompare.bench.harness.results import Results
 from adcompare.bench.report import analysis
 from adcompare.bench.report import second_order_analysis as second
-from adcompare.bench.report.text import format_range, format_ratio, format_time
+from adcompare.bench.report.text import format_range, format_ratio
+from adcompare.durations import format_duration
 
 __all__ = ["second_order_conclusions", "second_order_figure", "second_order_section"]
 
@@ -108,7 +109,7 @@ def _table(results: Results, problem: str) -> list[str]:
         "|---:|---:|" + "---:|" * len(columns),
     ]
     for n in sizes:
-        row = [format_time(gradient[n]) if n in gradient else "–"]
+        row = [format_duration(gradient[n]) if n in gradient else "–"]
         for kind, composition in columns:
             t = values[kind, composition].get(n)
             if t is None:
@@ -120,7 +121,7 @@ def _table(results: Results, problem: str) -> list[str]:
                 if n in work[composition]:
                     ratio += f"; {format_ratio(work[composition][n])}"
                 ratio += ")"
-            row.append(format_time(t) + ratio)
+            row.append(format_duration(t) + ratio)
         lines.append(f"| {n:g} | " + " | ".join(row) + " |")
     return lines + [""]
 

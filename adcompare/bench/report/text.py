@@ -7,22 +7,8 @@ __all__ = [
     "format_range",
     "format_ratio",
     "format_slope",
-    "format_time",
     "slope_words",
 ]
-
-
-def format_time(seconds: float) -> str:
-    """A duration with a unit people read: µs, ms or s.
-
-    >>> format_time(2.5e-5), format_time(0.0123), format_time(3.0), format_time(0.0009996)
-    ('25 µs', '12.3 ms', '3 s', '1 ms')
-    """
-    if float(f"{seconds:.3g}") >= 1.0:
-        return f"{seconds:.3g} s"
-    if float(f"{seconds:.3g}") >= 1e-3:
-        return f"{seconds * 1e3:.3g} ms"
-    return f"{seconds * 1e6:.3g} µs"
 
 
 def format_slope(slope: float) -> str:

@@ -1,6 +1,6 @@
-"""The targets' table: Markdown like the issue's, with measured columns, and JSON.
+"""The targets' table as Markdown, one line per target with its measured columns, and JSON.
 
-Only reads what :func:`~adcompare.bench.targets.measure.measure_targets` returned.
+Only reads what :func:`~adcompare.bench.targets.view.target_rows` read off the cells.
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import json
 from importlib import metadata
 from pathlib import Path
 
-from adcompare.bench.harness.env import describe
+from adcompare.bench.harness.env import allocator_text, describe
 from adcompare.bench.harness.results import now
 from adcompare.bench.peers import LIBRARIES
-from adcompare.bench.report.text import format_time
+from adcompare.durations import format_duration
 
 __all__ = ["SCHEMA", "document", "render_markdown", "write_targets"]
 
@@ -49,12 +49,12 @@ def _details(row: dict) -> list[str]:
         check = entry.get("check")
         error = f"{check['error']:.1e}" if check else "–"
         if entry["status"] == "ok":
-            median = format_time(entry["seconds"])
+            median = format_duration(entry["seconds"])
             spread = f" ±{50 * entry['iqr'] / entry['seconds']:.0f}%" if entry["seconds"] else ""
             value = f"{entry['value']:.3g}" if "value" in entry else "(baseline)"
         else:
             median, spread, value = "–", "", entry.get("error", entry["status"])
-        first = format_time(entry["first_call"]) if "first_call" in entry else "–"
+        first = format_duration(entry["first_call"]) if "first_call" in entry else "–"
         lines.append(
             f"| {row['id']} | {entry['label']} | {median}{spread} | {first} | {value} | {error} |"
         )
@@ -91,7 +91,8 @@ def render_markdown(result: dict) -> str:
         "",
         "Every entry's derivative was checked against adcompare's before it was timed "
         "(check error: max |a − b| ÷ max(1, max |b|)); times are medians with one BLAS and "
-        "one torch thread; the first call includes JAX's compilation when jitted.",
+        "one torch thread; the first call includes JAX's compilation when jitted. "
+        f"Allocator: {allocator_text(result.get('allocator'))}.",
         "",
         "| | entry | median | first call | value | check error |",
         "|---|---|---:|---:|---:|---:|",
