@@ -297,7 +297,6 @@ LONG_FUNCTIONS = {
     "adcompare.engines.replay:compile",
     "adcompare.engines.reverse:run_backward",
     "adcompare.graph.picture:draw",
-    "adcompare.ops.registry.define:defop",
     "adcompare.sparsity.derivatives:sparse_jacobian",
     "adcompare.transforms:_jacfwd_at",
     "adcompare.transforms:jacrev",
