@@ -296,7 +296,6 @@ LONG_FUNCTIONS = {
     "adcompare.engines.batched:vmap",
     "adcompare.engines.replay:compile",
     "adcompare.engines.reverse:run_backward",
-    "adcompare.graph.picture:draw",
     "adcompare.sparsity.derivatives:sparse_jacobian",
     "adcompare.transforms:_jacfwd_at",
     "adcompare.transforms:jacrev",
