@@ -283,7 +283,6 @@ LONG_MODULES = {
     "adcompare.transforms",
 }
 LONG_FUNCTIONS = {
-    "adcompare.adbench.gmm_format:read_gradbench_gmm",
     "adcompare.bench.plots:problem_figure",
     "adcompare.bench.report:render",
     "adcompare.bench.sweep:_first_round",
