@@ -38,8 +38,8 @@ def entries(with_lstm: bool) -> dict:
 
     import adcompare as ad
     from adcompare.bench.problems import PROBLEMS
-    from adcompare.bench.target_mlp import make_mlp
-    from adcompare.bench.target_problems import chain, rosenbrock, rosenbrock_gradient
+    from adcompare.bench.problems.mlp import make_mlp
+    from adcompare.bench.targets.problems import chain, rosenbrock, rosenbrock_gradient
 
     found = {}
     gmm = PROBLEMS["gradbench-gmm-1k"].build()

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from adcompare.bench.measure import check_derivative, count_work, peak_memory
-from adcompare.bench.modes import MODES
+from adcompare.bench.harness.measure import check_derivative, count_work, peak_memory
+from adcompare.bench.harness.modes import MODES
 from adcompare.bench.problems import PROBLEMS, default_problems
 
 

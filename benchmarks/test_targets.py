@@ -1,6 +1,6 @@
 """Time every performance target with pytest-benchmark, grouped by target.
 
-The same cases as ``adcompare targets`` (:func:`~adcompare.bench.targets.target_cases`):
+The same cases as ``adcompare targets`` (:func:`~adcompare.bench.targets.measure.target_cases`):
 adcompare's modes, hand-written numpy, plain numpy f for the ratio targets,
 and each peer that is importable (the others skip). Every result is checked
 against adcompare's derivative before it is timed. ``--targets-small`` runs
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import pytest
 
-from adcompare.bench.measure import check_derivative
-from adcompare.bench.modes import MODES
-from adcompare.bench.targets import SMALL, TargetSizes, target_cases
+from adcompare.bench.harness.measure import check_derivative
+from adcompare.bench.harness.modes import MODES
+from adcompare.bench.targets.measure import SMALL, TargetSizes, target_cases
 
 RATIO_TARGETS = ("b", "d")
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from adcompare.bench.results import Results
-from adcompare.bench.sweep import SweepConfig
+from adcompare.bench.harness.results import Results
+from adcompare.bench.harness.sweep import SweepConfig
 
 
 def tiny_config(**overrides) -> SweepConfig:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from adcompare.bench import sweep
+from adcompare.bench.harness import sweep
 from adcompare.cli import build_parser, main
 from adcompare.cli import run as cmd_run
 

@@ -14,12 +14,12 @@ import time
 import numpy as np
 import pytest
 
-from adcompare.bench import env, measure, sweep
+from adcompare.bench.harness import env, measure, sweep
+from adcompare.bench.harness.progress import Progress
+from adcompare.bench.harness.results import Results
+from adcompare.bench.harness.sweep import budget_reason, busy_flags, run_sweep
 from adcompare.bench.problems import get_problem
-from adcompare.bench.progress import Progress
-from adcompare.bench.report import render
-from adcompare.bench.results import Results
-from adcompare.bench.sweep import budget_reason, busy_flags, run_sweep
+from adcompare.bench.report.markdown import render
 
 from .benchcases import tiny_config
 

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 
 import adcompare as ad
-from adcompare.bench import memory_peers
-from adcompare.bench.loops import LOOP_PROBLEMS, get_loop_problem
-from adcompare.bench.memory_analysis import budget_crossing, fit_memory, pareto_front
-from adcompare.bench.memory_modes import MEMORY_MODES, gradient_error
-from adcompare.bench.memory_peers import PEER_MEMORY_MODES
-from adcompare.bench.memory_plots import memory_figure, schedule_figure
-from adcompare.bench.memory_report import memory_report, parse_bytes
-from adcompare.bench.memory_sweep import MemoryConfig, MemoryResults, run_memory_sweep
+from adcompare.bench.memory import peers as memory_peers
+from adcompare.bench.memory.analysis import budget_crossing, fit_memory, pareto_front
+from adcompare.bench.memory.loops import LOOP_PROBLEMS, get_loop_problem
+from adcompare.bench.memory.modes import MEMORY_MODES, gradient_error
+from adcompare.bench.memory.peers import PEER_MEMORY_MODES
+from adcompare.bench.memory.plots import memory_figure, schedule_figure
+from adcompare.bench.memory.report import memory_report, parse_bytes
+from adcompare.bench.memory.sweep import MemoryConfig, MemoryResults, run_memory_sweep
 from adcompare.cli import main
 from adcompare.revolve import revolve_advances
 

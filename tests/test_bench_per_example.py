@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 import adcompare as ad
-from adcompare.bench.modes import expand_modes, get_mode
-from adcompare.bench.per_example import example_loss
+from adcompare.bench.harness.modes import expand_modes, get_mode
+from adcompare.bench.harness.sweep import SweepConfig, run_sweep
 from adcompare.bench.problems import default_problems, get_problem
-from adcompare.bench.sweep import SweepConfig, run_sweep
+from adcompare.bench.problems.per_example import example_loss
 
 
 @pytest.mark.parametrize("mode", ["per-example:loop", "per-example:vmap", "forward", "reverse"])

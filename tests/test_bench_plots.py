@@ -6,17 +6,17 @@ import numpy as np
 import pytest
 from matplotlib.collections import QuadMesh
 
-from adcompare.bench import analysis
-from adcompare.bench.plots import (
+from adcompare.bench.harness.results import Results
+from adcompare.bench.harness.sweep import run_sweep
+from adcompare.bench.report import analysis
+from adcompare.bench.report.markdown import write_report
+from adcompare.bench.report.plots import (
     crossover_figure,
     figures,
     problem_figure,
     save_figures,
     summary_figure,
 )
-from adcompare.bench.report import write_report
-from adcompare.bench.results import Results
-from adcompare.bench.sweep import run_sweep
 
 from .benchcases import synthetic_results, tiny_config
 

@@ -7,8 +7,8 @@ import pytest
 
 import adcompare as ad
 from adcompare import adbench
-from adcompare.bench.measure import check_derivative
-from adcompare.bench.modes import MODES, as_matrix, get_mode
+from adcompare.bench.harness.measure import check_derivative
+from adcompare.bench.harness.modes import MODES, as_matrix, get_mode
 from adcompare.bench.problems import FAMILIES, PROBLEMS, default_problems, get_problem
 from adcompare.check import finite_differences
 from adcompare.symbolic import SymbolicSizeError
@@ -112,7 +112,7 @@ def test_limits_say_why_a_size_is_too_large():
 
 
 def test_symbolic_mode_is_skipped_with_a_reason_when_missing(monkeypatch):
-    from adcompare.bench import modes
+    from adcompare.bench.harness import modes
 
     monkeypatch.setattr(modes, "symbolic_available", lambda: False)
     instance = get_problem("rosenbrock").build(n=4)

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 
 from adcompare import adbench
+from adcompare.bench.harness.results import Results
+from adcompare.bench.harness.sweep import SweepConfig, budget_reason, preset, run_sweep
 from adcompare.bench.problems import PROBLEMS, default_problems, get_problem
-from adcompare.bench.published import PUBLISHED, SOURCES, published_for
-from adcompare.bench.real_problems import REAL_PROBLEMS
-from adcompare.bench.report import render
-from adcompare.bench.report_real import derivative_ratios
-from adcompare.bench.results import Results
-from adcompare.bench.sweep import SweepConfig, budget_reason, preset, run_sweep
+from adcompare.bench.problems.real import REAL_PROBLEMS
+from adcompare.bench.report.markdown import render
+from adcompare.bench.report.published import PUBLISHED, SOURCES, published_for
+from adcompare.bench.report.real import derivative_ratios
 
 from .benchcases import synthetic_cell
 

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 import adcompare as ad
-from adcompare.bench.measure import measure_cell
-from adcompare.bench.modes import as_matrix, get_mode
+from adcompare.bench.harness.measure import measure_cell
+from adcompare.bench.harness.modes import as_matrix, get_mode
 from adcompare.bench.problems import get_problem
-from adcompare.bench.report import render
-from adcompare.bench.report_replay import interpretation_ratios
+from adcompare.bench.report.markdown import render
+from adcompare.bench.report.replay import interpretation_ratios
 
 from .benchcases import synthetic_cell, synthetic_results
 

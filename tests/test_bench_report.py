@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from adcompare.bench.analysis import crossover, fit_slope
-from adcompare.bench.report import render, write_report
-from adcompare.bench.results import Results, load_results
-from adcompare.bench.text import format_time
+from adcompare.bench.harness.results import Results, load_results
+from adcompare.bench.report.analysis import crossover, fit_slope
+from adcompare.bench.report.markdown import render, write_report
+from adcompare.bench.report.text import format_time
 
 from .benchcases import synthetic_cell, synthetic_results
 
@@ -97,7 +97,7 @@ def test_crossover_kinds(forward_per_input, kind):
 
 
 def test_a_pytest_benchmark_reports_machine_section_says_what_is_unknown(tmp_path):
-    from adcompare.bench.results import load_any
+    from adcompare.bench.harness.results import load_any
 
     machine_info = {  # the keys pytest-benchmark 5 writes
         "node": "ci-box",

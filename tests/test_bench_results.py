@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from adcompare.bench.report import write_report
-from adcompare.bench.results import (
+from adcompare.bench.harness.results import (
     SCHEMA,
     SCHEMA_VERSION,
     Results,
@@ -19,6 +18,7 @@ from adcompare.bench.results import (
     load_results,
     merge,
 )
+from adcompare.bench.report.markdown import write_report
 
 from .benchcases import synthetic_cell
 

@@ -19,9 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from adcompare.bench import report as report_module
-from adcompare.bench.plots import save_figures
-from adcompare.bench.results import (
+from adcompare.bench.harness.results import (
     Results,
     ResultsError,
     cell_key,
@@ -30,6 +28,8 @@ from adcompare.bench.results import (
     open_for_writing,
     remove_stale_temporaries,
 )
+from adcompare.bench.report import markdown as report_module
+from adcompare.bench.report.plots import save_figures
 from adcompare.cli import main
 
 from .benchcases import synthetic_cell
@@ -172,7 +172,7 @@ def test_a_second_bench_into_a_locked_file_refuses_with_a_sentence(tmp_path, mon
     assert run_cli("bench", *TINY, *FAST, "--out", path)[0] == 0
     before = path.read_text()
     holder = open_for_writing(path, resume=True, overwrite=False)
-    monkeypatch.setattr("adcompare.bench.results.LOCK_WAIT", 0.2)
+    monkeypatch.setattr("adcompare.bench.harness.results.LOCK_WAIT", 0.2)
     status, err = run_cli("bench", *TINY, *FAST, "--out", path, "--resume")
     assert status == 2 and "being written by another adcompare process" in err
     assert "Traceback" not in err and path.read_text() == before
@@ -211,7 +211,7 @@ def test_two_bench_processes_at_once_keep_every_cell(tmp_path):
 
 SLOW_SAVES = """
 import sys, time
-from adcompare.bench import sweep
+from adcompare.bench.harness import sweep
 from adcompare.cli import main
 
 def measure_cell(*args, **kwargs):

@@ -10,10 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adcompare.bench.analysis import fit_slope, work
-from adcompare.bench.measure import count_work
-from adcompare.bench.modes import get_mode
+from adcompare.bench.harness.measure import count_work
+from adcompare.bench.harness.modes import get_mode
 from adcompare.bench.problems import PROBLEMS
+from adcompare.bench.report.analysis import fit_slope, work
 
 MANY_INPUTS = [p for p in PROBLEMS.values() if p.family == "many-inputs"]
 ONE_INPUT = [p for p in PROBLEMS.values() if p.family == "one-input"]

@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from adcompare.bench import second_order_analysis as second
-from adcompare.bench.measure import check_derivative, count_work
-from adcompare.bench.modes import MODE_GROUPS, expand_modes, get_mode
-from adcompare.bench.plots import figures
+from adcompare.bench.harness.measure import check_derivative, count_work
+from adcompare.bench.harness.modes import MODE_GROUPS, expand_modes, get_mode
+from adcompare.bench.harness.results import Results
+from adcompare.bench.harness.second_order import HESSIAN_MAX_N, direction
+from adcompare.bench.harness.sweep import SweepConfig, plan, run_sweep
 from adcompare.bench.problems import get_problem
-from adcompare.bench.report import render
-from adcompare.bench.results import Results
-from adcompare.bench.second_order import HESSIAN_MAX_N, direction
-from adcompare.bench.sweep import SweepConfig, plan, run_sweep
+from adcompare.bench.report import second_order_analysis as second
+from adcompare.bench.report.markdown import render
+from adcompare.bench.report.plots import figures
 from adcompare.transforms import HESSIAN_MODES
 
 from .benchcases import synthetic_cell

@@ -8,11 +8,11 @@ import json
 import pytest
 
 from adcompare import symbolic
-from adcompare.bench import measure, sweep
+from adcompare.bench.harness import measure, sweep
+from adcompare.bench.harness.progress import Progress
+from adcompare.bench.harness.results import Results, load_results
+from adcompare.bench.harness.sweep import budget_reason, plan, run_sweep, sizes_for
 from adcompare.bench.problems import get_problem
-from adcompare.bench.progress import Progress
-from adcompare.bench.results import Results, load_results
-from adcompare.bench.sweep import budget_reason, plan, run_sweep, sizes_for
 
 from .benchcases import tiny_config
 
@@ -93,7 +93,7 @@ def test_an_interrupted_sweep_keeps_its_cells_and_resumes(tmp_path, monkeypatch)
 
 
 def test_a_failing_cell_records_its_error_and_the_sweep_goes_on(tmp_path, monkeypatch):
-    from adcompare.bench import modes
+    from adcompare.bench.harness import modes
 
     broken = modes.Mode("reverse", "reverse", lambda instance: 1 / 0)
     monkeypatch.setitem(modes.MODES, "reverse", broken)

@@ -147,7 +147,7 @@ def test_the_reuse_check_counts_references_as_this_python_does(monkeypatch):
 
 
 def test_peak_memory_counts_what_a_call_needs_even_with_idle_buffers_at_hand():
-    from adcompare.bench.measure import peak_memory
+    from adcompare.bench.harness.measure import peak_memory
 
     x = np.linspace(0.0, 1.0, LARGE)
     y = ad.sin(x)
@@ -159,7 +159,7 @@ def test_peak_memory_counts_what_a_call_needs_even_with_idle_buffers_at_hand():
 
 
 def test_peak_memory_does_not_count_buffers_left_idle_during_the_call():
-    from adcompare.bench.measure import peak_memory
+    from adcompare.bench.harness.measure import peak_memory
 
     def six_sizes():
         for k in range(6):

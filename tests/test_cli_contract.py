@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from adcompare.bench import sweep
+from adcompare.bench.harness import sweep
 from adcompare.cli import bench as cmd_bench
 from adcompare.cli import build_parser, main
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import adcompare as ad
-from adcompare.bench.target_mlp import make_mlp
+from adcompare.bench.problems.mlp import make_mlp
 
 from .test_throughput import numpy_ops, sweep_cost
 

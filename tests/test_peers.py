@@ -11,14 +11,14 @@ import pytest
 
 import adcompare as ad
 from adcompare.bench import peers
-from adcompare.bench.measure import check_derivative, measure_cell
-from adcompare.bench.modes import MODES, as_matrix, get_mode, mode_label
-from adcompare.bench.peer_namespace import WrappedArray, WrappedNamespace
+from adcompare.bench.harness.measure import check_derivative, measure_cell
+from adcompare.bench.harness.modes import MODES, as_matrix, get_mode, mode_label
+from adcompare.bench.harness.results import Results
 from adcompare.bench.peers import PEER_MODES, missing_note
-from adcompare.bench.plots import PEER_COLORS, line_style, problem_figure
+from adcompare.bench.peers.namespace import WrappedArray, WrappedNamespace
 from adcompare.bench.problems import PROBLEMS
-from adcompare.bench.report_peers import peer_comparisons, peer_section
-from adcompare.bench.results import Results
+from adcompare.bench.report.peers import peer_comparisons, peer_section
+from adcompare.bench.report.plots import PEER_COLORS, line_style, problem_figure
 from adcompare.check import finite_differences
 from adcompare.cli import bench as cmd_bench
 
@@ -227,7 +227,7 @@ def test_peer_jacobian_matches_adcompare_and_finite_differences(mode_name, probl
 
 def test_torch_runs_problems_with_numpy_constants_through_the_wrapper():
     torch = pytest.importorskip("torch")
-    from adcompare.bench import peers_torch
+    from adcompare.bench.peers import torch as peers_torch
 
     instance = _build("logistic", 6)
     f = peers_torch.function_of(instance, torch)

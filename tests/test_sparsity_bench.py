@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from adcompare.bench.sparse_report import crossover, write_sparse_report
-from adcompare.bench.sparse_sweep import SPARSE_MODES, run_sparse_sweep
+from adcompare.bench.sparse.report import crossover, write_sparse_report
+from adcompare.bench.sparse.sweep import SPARSE_MODES, run_sparse_sweep
 from adcompare.cli import main
 
 TINY = {"arrowhead": (8,), "rosenbrock-hessian": (6,), "bundle-adjustment": ("test",)}

@@ -7,7 +7,7 @@ import pytest
 
 import adcompare as ad
 from adcompare import adbench
-from adcompare.bench.sparse_problems import get_sparse_problem
+from adcompare.bench.sparse.problems import get_sparse_problem
 from adcompare.sparsity import jacobian_pattern, prepare_jacobian, sparse_hessian, sparse_jacobian
 
 JACOBIAN_CASES = [("bratu-1d", 12), ("laplacian-2d", 5), ("arrowhead", 9), ("bundle-adjustment", 3)]

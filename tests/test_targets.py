@@ -16,11 +16,13 @@ import pytest
 import sympy
 
 import adcompare as ad
-from adcompare.bench import peers, target_problems, targets
-from adcompare.bench.modes import MODES, Mode, plain_cost
-from adcompare.bench.target_mlp import make_mlp
-from adcompare.bench.targets import SMALL, Settings, measure_entry, measure_targets
-from adcompare.bench.targets_report import render_markdown, write_targets
+from adcompare.bench import peers
+from adcompare.bench.harness.modes import MODES, Mode, plain_cost
+from adcompare.bench.problems.mlp import make_mlp
+from adcompare.bench.targets import measure as targets
+from adcompare.bench.targets import problems as target_problems
+from adcompare.bench.targets.measure import SMALL, Settings, measure_entry, measure_targets
+from adcompare.bench.targets.report import render_markdown, write_targets
 from adcompare.check import complex_step, finite_differences
 from adcompare.cli import main
 

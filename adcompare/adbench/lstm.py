@@ -28,11 +28,18 @@ from adcompare.adbench.flat import FlatParameters
 from adcompare.adbench.lstm_format import LSTMData
 from adcompare.ops.registry import shape_of
 
-__all__ = ["LSTMProblem", "lstm_objective"]
+__all__ = ["LSTMProblem", "layer_step", "lstm_objective"]
 
 
-def _layer_step(weight, bias, layer_input, hidden, cell, bits: int):
-    """One time step of one layer: the new hidden and cell states."""
+def layer_step(weight, bias, layer_input, hidden, cell, bits: int):
+    """One time step of one layer: the new hidden and cell states.
+
+    >>> import numpy as np
+    >>> zeros = np.zeros(4)  # every gate ½: c = ½·2, h = ½·tanh(1)
+    >>> hidden, cell = layer_step(zeros, zeros, zeros[:1], zeros[:1], np.array([2.0]), 1)
+    >>> print(cell, np.round(hidden, 4))
+    [1.] [0.3808]
+    """
     gates = ad.concatenate([layer_input, hidden, layer_input, hidden]) * weight + bias
     sigmoids = ad.sigmoid(gates[: 3 * bits])
     change = ad.tanh(gates[3 * bits :])
@@ -62,7 +69,7 @@ def lstm_objective(main_params, extra_params, state: np.ndarray, sequence: np.nd
     for t in range(sequence.shape[0] - 1):
         layer_input = sequence[t] * in_weight
         for j in range(layers):
-            hidden[j], cell[j] = _layer_step(
+            hidden[j], cell[j] = layer_step(
                 weights[j], biases[j], layer_input, hidden[j], cell[j], bits
             )
             layer_input = hidden[j]

@@ -11,12 +11,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from adcompare.bench.modes import MODE_GROUPS, MODES
+from adcompare.bench.harness.modes import MODE_GROUPS, MODES
+from adcompare.bench.harness.progress import Progress, format_seconds
+from adcompare.bench.harness.results import Results, ResultsError, open_for_writing
+from adcompare.bench.harness.sweep import PRESETS, plan, preset, run_sweep
 from adcompare.bench.peers import available_peer_modes
 from adcompare.bench.problems import PROBLEMS, default_problems
-from adcompare.bench.progress import Progress, format_seconds
-from adcompare.bench.results import Results, ResultsError, open_for_writing
-from adcompare.bench.sweep import PRESETS, plan, preset, run_sweep
 
 EXAMPLES = """\
 examples:
@@ -166,7 +166,7 @@ def open_results(
 ) -> Results:
     """The results to measure into, holding the file's writer lock, or a
     :class:`ResultsError` saying what to do (see
-    :func:`~adcompare.bench.results.open_for_writing`); prints a warning for
+    :func:`~adcompare.bench.harness.results.open_for_writing`); prints a warning for
     each cell left out because it does not fit the schema.
     """
     results = open_for_writing(path, resume=resume, overwrite=overwrite, wait=wait)

@@ -6,11 +6,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from adcompare.bench.loops import LOOP_PROBLEMS
-from adcompare.bench.memory_modes import MEMORY_MODES
-from adcompare.bench.memory_peers import ALL_MEMORY_MODES, available_memory_peers
-from adcompare.bench.memory_report import parse_bytes, write_memory_report
-from adcompare.bench.memory_sweep import (
+from adcompare.bench.memory.loops import LOOP_PROBLEMS
+from adcompare.bench.memory.modes import MEMORY_MODES
+from adcompare.bench.memory.peers import ALL_MEMORY_MODES, available_memory_peers
+from adcompare.bench.memory.report import parse_bytes, write_memory_report
+from adcompare.bench.memory.sweep import (
     MemoryResults,
     load_memory_results,
     memory_preset,

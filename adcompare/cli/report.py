@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from adcompare.bench.report import write_report
-from adcompare.bench.results import ResultsError, load_any, merge
+from adcompare.bench.harness.results import ResultsError, load_any, merge
+from adcompare.bench.report.markdown import write_report
 
 EXAMPLES = """\
 examples:

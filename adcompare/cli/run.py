@@ -11,9 +11,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from adcompare.bench.compare import compare_conclusions
-from adcompare.bench.results import ResultsError, load_results
-from adcompare.bench.sweep import preset
+from adcompare.bench.harness.results import ResultsError, load_results
+from adcompare.bench.harness.sweep import preset
+from adcompare.bench.report.compare import compare_conclusions
 from adcompare.cli.bench import add_sweep_options, open_results, sweep_into, with_peers
 from adcompare.cli.outfolder import OutputPathError, check_output_folder
 from adcompare.cli.report import make_report

@@ -47,9 +47,9 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     """Carry out ``adcompare sparse``."""
-    from adcompare.bench.sparse_problems import SPARSE_PROBLEMS
-    from adcompare.bench.sparse_report import write_sparse_report
-    from adcompare.bench.sparse_sweep import run_sparse_sweep
+    from adcompare.bench.sparse.problems import SPARSE_PROBLEMS
+    from adcompare.bench.sparse.report import write_sparse_report
+    from adcompare.bench.sparse.sweep import run_sparse_sweep
 
     results = args.out / "sparse.json"
     unknown = [p for p in args.problems or [] if p not in SPARSE_PROBLEMS]

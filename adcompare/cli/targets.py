@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 from adcompare.bench.peers import available_peer_modes
-from adcompare.bench.targets import SMALL, Settings, TargetSizes, measure_targets
-from adcompare.bench.targets_report import render_markdown, write_targets
+from adcompare.bench.targets.measure import SMALL, Settings, TargetSizes, measure_targets
+from adcompare.bench.targets.report import render_markdown, write_targets
 from adcompare.cli.outfolder import OutputPathError, check_output_folder
 
 #: Where ``targets`` writes by default: git-ignored, rewritten by each run.

@@ -1,0 +1,1 @@
+"""The harness: problems measured cell by cell into a versioned results file."""

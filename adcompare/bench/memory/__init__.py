@@ -1,0 +1,1 @@
+"""The memory study: long loops differentiated with and without checkpointing."""

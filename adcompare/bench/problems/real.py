@@ -1,0 +1,69 @@
+"""The ADBench and GradBench instances as benchmark problems, at their published size.
+
+They are not swept: each is one instance (family ``"fixed"``), measured to
+compare its derivative time ÷ objective time with the ratios other tools
+published (:mod:`~adcompare.bench.report.published`). Their objectives are written
+once against adcompare's op set (:mod:`adcompare.adbench`); with ``xp =
+numpy`` (plain f, the baseline every ratio divides by) a problem runs its
+hand-written numpy form (:mod:`adcompare.adbench.plain`, checked equal to the
+op-set objective to 1e-12), as the published ratios divide by each tool's
+fastest primal; with any other ``xp`` it runs the op-set objective.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from adcompare import adbench
+from adcompare.adbench.plain import plain_objective
+
+__all__ = ["REAL_PROBLEMS", "RealProblem"]
+
+
+@dataclass(frozen=True)
+class RealProblem:
+    """A bundled instance as a problem; ``opt_in`` ones are left out of the default list."""
+
+    name: str
+    description: str
+    opt_in: bool = False
+
+    def make(self) -> tuple[Callable, object]:
+        """``(f, x)`` as every problem gives them: ``f(numpy, x)`` is the plain-numpy form.
+
+        >>> f, x = REAL_PROBLEMS[2].make()
+        >>> f(None, x).shape, x.shape
+        ((30,), (62,))
+        """
+        problem = adbench.bundled(self.name)
+        function = (
+            problem.residuals if isinstance(problem, adbench.BAProblem) else problem.objective
+        )
+        plain = plain_objective(problem)
+        return (lambda xp, x: plain(x) if xp is np else function(x)), problem.params
+
+
+REAL_PROBLEMS = (
+    RealProblem(
+        "adbench-gmm-1k",
+        "ADBench's Gaussian mixture objective, d = 2, K = 5, 1000 points: 30 parameters",
+    ),
+    RealProblem(
+        "gradbench-gmm-1k",
+        "GradBench's corrected Gaussian mixture objective, d = 2, k = 5, n = 1000: 30 parameters",
+    ),
+    RealProblem(
+        "adbench-ba-test",
+        "ADBench bundle adjustment, 2 cameras, 10 points, 10 observations: 30 residuals of "
+        "62 parameters",
+    ),
+    RealProblem(
+        "adbench-lstm",
+        "ADBench's LSTM loss, 2 layers, 14 bits, 1024 characters: 266 parameters "
+        "(opt in: seconds per gradient)",
+        opt_in=True,
+    ),
+)

@@ -1,0 +1,1 @@
+"""Reports and figures read from results files; they never measure."""

@@ -1,0 +1,1 @@
+"""The sparse-derivative sweep: dense against sparse Jacobians and Hessians."""

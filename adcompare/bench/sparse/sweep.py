@@ -1,0 +1,347 @@
+"""The sparse-derivative sweep: dense against sparse forward, reverse and bidirectional.
+
+For each problem of :mod:`~adcompare.bench.sparse.problems` and each size,
+every mode computes the whole Jacobian (or Hessian) once per call:
+
+======================  ===============================================================
+``dense-forward``       ``jacfwd`` (Hessian: ``hessian``, forward over reverse)
+``dense-reverse``       ``jacrev`` (Hessian: reverse over reverse)
+``sparse-forward``      one JVP per column colour (Hessian: ``sparse-star``, one HVP
+                        per star colour, read directly)
+``sparse-reverse``      one VJP per row colour (Hessian: ``sparse-acyclic``, fewer
+                        colours, recovered by substitution)
+``bidirectional``       JVPs and VJPs of a star bicolouring (Jacobians only)
+``symmetric-star``      a symmetric Jacobian coloured as a Hessian: one JVP per star
+                        colour (dynamic largest-first ordering)
+======================  ===============================================================
+
+Each sparse mode is measured twice: ``MODE`` with its plan prepared once
+(pattern and colouring reused, as :func:`~adcompare.sparse_jacobian` does
+for repeated calls), and ``MODE+prep`` detecting the pattern and colouring
+it in every call. Each cell records the time, the passes and sweeps that
+``adcompare.count`` saw, the colours, and the largest difference from the
+dense Jacobian where that is computed. Results are one JSON file, written
+as cells finish; plots and the report only read it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+import adcompare as ad
+from adcompare.bench.harness.measure import time_calls
+from adcompare.bench.sparse.problems import SPARSE_PROBLEMS, get_sparse_problem
+from adcompare.sparsity import prepare_hessian, prepare_jacobian, sparse_jacobian
+from adcompare.sparsity.colouring import (
+    acyclic_colouring,
+    colours_in_rows,
+    column_colouring,
+    row_colouring,
+    star_bicolouring,
+    star_colouring,
+)
+
+__all__ = [
+    "DENSE_MAX_N",
+    "SCHEMA",
+    "SPARSE_MODES",
+    "SparseMode",
+    "colour_counts",
+    "run_sparse_sweep",
+]
+
+SCHEMA = "adcompare-sparse/1"
+#: Dense Jacobians are computed (and used as the reference) only up to this many inputs.
+DENSE_MAX_N = 1024
+#: Sparse derivatives must equal the dense ones to this (relative to the largest entry).
+TOLERANCE = 1e-12
+
+
+@dataclass(frozen=True)
+class SparseMode:
+    """A strategy: ``make(f, x)`` returns ``(work, plan)``; ``work()`` computes it once."""
+
+    name: str
+    label: str
+    kinds: tuple[str, ...]
+    make: Callable
+    dense: bool = False
+    prepares: bool = False
+    symmetric: bool = False
+
+
+def _dense(kind_transform: dict) -> Callable:
+    def make(f, x, kind):
+        transform = kind_transform[kind](f)
+        return (lambda: transform(x)), None
+
+    return make
+
+
+def _sparse(jacobian_mode: str, hessian_mode: str, *, prepares: bool) -> Callable:
+    def make(f, x, kind):
+        prepare = prepare_jacobian if kind == "jacobian" else prepare_hessian
+        mode = jacobian_mode if kind == "jacobian" else hessian_mode
+        plan = prepare(f, x, mode)
+        if prepares:
+            return (lambda: prepare(f, x, mode)(f, x)), plan
+        return (lambda: plan(f, x)), plan
+
+    return make
+
+
+#: The ordering the symmetric modes colour with.
+SYMMETRIC_ORDER = "dynamic-largest-first"
+
+
+def _symmetric(*, prepares: bool) -> Callable:
+    def make(f, x, kind):
+        jac = sparse_jacobian(f, "star", order=SYMMETRIC_ORDER)
+        jac(x)
+        if prepares:
+            return (lambda: sparse_jacobian(f, "star", order=SYMMETRIC_ORDER)(x)), jac.last_plan
+        return (lambda: jac(x)), jac.last_plan
+
+    return make
+
+
+def _sparse_modes() -> list[SparseMode]:
+    modes = []
+    for name, label, jacobian_mode, hessian_mode, kinds in [
+        ("sparse-forward", "sparse forward (star for Hessians)", "forward", "star", None),
+        ("sparse-reverse", "sparse reverse (acyclic for Hessians)", "reverse", "acyclic", None),
+        ("bidirectional", "bidirectional", "bidirectional", None, ("jacobian",)),
+    ]:
+        kinds = kinds or ("jacobian", "hessian")
+        for prepares in (False, True):
+            modes.append(
+                SparseMode(
+                    name + ("+prep" if prepares else ""),
+                    label + (", pattern and colouring included" if prepares else ""),
+                    kinds,
+                    _sparse(jacobian_mode, hessian_mode, prepares=prepares),
+                    prepares=prepares,
+                )
+            )
+    for prepares in (False, True):
+        suffix = "+prep" if prepares else ""
+        modes.append(
+            SparseMode(
+                "symmetric-star" + suffix,
+                "symmetric Jacobian, star colouring" + (", prepare included" if prepares else ""),
+                ("jacobian",),
+                _symmetric(prepares=prepares),
+                prepares=prepares,
+                symmetric=True,
+            )
+        )
+    return modes
+
+
+SPARSE_MODES: dict[str, SparseMode] = {
+    m.name: m
+    for m in [
+        SparseMode(
+            "dense-forward",
+            "dense forward (jacfwd)",
+            ("jacobian", "hessian"),
+            _dense({"jacobian": ad.jacfwd, "hessian": ad.hessian}),
+            dense=True,
+        ),
+        SparseMode(
+            "dense-reverse",
+            "dense reverse (jacrev)",
+            ("jacobian", "hessian"),
+            _dense(
+                {
+                    "jacobian": ad.jacrev,
+                    "hessian": lambda f: ad.hessian(f, mode="rev-over-rev"),
+                }
+            ),
+            dense=True,
+        ),
+        *_sparse_modes(),
+    ]
+}
+
+
+def colour_counts(pattern, kind: str, symmetric: bool = False) -> dict[str, dict[str, int]]:
+    """Colours per strategy and vertex ordering (only ``largest-first`` past 1024 rows).
+
+    >>> import numpy as np
+    >>> counts = colour_counts(np.eye(3, dtype=bool) | np.eye(3, k=1, dtype=bool), "jacobian")
+    >>> counts["forward"]["largest-first"], counts["bidirectional"]["natural"]
+    (2, 2)
+    """
+    from adcompare.sparsity.orderings import ORDERINGS
+
+    def count(colours) -> int:
+        return len(set(colours[colours >= 0].tolist()))
+
+    orders = ["largest-first"] + [o for o in ORDERINGS if o != "largest-first"]
+    if max(pattern.shape) > 1024:
+        orders = orders[:1]  # the dynamic orderings keep a heap entry per edge
+    if kind == "jacobian":
+        strategies = {
+            "forward": lambda o: count(column_colouring(pattern, o)),
+            "reverse": lambda o: count(row_colouring(pattern, o)),
+            "bidirectional": lambda o: sum(map(count, star_bicolouring(pattern, o))),
+        }
+        if symmetric:
+            strategies["symmetric star"] = lambda o: count(star_colouring(pattern, o))
+    else:
+        strategies = {
+            "star": lambda o: count(star_colouring(pattern, o)),
+            "acyclic": lambda o: count(acyclic_colouring(pattern, o)),
+        }
+    return {name: {o: colour(o) for o in orders} for name, colour in strategies.items()}
+
+
+def _as_dense(value, shape) -> np.ndarray:
+    if hasattr(value, "toarray"):
+        return value.toarray()
+    return np.asarray(value).reshape(shape)
+
+
+def _cell(problem, size, instance, mode: SparseMode, reference, budget: float) -> dict:
+    f, x = instance.on(ad), instance.x
+    kind = problem.kind
+    shape = (instance.n, instance.n) if kind == "hessian" else (instance.m, instance.n)
+    cell = {"problem": problem.name, "size": size, "n": instance.n, "m": instance.m}
+    cell.update(mode=mode.name, kind=kind)
+    if mode.dense and instance.n > DENSE_MAX_N:
+        return cell | {"skipped": f"dense modes run only while n ≤ {DENSE_MAX_N}"}
+    started = time.perf_counter()
+    work, plan = mode.make(f, x, kind)
+    prepare_time = time.perf_counter() - started
+    with ad.count() as cost:
+        result = work()
+    slow = mode.prepares or prepare_time > 1.0
+    timing, _ = time_calls(work, repeats=1 if slow else 5, budget=budget)
+    cell.update(time=timing["median"], passes=cost.passes, seeds=cost.seeds, sweeps=cost.sweeps)
+    if plan is not None:
+        cell.update(colours=plan.passes, prepare_time=prepare_time, reason=plan.reason)
+    if reference is not None:
+        scale = max(1.0, float(np.abs(reference).max()))
+        error = float(np.abs(_as_dense(result, shape) - reference).max()) / scale
+        cell["error"] = error
+        if error > TOLERANCE:
+            raise AssertionError(
+                f"{problem.name} at {size}: {mode.name} differs from the dense "
+                f"derivative by {error:.2e}"
+            )
+    return cell
+
+
+def run_sparse_sweep(
+    out: Path,
+    *,
+    problems: list[str] | None = None,
+    sizes: dict[str, tuple] | None = None,
+    log: Callable[[str], None] = print,
+    budget: float = 2.0,
+) -> dict:
+    """Measure every mode on every problem and size; write and return the results.
+
+    ``sizes`` overrides a problem's default sweep (``{"arrowhead": (16, 64)}``);
+    ``budget`` is the seconds of timing one cell may take.
+    """
+    results: dict = {"schema": SCHEMA, "cells": [], "colours": [], "patterns": {}}
+    for name in problems or list(SPARSE_PROBLEMS):
+        problem = get_sparse_problem(name)
+        for size in (sizes or {}).get(name, problem.sizes):
+            instance = problem.build(size)
+            f, x = instance.on(ad), instance.x
+            reference = None
+            if instance.n <= DENSE_MAX_N:
+                dense = ad.jacfwd(f) if problem.kind == "jacobian" else ad.hessian(f)
+                shape = (instance.n if problem.kind == "hessian" else instance.m, instance.n)
+                reference = np.asarray(dense(x)).reshape(shape)
+            plan = (prepare_jacobian if problem.kind == "jacobian" else prepare_hessian)(f, x)
+            counts = colour_counts(plan.pattern, problem.kind, problem.symmetric)
+            results["colours"].append(
+                {
+                    "problem": name,
+                    "size": size,
+                    "n": instance.n,
+                    "m": instance.m,
+                    "nnz": int(plan.pattern.nnz),
+                    "max_row": int(np.diff(plan.pattern.indptr).max(initial=0)),
+                    "counts": counts,
+                }
+            )
+            for mode in SPARSE_MODES.values():
+                if problem.kind not in mode.kinds or (mode.symmetric and not problem.symmetric):
+                    continue
+                cell = _cell(problem, size, instance, mode, reference, budget)
+                results["cells"].append(cell)
+                log(_describe(cell))
+            out.write_text(json.dumps(results, indent=1, default=_jsonable))
+    results["patterns"] = spy_examples()
+    out.write_text(json.dumps(results, indent=1, default=_jsonable))
+    return results
+
+
+def spy_examples() -> dict:
+    """Small patterns with, per non-zero, the seed it is read from (for the spy figure).
+
+    Forward seeds are numbered first, then reverse ones.
+
+    >>> example = spy_examples()["arrowhead, n = 12"]
+    >>> example["shape"], max(example["colours"]) + 1
+    ((12, 12), 3)
+    """
+    examples = {}
+    for title, name, size, mode in [
+        ("2-D Laplacian, k = 6", "laplacian-2d", 6, "forward"),
+        ("arrowhead, n = 12", "arrowhead", 12, "bidirectional"),
+        ("ADBench BA test", "bundle-adjustment", "test", "forward"),
+    ]:
+        instance = get_sparse_problem(name).build(size)
+        plan = prepare_jacobian(instance.on(ad), instance.x, mode)
+        entries = plan.pattern.tocoo()
+        column_seed = plan.column_colours[entries.col]
+        row_seed = plan.forward_passes + plan.row_colours[entries.row]
+        seeds = np.where(plan.from_columns, column_seed, row_seed)
+        caption = f"{mode}: {plan.forward_passes} JVPs + {plan.reverse_sweeps} VJPs"
+        examples[title] = {
+            "shape": plan.pattern.shape,
+            "rows": entries.row.tolist(),
+            "cols": entries.col.tolist(),
+            "colours": seeds.tolist(),
+            "caption": caption,
+        }
+    instance = get_sparse_problem("rosenbrock-hessian").build(12)
+    plan = prepare_hessian(instance.on(ad), instance.x, "star")
+    entries = plan.pattern.tocoo()
+    counts = colours_in_rows(plan.pattern, plan.colours)
+    alone = counts[entries.row, plan.colours[entries.col]] == 1
+    seeds = np.where(alone, plan.colours[entries.col], plan.colours[entries.row])
+    examples["Rosenbrock Hessian, n = 12"] = {
+        "shape": plan.pattern.shape,
+        "rows": entries.row.tolist(),
+        "cols": entries.col.tolist(),
+        "colours": seeds.tolist(),
+        "caption": f"star: {plan.passes} HVPs",
+    }
+    return examples
+
+
+def _jsonable(value):
+    if isinstance(value, (np.integer, np.floating)):
+        return value.item()
+    raise TypeError(f"not JSON: {type(value).__name__}")
+
+
+def _describe(cell: dict) -> str:
+    where = f"{cell['problem']} {cell['size']} (n={cell['n']})"
+    if "skipped" in cell:
+        return f"{where} {cell['mode']}: skipped, {cell['skipped']}"
+    passes = f"{cell['seeds']} JVPs in {cell['passes']} pass(es) + {cell['sweeps']} sweeps"
+    return f"{where} {cell['mode']}: {cell['time'] * 1e3:.2f} ms, {passes}"

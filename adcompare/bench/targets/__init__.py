@@ -1,0 +1,1 @@
+"""The performance targets, measured side by side in one run."""

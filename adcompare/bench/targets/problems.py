@@ -1,0 +1,81 @@
+"""The problems of the performance targets, each written once against ``xp``.
+
+- :func:`chain`: a fixed pattern of elementwise ops on a size-1 array, the
+  per-op overhead of an engine with nothing else to hide it;
+- Rosenbrock (:data:`~adcompare.bench.problems.PROBLEMS`) with its
+  gradient written by hand, :func:`rosenbrock_gradient`;
+- the MLP loss, :mod:`~adcompare.bench.problems.mlp`.
+
+Each is an :class:`~adcompare.bench.problems.Instance`, so adcompare's
+modes and the peers' run them alike.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from adcompare.bench.problems import Instance, get_problem
+
+__all__ = ["CHAIN_PATTERN", "chain", "rosenbrock", "rosenbrock_gradient"]
+
+#: The chain's ops, repeated in this order: each bounded, so 200 of them stay finite.
+CHAIN_PATTERN = ("sin", "mul", "cos", "add", "tanh", "exp")
+
+_STEPS = {
+    "sin": lambda xp, y, x: xp.sin(y),
+    "cos": lambda xp, y, x: xp.cos(y),
+    "tanh": lambda xp, y, x: xp.tanh(y),
+    "exp": lambda xp, y, x: xp.exp(y),
+    "mul": lambda xp, y, x: y * x,
+    "add": lambda xp, y, x: y + x,
+}
+
+
+def chain(ops: int = 200, x: float = 0.5) -> Instance:
+    """``ops`` ops on a size-1 array: ``ops − 1`` elementwise ones in the pattern
+    :data:`CHAIN_PATTERN` (``mul`` and ``add`` take the input again), then a sum.
+
+    >>> import numpy as np
+    >>> inst = chain(3)
+    >>> bool(float(inst.on(np)(np.array([0.5]))) == np.sin(0.5) * 0.5)
+    True
+    """
+    if ops < 2:
+        raise ValueError(
+            f"a chain needs at least 2 ops (one elementwise op and the sum), not {ops}"
+        )
+    steps = [_STEPS[CHAIN_PATTERN[i % len(CHAIN_PATTERN)]] for i in range(ops - 1)]
+
+    def f(xp, x):
+        y = x
+        for step in steps:
+            y = step(xp, y, x)
+        return xp.sum(y)
+
+    return Instance("chain", {"ops": ops}, f, np.array([x]), 1, 1, "many-inputs")
+
+
+def rosenbrock(n: int) -> Instance:
+    """The benchmark's extended Rosenbrock at ``n`` inputs.
+
+    >>> rosenbrock(4).n
+    4
+    """
+    return get_problem("rosenbrock").build(n=n)
+
+
+def rosenbrock_gradient(x: np.ndarray) -> np.ndarray:
+    """The gradient of Σ 100(x_{i+1} − x_i²)² + (1 − x_i)², by hand, in numpy.
+
+    With r_i = x_{i+1} − x_i²: ∂/∂x_i gets −400 x_i r_i − 2(1 − x_i) from term i
+    and 200 r_{i−1} from term i − 1.
+
+    >>> print(rosenbrock_gradient(np.array([0.0, 1.0])))
+    [ -2. 200.]
+    """
+    head, tail = x[:-1], x[1:]
+    residual = tail - head**2
+    gradient = np.zeros_like(x)
+    gradient[:-1] = -400.0 * head * residual - 2.0 * (1.0 - head)
+    gradient[1:] += 200.0 * residual
+    return gradient
