@@ -116,7 +116,6 @@ ALLOWED_PRIVATE_ACCESS = {
     ("checkpointing", "_ACTIVE"),  # -> runtime.cost
     ("checkpointing", "_level"),  # -> the engines' boxes
     ("engines", "_ACTIVE"),  # -> runtime.cost
-    ("graph", "_ACTIVE"),  # -> runtime.cost
     ("graph", "_node"),  # -> engines.reverse.Tensor
     ("ops", "_ACTIVE"),  # -> runtime.cost
     ("ops", "_raw_value"),  # -> the engines' boxes
