@@ -154,3 +154,22 @@ def test_holomorphic_ops_agree_with_the_complex_step(op):
 def test_complex_input_to_a_real_only_op_raises_naming_the_op():
     with pytest.raises(ad.ComplexNotSupportedError, match="erf is computed for real numbers"):
         ad.erf(np.array([0.5 + 0.1j]))
+
+
+def test_a_misspelt_defop_field_is_refused_naming_the_fields():
+    with pytest.raises(TypeError, match=r"unknown field\(s\) \['domian'\].*'domain'"):
+        ad.ops.defop(
+            "misspelt_example",
+            np.sin,
+            jvp=lambda out, x, x_dot: ad.cos(x) * x_dot,
+            vjp=lambda out, x, out_bar: out_bar * ad.cos(x),
+            domian=(0.0, 1.0),
+        )
+    assert "misspelt_example" not in OPS
+
+
+def test_defop_fills_in_the_defaults_that_depend_on_the_op():
+    op = OPS["sin"]
+    assert (op.label, op.numpy, op.saves) == ("Sin", ("sin",), frozenset({"args"}))
+    assert op.hints.into is not None  # a ufunc's value writes into a buffer
+    assert OPS["where"].hints.into is None and OPS["add"].operators == ("__add__", "__radd__")

@@ -88,15 +88,28 @@ def read_gradbench_gmm(path: str | Path) -> tuple[GMMData, dict | None]:
     ((2, 5, 1000), (30,))
     """
     path = Path(path)
+    document = _json_document(path)
+    record = document.get("input") if isinstance(document, dict) else None
+    if not isinstance(record, dict):
+        raise FormatError(f"{path}: expected a JSON object with an 'input' object")
+    data = _gmm_input(record, path)
+    outputs = [v for key, v in document.items() if key.startswith("reference_outputs")]
+    if not outputs:
+        return data, None
+    return data, _reference(outputs[0], data, path)
+
+
+def _json_document(path: Path):
     try:
-        document = json.loads(path.read_text())
+        return json.loads(path.read_text())
     except OSError as error:
         raise FormatError(f"{path}: cannot read the file ({error.strerror})") from None
     except json.JSONDecodeError as error:
         raise FormatError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from None
-    record = document.get("input") if isinstance(document, dict) else None
-    if not isinstance(record, dict):
-        raise FormatError(f"{path}: expected a JSON object with an 'input' object")
+
+
+def _gmm_input(record: dict, path: Path) -> GMMData:
+    """GradBench's ``input`` object: sizes ``d k n m``, ``gamma``, and the arrays."""
     sizes = {}
     for key in ("d", "k", "n", "m"):
         value = record.get(key)
@@ -107,32 +120,30 @@ def read_gradbench_gmm(path: str | Path) -> tuple[GMMData, dict | None]:
     gamma = record.get("gamma")
     if not isinstance(gamma, (int, float)) or gamma <= 0:
         raise FormatError(f"{path}: 'input.gamma' is {gamma!r}; expected a positive number")
-    q = _array(record, "q", (k, d), path)
-    lower = _array(record, "l", (k, d * (d - 1) // 2), path)
-    data = GMMData(
+    return GMMData(
         alpha=_array(record, "alpha", (k,), path),
         mu=_array(record, "mu", (k, d), path),
-        icf=np.concatenate([q, lower], axis=1),
+        icf=_icf(record, k, d, path),
         x=_array(record, "x", (n, d), path),
         gamma=float(gamma),
         m=sizes["m"],
     )
-    outputs = [v for key, v in document.items() if key.startswith("reference_outputs")]
-    if not outputs:
-        return data, None
-    gradient = outputs[0].get("jacobian", {})
+
+
+def _icf(record: dict, k: int, d: int, path: Path) -> np.ndarray:
+    """Each component's ``q`` then ``l`` values, one row per component, as ADBench's icf."""
+    q = _array(record, "q", (k, d), path)
+    lower = _array(record, "l", (k, d * (d - 1) // 2), path)
+    return np.concatenate([q, lower], axis=1)
+
+
+def _reference(output: dict, data: GMMData, path: Path) -> dict:
+    """The objective, and the gradient flattened in ADBench's order (α, μ, icf)."""
+    d, k, _ = data.sizes
+    gradient = output.get("jacobian", {})
     ordered = [
         _array(gradient, "alpha", (k,), path).ravel(),
         _array(gradient, "mu", (k, d), path).ravel(),
-        np.concatenate(
-            [
-                _array(gradient, "q", (k, d), path),
-                _array(gradient, "l", (k, d * (d - 1) // 2), path),
-            ],
-            axis=1,
-        ).ravel(),
+        _icf(gradient, k, d, path).ravel(),
     ]
-    return data, {
-        "objective": float(outputs[0]["objective"]),
-        "gradient": np.concatenate(ordered),
-    }
+    return {"objective": float(output["objective"]), "gradient": np.concatenate(ordered)}

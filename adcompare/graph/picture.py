@@ -27,6 +27,9 @@ PAD = 0.14  # inches around the text in a box
 GAP = 0.35  # inches between neighbouring boxes
 DUMMY_WIDTH = 0.12  # inches a waypoint of a long edge takes up in its layer
 LAYER_GAP = 0.55  # inches between the boxes of consecutive layers
+HEADER = 0.7  # inches above the top layer, for the title and the counts
+FOOTER = 0.55  # inches below the bottom layer, for the legend
+MIN_WIDTH = 5.0  # inches: room for the legend however narrow the graph
 WEIGHTS = {"op": 50.0, "output": 50.0, "dummy": 5.0, "leaf": 1.0}  # who gives way in a layer
 
 
@@ -254,38 +257,67 @@ def draw(tensor: Tensor, path, names=None, title: str | None = None, dpi: int = 
     """
     # A bare Figure renders with Agg and leaves pyplot's backend alone.
     from matplotlib.figure import Figure
-    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Patch
 
     vertices, edges = _build(tensor, names)
     _assign_layers(vertices, edges)
     segments, paths = _split_long_edges(vertices, edges)
     layers = _order(vertices, segments)
     _place(layers)
+    frame = _Frame.around(vertices, layers)
 
-    heights = [max((v.height for v in layer), default=0.0) for layer in layers]
-    ys, y = [], 0.0
-    for h in heights:
-        ys.append(y - h / 2)
-        y -= h + LAYER_GAP
-    for layer, layer_y in zip(layers, ys):
-        for v in layer:
-            v.y = layer_y
-
-    real = [v for v in vertices if v.kind != "dummy"]
-    left = min(v.x - v.width / 2 for v in vertices) - 0.3
-    right = max(v.x + v.width / 2 for v in vertices) + 0.3
-    header, footer = 0.7, 0.55
-    top = ys[0] + heights[0] / 2 + header
-    bottom = ys[-1] - heights[-1] / 2 - footer
-    width = max(right - left, 5.0)
-    center = (left + right) / 2
-    left, right = center - width / 2, center + width / 2
-
-    fig = Figure(figsize=(width, top - bottom), dpi=dpi)
+    fig = Figure(figsize=(frame.width, frame.top - frame.bottom), dpi=dpi)
     ax = fig.add_axes((0, 0, 1, 1))
-    ax.set_xlim(left, right)
-    ax.set_ylim(bottom, top)
+    ax.set_xlim(frame.left, frame.right)
+    ax.set_ylim(frame.bottom, frame.top)
     ax.set_axis_off()
+    _draw_edges(ax, paths)
+    _draw_boxes(ax, [v for v in vertices if v.kind != "dummy"])
+    _draw_heading(ax, frame, title or "computational graph", stats(tensor))
+    _draw_legend(ax)
+    path = os.fspath(path)
+    fig.savefig(path, format="png", dpi=dpi)
+    return path
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """The drawing's extent in inches, with room for the heading and the legend."""
+
+    left: float
+    right: float
+    bottom: float
+    top: float
+
+    @property
+    def width(self) -> float:
+        return self.right - self.left
+
+    @property
+    def center(self) -> float:
+        return (self.left + self.right) / 2
+
+    @classmethod
+    def around(cls, vertices, layers) -> _Frame:
+        """Stack the layers top down (setting each vertex's ``y``) and frame the result."""
+        heights = [max((v.height for v in layer), default=0.0) for layer in layers]
+        ys, y = [], 0.0
+        for height, layer in zip(heights, layers):
+            ys.append(y - height / 2)
+            for v in layer:
+                v.y = ys[-1]
+            y -= height + LAYER_GAP
+        left = min(v.x - v.width / 2 for v in vertices) - 0.3
+        right = max(v.x + v.width / 2 for v in vertices) + 0.3
+        half = max(right - left, MIN_WIDTH) / 2
+        center = (left + right) / 2
+        top = ys[0] + heights[0] / 2 + HEADER
+        bottom = ys[-1] - heights[-1] / 2 - FOOTER
+        return cls(center - half, center + half, bottom, top)
+
+
+def _draw_edges(ax, paths) -> None:
+    """Each edge as a line through its waypoints, with an arrow into its port."""
+    from matplotlib.patches import FancyArrowPatch
 
     for chain, pos, n in paths:
         src, dst = chain[0], chain[-1]
@@ -294,8 +326,8 @@ def draw(tensor: Tensor, path, names=None, title: str | None = None, dpi: int = 
         end_x = dst.x + (dst.width * 0.6 * ((pos + 0.5) / n - 0.5) if n > 1 else 0.0)
         points.append((end_x, dst.y + dst.height / 2))
         if len(points) > 2:
-            xs, ys_ = zip(*points[:-1])
-            ax.plot(xs, ys_, color="0.35", linewidth=1.0, zorder=1)
+            xs, ys = zip(*points[:-1])
+            ax.plot(xs, ys, color="0.35", linewidth=1.0, zorder=1)
         ax.add_patch(
             FancyArrowPatch(
                 points[-2],
@@ -310,16 +342,19 @@ def draw(tensor: Tensor, path, names=None, title: str | None = None, dpi: int = 
             )
         )
 
-    for v in real:
-        color = COLORS[v.kind]
-        edge = COLORS["saved"] if v.saved else "0.3"
+
+def _draw_boxes(ax, vertices) -> None:
+    """Each leaf, op record and the output as a rounded box with its label."""
+    from matplotlib.patches import FancyBboxPatch
+
+    for v in vertices:
         box = FancyBboxPatch(
             (v.x - v.width / 2, v.y - v.height / 2),
             v.width,
             v.height,
             boxstyle="round,pad=0,rounding_size=0.08",
-            facecolor=color,
-            edgecolor=edge,
+            facecolor=COLORS[v.kind],
+            edgecolor=COLORS["saved"] if v.saved else "0.3",
             linewidth=2.2 if v.saved else 1.0,
             linestyle="--" if v.freed else "-",
             zorder=2,
@@ -337,23 +372,32 @@ def draw(tensor: Tensor, path, names=None, title: str | None = None, dpi: int = 
             fontweight="normal",
         )
 
-    summary = stats(tensor)
+
+def _draw_heading(ax, frame: _Frame, title: str, summary) -> None:
+    """The title, and a line counting records, leaves, edges and the bytes saved."""
     saved = (
         f"{summary.saved_bytes} bytes saved for backward"
         if summary.saved_bytes
         else ("graph freed by backward" if summary.freed else "nothing saved for backward")
     )
-    heading = title or "computational graph"
-    ax.text(center, top - 0.25, heading, ha="center", va="center", fontsize=11, weight="bold")
     ax.text(
-        center,
-        top - 0.52,
+        frame.center, frame.top - 0.25, title, ha="center", va="center", fontsize=11, weight="bold"
+    )
+    ax.text(
+        frame.center,
+        frame.top - 0.52,
         f"{summary.nodes} op records · {summary.leaves} leaves · {summary.edges} edges · {saved}",
         ha="center",
         va="center",
         fontsize=FONT_SIZE,
         color="0.25",
     )
+
+
+def _draw_legend(ax) -> None:
+    """What the colours and the orange edge mean, along the bottom."""
+    from matplotlib.patches import Patch
+
     handles = [
         Patch(facecolor=COLORS["leaf"], edgecolor="0.3", label="leaf tensor"),
         Patch(facecolor=COLORS["op"], edgecolor="0.3", label="op record (grad_fn)"),
@@ -372,6 +416,3 @@ def draw(tensor: Tensor, path, names=None, title: str | None = None, dpi: int = 
         handlelength=1.2,
         columnspacing=1.0,
     )
-    path = os.fspath(path)
-    fig.savefig(path, format="png", dpi=dpi)
-    return path

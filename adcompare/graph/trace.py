@@ -460,8 +460,7 @@ def _forward_columns(f, point, input_names, table, signature, out_row) -> None:
                 if k == which:
                     tangent.reshape(-1)[j] = 1.0
                 duals.append(Dual(value, tangent, level=level))
-            if cost.ACTIVE:
-                cost.record_pass()
+            cost.record_pass()
             tracer, _ = _run(f, duals)
             if _signature(tracer) != signature:
                 raise RuntimeError(

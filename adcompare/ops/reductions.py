@@ -135,42 +135,41 @@ def _select_sparsity(out, x, *, local, axis, keepdims):
     return reduction_links(out, x, axis, keepdims, keep=winners)
 
 
-max = defop(
+def _extreme(name, ufunc, **fields):
+    """The largest or smallest element over ``axis`` (``ufunc`` is ``np.maximum`` or
+    ``np.minimum``); tied elements share the derivative evenly."""
+    return defop(
+        name,
+        lambda x, axis, keepdims: ufunc.reduce(x, axis=axis, keepdims=keepdims),
+        batch=LEADING_AXIS,
+        numpy=(name, f"a{name}"),
+        replay=ARRAY_ONLY,
+        complex="compares complex numbers",
+        prepare=_prepare_axes,
+        method=name,
+        cases=_SELECT_CASES,
+        label=f"A{name}",
+        jvp=_max_jvp,
+        vjp=_max_vjp,
+        sparsity=_select_sparsity,
+        **fields,
+    )
+
+
+max = _extreme(
     "max",
-    lambda x, axis, keepdims: np.maximum.reduce(x, axis=axis, keepdims=keepdims),
-    batch=LEADING_AXIS,
-    numpy=("max", "amax"),
-    replay=ARRAY_ONLY,
-    complex="compares complex numbers",
-    prepare=_prepare_axes,
-    method="max",
-    cases=_SELECT_CASES,
-    label="Amax",
+    np.maximum,
     sym=_sympy_over(lambda items: sympy.Max(*items)),
-    jvp=_max_jvp,
-    vjp=_max_vjp,
     doc="Maximum over ``axis``; tied maxima share the derivative evenly.",
     example="max([1.0, 3.0, 2.0]) -> 3.0",
-    sparsity=_select_sparsity,
 )
 
-min = defop(
+min = _extreme(
     "min",
-    lambda x, axis, keepdims: np.minimum.reduce(x, axis=axis, keepdims=keepdims),
-    batch=LEADING_AXIS,
-    numpy=("min", "amin"),
-    replay=ARRAY_ONLY,
-    complex="compares complex numbers",
-    prepare=_prepare_axes,
-    method="min",
-    cases=_SELECT_CASES,
-    label="Amin",
+    np.minimum,
     sym=_sympy_over(lambda items: sympy.Min(*items)),
-    jvp=_max_jvp,
-    vjp=_max_vjp,
     doc="Minimum over ``axis``; tied minima share the derivative evenly.",
     example="min([1.0, 3.0, 2.0]) -> 1.0",
-    sparsity=_select_sparsity,
 )
 
 

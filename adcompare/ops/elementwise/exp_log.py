@@ -115,30 +115,42 @@ log10 = unary(
 )
 
 
+def _log_of_sum(name, value, power, **fields):
+    """``log(b**x + b**y)`` in the base ``b`` of ``power`` (``exp``, ``exp2``), elementwise.
+
+    Each slope is a softmax weight, ``power(x - out) <= 1``: no overflow for large ``x``.
+    """
+    return defop(
+        name,
+        value,
+        complex=REAL_ONLY,
+        nargs=2,
+        elementwise=True,
+        domain=(-3.0, 3.0),
+        jvp=(
+            lambda out, x, y, x_dot: power(x - out) * x_dot,
+            lambda out, x, y, y_dot: power(y - out) * y_dot,
+        ),
+        vjp=(
+            lambda out, x, y, out_bar: out_bar * power(x - out),
+            lambda out, x, y, out_bar: out_bar * power(y - out),
+        ),
+        **fields,
+    )
+
+
 def _logaddexp(x: float, y: float) -> float:
     if x == y:
         return x + _LN2
     return builtins.max(x, y) + math.log1p(math.exp(-builtins.abs(x - y)))
 
 
-logaddexp = defop(
+logaddexp = _log_of_sum(
     "logaddexp",
     np.logaddexp,
+    exp,
     replay=_logaddexp,
-    complex=REAL_ONLY,
-    nargs=2,
-    elementwise=True,
-    domain=(-3.0, 3.0),
     sym=lambda x, y: sympy.log(sympy.exp(x) + sympy.exp(y)),
-    # Each slope is a softmax weight, exp(x - out) <= 1: no overflow for large x.
-    jvp=(
-        lambda out, x, y, x_dot: exp(x - out) * x_dot,
-        lambda out, x, y, y_dot: exp(y - out) * y_dot,
-    ),
-    vjp=(
-        lambda out, x, y, out_bar: out_bar * exp(x - out),
-        lambda out, x, y, out_bar: out_bar * exp(y - out),
-    ),
     doc="``log(exp(x) + exp(y))``, elementwise, without overflow.",
     example="logaddexp(0.0, 0.0) -> 0.6931471805599453",
 )
@@ -150,23 +162,12 @@ def _logaddexp2(x: float, y: float) -> float:
     return builtins.max(x, y) + math.log1p(2.0 ** -builtins.abs(x - y)) / _LN2
 
 
-logaddexp2 = defop(
+logaddexp2 = _log_of_sum(
     "logaddexp2",
     np.logaddexp2,
+    exp2,
     replay=_logaddexp2,
-    complex=REAL_ONLY,
-    nargs=2,
-    elementwise=True,
-    domain=(-3.0, 3.0),
     sym=lambda x, y: sympy.log(2**x + 2**y) / sympy.log(2),
-    jvp=(
-        lambda out, x, y, x_dot: exp2(x - out) * x_dot,
-        lambda out, x, y, y_dot: exp2(y - out) * y_dot,
-    ),
-    vjp=(
-        lambda out, x, y, out_bar: out_bar * exp2(x - out),
-        lambda out, x, y, out_bar: out_bar * exp2(y - out),
-    ),
     doc="``log2(2**x + 2**y)``, elementwise, without overflow.",
     example="logaddexp2(1.0, 1.0) -> 2.0",
 )

@@ -18,7 +18,6 @@ import numpy as np
 import sympy
 
 from adcompare.ops.complex_parts import conj, real
-from adcompare.ops.elementwise.arithmetic import negative
 from adcompare.ops.links import elementwise_links
 from adcompare.ops.registry import (
     ARRAY_ONLY,
@@ -80,10 +79,13 @@ abs = defop(
 )
 
 
-def _share(x, y):
-    """Weight of ``x`` in ``maximum(x, y)``: 1 where it wins, 1/2 at a tie."""
+def _weight(x, y, *, larger: bool, ignore_nan: bool):
+    """Weight of ``x`` in the larger (or smaller) of ``x`` and ``y``: 1 where it wins, 1/2
+    at a tie; ignoring NaN (``fmax``, ``fmin``), also 1 where only ``y`` is NaN."""
     x, y = raw(x), raw(y)
-    share = (x > y) + 0.5 * (x == y)
+    share = ((x > y) if larger else (x < y)) + 0.5 * (x == y)
+    if ignore_nan:
+        share = share + (np.isnan(y) & ~np.isnan(x))
     return share.astype(np.result_type(x, y, np.float32), copy=False)
 
 
@@ -93,108 +95,75 @@ def _winner_sparsity(larger: bool):
     def rule(out, x, y, *, local):
         if not local:
             return elementwise_links(out, x, y)
-        first, second = (x, y) if larger else (y, x)
-        return elementwise_links(
-            out, x, y, keep=(_share(first, second) > 0, _share(second, first) > 0)
+        keep = tuple(
+            _weight(a, b, larger=larger, ignore_nan=False) > 0 for a, b in ((x, y), (y, x))
         )
+        return elementwise_links(out, x, y, keep=keep)
 
     return rule
 
 
-maximum = defop(
+def _extremum(name, value, *, larger: bool, ignore_nan: bool, **fields):
+    """The larger (or smaller) of two arrays, elementwise: each argument's derivative is
+    weighted by where it wins, and a tie splits it evenly (PyTorch, JAX)."""
+
+    def weight(x, y):
+        return _weight(x, y, larger=larger, ignore_nan=ignore_nan)
+
+    return defop(
+        name,
+        value,
+        replay=ARRAY_ONLY,
+        complex="compares complex numbers",
+        nargs=2,
+        elementwise=True,
+        saves=("args",),
+        sym=(lambda x, y: sympy.Max(x, y)) if larger else (lambda x, y: sympy.Min(x, y)),
+        jvp=(
+            lambda out, x, y, x_dot: weight(x, y) * x_dot,
+            lambda out, x, y, y_dot: weight(y, x) * y_dot,
+        ),
+        vjp=(
+            lambda out, x, y, out_bar: out_bar * weight(x, y),
+            lambda out, x, y, out_bar: out_bar * weight(y, x),
+        ),
+        sparsity=_winner_sparsity(larger),
+        **fields,
+    )
+
+
+maximum = _extremum(
     "maximum",
     np.maximum,
-    replay=ARRAY_ONLY,
-    complex="compares complex numbers",
-    nargs=2,
-    elementwise=True,
-    saves=("args",),
-    label="Maximum",
-    sym=lambda x, y: sympy.Max(x, y),
-    jvp=(
-        lambda out, x, y, x_dot: _share(x, y) * x_dot,
-        lambda out, x, y, y_dot: _share(y, x) * y_dot,
-    ),
-    vjp=(
-        lambda out, x, y, out_bar: out_bar * _share(x, y),
-        lambda out, x, y, out_bar: out_bar * _share(y, x),
-    ),
+    larger=True,
+    ignore_nan=False,
     doc="Larger of two arrays, elementwise; a tie splits the derivative evenly.",
     example="maximum(2.0, 3.0) -> 3.0",
-    sparsity=_winner_sparsity(larger=True),
 )
 
-minimum = defop(
+minimum = _extremum(
     "minimum",
     np.minimum,
-    replay=ARRAY_ONLY,
-    complex="compares complex numbers",
-    nargs=2,
-    elementwise=True,
-    saves=("args",),
-    label="Minimum",
-    sym=lambda x, y: sympy.Min(x, y),
-    jvp=(
-        lambda out, x, y, x_dot: _share(y, x) * x_dot,
-        lambda out, x, y, y_dot: _share(x, y) * y_dot,
-    ),
-    vjp=(
-        lambda out, x, y, out_bar: out_bar * _share(y, x),
-        lambda out, x, y, out_bar: out_bar * _share(x, y),
-    ),
+    larger=False,
+    ignore_nan=False,
     doc="Smaller of two arrays, elementwise; a tie splits the derivative evenly.",
     example="minimum(2.0, 3.0) -> 2.0",
-    sparsity=_winner_sparsity(larger=False),
 )
 
-
-def _fshare(x, y):
-    """Weight of ``x`` in ``fmax(x, y)``: as :func:`_share`, and 1 where only ``y`` is NaN."""
-    x, y = raw(x), raw(y)
-    share = (x > y) + 0.5 * (x == y) + (np.isnan(y) & ~np.isnan(x))
-    return share.astype(np.result_type(x, y, np.float32), copy=False)
-
-
-fmax = defop(
+fmax = _extremum(
     "fmax",
     np.fmax,
-    replay=ARRAY_ONLY,
-    complex="compares complex numbers",
-    nargs=2,
-    elementwise=True,
-    saves=("args",),
-    sym=lambda x, y: sympy.Max(x, y),
-    jvp=(
-        lambda out, x, y, x_dot: _fshare(x, y) * x_dot,
-        lambda out, x, y, y_dot: _fshare(y, x) * y_dot,
-    ),
-    vjp=(
-        lambda out, x, y, out_bar: out_bar * _fshare(x, y),
-        lambda out, x, y, out_bar: out_bar * _fshare(y, x),
-    ),
-    sparsity=_winner_sparsity(larger=True),
+    larger=True,
+    ignore_nan=True,
     doc="Larger of two arrays, elementwise, ignoring NaN (a NaN loses); a tie splits evenly.",
     example="fmax(2.0, float('nan')) -> 2.0",
 )
 
-fmin = defop(
+fmin = _extremum(
     "fmin",
     np.fmin,
-    replay=ARRAY_ONLY,
-    complex="compares complex numbers",
-    nargs=2,
-    elementwise=True,
-    saves=("args",),
-    sym=lambda x, y: sympy.Min(x, y),
-    jvp=(
-        lambda out, x, y, x_dot: _fshare(negative(x), negative(y)) * x_dot,
-        lambda out, x, y, y_dot: _fshare(negative(y), negative(x)) * y_dot,
-    ),
-    vjp=(
-        lambda out, x, y, out_bar: out_bar * _fshare(negative(x), negative(y)),
-        lambda out, x, y, out_bar: out_bar * _fshare(negative(y), negative(x)),
-    ),
-    sparsity=_winner_sparsity(larger=False),
+    larger=False,
+    ignore_nan=True,
     doc="Smaller of two arrays, elementwise, ignoring NaN (a NaN loses); a tie splits evenly.",
     example="fmin(2.0, float('nan')) -> 2.0",
 )

@@ -135,52 +135,48 @@ round = _flat(
 )
 
 
-mod = defop(
+def _remainder(name, value, quotient, **fields):
+    """The remainder ``x - y * quotient(x / y)`` for a rounding op ``quotient`` (floor,
+    trunc): its derivative is 0, so ``d/dx = 1`` and ``d/dy = -quotient(x / y)``."""
+    round_sym, round_value = quotient.op.sym, quotient.op.value
+    return defop(
+        name,
+        value,
+        complex=REAL_ONLY,
+        nargs=2,
+        elementwise=True,
+        domain=((-3.0, 3.0), (0.5, 2.0)),
+        saves=("args",),
+        sym=lambda x, y: x - y * round_sym(x / y),
+        jvp=(
+            lambda out, x, y, x_dot: x_dot,
+            lambda out, x, y, y_dot: negative(quotient(x / y)) * y_dot,
+        ),
+        vjp=(
+            lambda out, x, y, out_bar: out_bar,
+            lambda out, x, y, out_bar: out_bar * negative(quotient(x / y)),
+        ),
+        sparsity=_remainder_sparsity(round_value),
+        **fields,
+    )
+
+
+mod = _remainder(
     "mod",
     np.mod,
+    floor,
     operators=("__mod__", "__rmod__"),
     numpy=("mod", "remainder"),
     replay=operator.mod,
-    complex=REAL_ONLY,
-    nargs=2,
-    elementwise=True,
-    domain=((-3.0, 3.0), (0.5, 2.0)),
-    saves=("args",),
-    sym=lambda x, y: x - y * _SymFloor(x / y),
-    # x mod y = x - y * floor(x / y), and floor's derivative is 0.
-    jvp=(
-        lambda out, x, y, x_dot: x_dot,
-        lambda out, x, y, y_dot: negative(floor(x / y)) * y_dot,
-    ),
-    vjp=(
-        lambda out, x, y, out_bar: out_bar,
-        lambda out, x, y, out_bar: out_bar * negative(floor(x / y)),
-    ),
-    sparsity=_remainder_sparsity(np.floor),
     doc="Remainder with the sign of the divisor, elementwise (``x % y``, as ``np.mod``).",
     example="mod(-1.0, 3.0) -> 2.0",
 )
 
-fmod = defop(
+fmod = _remainder(
     "fmod",
     np.fmod,
+    trunc,
     replay=math.fmod,
-    complex=REAL_ONLY,
-    nargs=2,
-    elementwise=True,
-    domain=((-3.0, 3.0), (0.5, 2.0)),
-    saves=("args",),
-    sym=lambda x, y: x - y * _SymTrunc(x / y),
-    # fmod(x, y) = x - y * trunc(x / y), and trunc's derivative is 0.
-    jvp=(
-        lambda out, x, y, x_dot: x_dot,
-        lambda out, x, y, y_dot: negative(trunc(x / y)) * y_dot,
-    ),
-    vjp=(
-        lambda out, x, y, out_bar: out_bar,
-        lambda out, x, y, out_bar: out_bar * negative(trunc(x / y)),
-    ),
-    sparsity=_remainder_sparsity(np.trunc),
     doc="Remainder with the sign of the dividend, elementwise (C's ``fmod``, as ``np.fmod``).",
     example="fmod(-1.0, 3.0) -> -1.0",
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -31,43 +31,19 @@ def _tuple_rule(rule) -> tuple:
     return (rule,)
 
 
-def defop(
-    name: str,
-    value: Callable,
-    *,
-    jvp,
-    vjp,
-    sym: Callable | None = None,
-    domain: Any = (-2.0, 2.0),
-    nargs: int | None = 1,
-    elementwise: bool = False,
-    saves: Sequence[str] = ("args", "out"),
-    prepare: Callable | None = None,
-    complex: str | None = None,
-    label: str = "",
-    method: str | None = None,
-    operators: Sequence[str] = (),
-    numpy: Sequence[str] | None = None,
-    replay: Callable | str | None = None,
-    doc: str = "",
-    example: str = "",
-    cases: Sequence = (),
-    test_params: Callable | None = None,
-    hints: Hints = NO_HINTS,
-    sparsity: Callable | str | None = None,
-    batch: Callable | str | None = None,
-) -> Callable:
+def defop(name: str, value: Callable, *, jvp, vjp, **fields: Any) -> Callable:
     """Register a primitive and return its public function.
 
-    The fields are :class:`OpDef`'s. ``saves`` names what the VJP rules need
-    from the forward pass: ``"args"`` (the primal inputs) and/or ``"out"``;
-    rules receive ``None`` for what is not saved, and the tape holds only
-    what is. ``prepare(*args, **params)`` normalises static parameters
-    (axes, shapes, indices) once, before dispatch. ``numpy`` defaults to the
-    op's own name. ``example`` is a doctest expression whose printed value
-    follows after ``->``. ``batch(args, batched, **params)`` is the op's
-    batching rule for ``vmap`` (or ``LEADING_AXIS``; see :mod:`adcompare.ops.batching`);
-    elementwise ops derive theirs. A user's op is registered the same way:
+    The fields are :class:`OpDef`'s, given by keyword. ``saves`` names what
+    the VJP rules need from the forward pass: ``"args"`` (the primal inputs)
+    and/or ``"out"``; rules receive ``None`` for what is not saved, and the
+    tape holds only what is. ``prepare(*args, **params)`` normalises static
+    parameters (axes, shapes, indices) once, before dispatch. ``numpy``
+    defaults to the op's own name, ``label`` to it capitalised. ``example``
+    is a doctest expression whose printed value follows after ``->``.
+    ``batch(args, batched, **params)`` is the op's batching rule for ``vmap``
+    (or ``LEADING_AXIS``; see :mod:`adcompare.ops.batching`); elementwise ops
+    derive theirs. A user's op is registered the same way:
 
     >>> import numpy as np
     >>> cube = defop(
@@ -81,41 +57,51 @@ def defop(
     """
     if name in OPS:
         raise ValueError(f"op {name!r} is registered twice")
-    if nargs is not None:
+    fields = _record_fields(name, value, fields)
+    if fields.get("nargs", 1) is not None:
         jvp, vjp = _tuple_rule(jvp), _tuple_rule(vjp)
-    hints = _checked_hints(name, nargs, hints)
-    if elementwise and hints.into is None:
-        hints = dataclasses.replace(hints, into=_ufunc_into(value))
-    op = OpDef(
-        name=name,
-        value=value,
-        jvp=jvp,
-        vjp=vjp,
-        sym=sym,
-        domain=domain,
-        nargs=nargs,
-        elementwise=elementwise,
-        saves=frozenset(saves),
-        prepare=prepare,
-        complex=complex,
-        label=label or name.capitalize(),
-        method=method,
-        operators=tuple(operators),
-        numpy=default_numpy_names(name) if numpy is None else tuple(numpy),
-        replay=replay,
-        doc=doc,
-        example=example,
-        cases=tuple(cases),
-        test_params=test_params,
-        hints=hints,
-        sparsity=sparsity,
-        module=sys._getframe(1).f_globals.get("__name__", ""),
-        batch=batch,
-    )
+    module = sys._getframe(1).f_globals.get("__name__", "")
+    op = OpDef(name=name, value=value, jvp=jvp, vjp=vjp, module=module, **fields)
     op.fn = op.api = _public_function(op)
     OPS[name] = op
     register_numpy_names(op.numpy, op.fn)
     return op.fn
+
+
+#: The fields ``defop`` takes by keyword: :class:`OpDef`'s, less those it fills in itself.
+DEFOP_FIELDS = frozenset(field.name for field in dataclasses.fields(OpDef) if field.init) - {
+    "name",
+    "value",
+    "jvp",
+    "vjp",
+    "fn",
+    "api",
+    "module",
+}
+
+
+def _record_fields(name: str, value: Callable, fields: dict) -> dict:
+    """``defop``'s keyword fields in the record's types, with the defaults that depend on
+    the op (its label, numpy names and ``into`` hint)."""
+    unknown = fields.keys() - DEFOP_FIELDS
+    if unknown:
+        raise TypeError(
+            f"defop({name!r}): unknown field(s) {sorted(unknown)}; "
+            f"the fields are OpDef's: {sorted(DEFOP_FIELDS)}"
+        )
+    hints = _checked_hints(name, fields.get("nargs", 1), fields.get("hints", NO_HINTS))
+    if fields.get("elementwise") and hints.into is None:
+        hints = dataclasses.replace(hints, into=_ufunc_into(value))
+    numpy = fields.get("numpy")
+    return {
+        **fields,
+        "saves": frozenset(fields.get("saves", ("args", "out"))),
+        "label": fields.get("label") or name.capitalize(),
+        "operators": tuple(fields.get("operators", ())),
+        "numpy": default_numpy_names(name) if numpy is None else tuple(numpy),
+        "cases": tuple(fields.get("cases", ())),
+        "hints": hints,
+    }
 
 
 def _checked_hints(name: str, nargs: int | None, hints: Hints) -> Hints:
