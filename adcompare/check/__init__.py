@@ -40,7 +40,7 @@ from adcompare.check.comparison import Comparison, ComparisonRow, compare
 from adcompare.check.derivatives import NUMERIC_REFERENCES, SECOND_ORDER_MODES, derivative_blocks
 from adcompare.check.gradients import check_grad
 from adcompare.check.numeric import NotComplexSafeError, complex_step, finite_differences
-from adcompare.check.reports import CheckReport, ModeCheck, format_seconds, format_table
+from adcompare.check.reports import CheckReport, ModeCheck, format_table
 from adcompare.check.testing import assert_grad_close
 from adcompare.check.tolerances import checked_tolerance, default_tolerance, relative_error
 
@@ -60,7 +60,6 @@ __all__ = [
     "default_tolerance",
     "derivative_blocks",
     "finite_differences",
-    "format_seconds",
     "format_table",
     "relative_error",
 ]

@@ -15,10 +15,10 @@ from adcompare.check.derivatives import NUMERIC_REFERENCES
 from adcompare.check.reports import (
     _compare_blocks,
     _json_number,
-    format_seconds,
     format_table,
 )
 from adcompare.check.tolerances import default_tolerance
+from adcompare.durations import format_duration
 from adcompare.engines.forward import as_float
 from adcompare.runtime.cost import count
 
@@ -99,7 +99,7 @@ class Comparison:
                     _format_array(r.value),
                     "; ".join(_format_array(b) for b in r.derivative),
                     err,
-                    format_seconds(r.seconds),
+                    format_duration(r.seconds),
                     "-" if r.ops is None else str(r.ops),
                     {True: "ok", False: "MISMATCH", None: "-"}[r.passed],
                 ]

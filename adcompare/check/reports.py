@@ -129,17 +129,6 @@ def _describe(value) -> str:
     return f"{value.dtype} {shape}"
 
 
-def format_seconds(seconds: float) -> str:
-    """A duration for a table: ``12 us``, ``3.40 ms``, ``1.20 s``."""
-    if not math.isfinite(seconds):
-        return "-"
-    if seconds < 1e-3:
-        return f"{seconds * 1e6:.0f} us"
-    if seconds < 1:
-        return f"{seconds * 1e3:.2f} ms"
-    return f"{seconds:.2f} s"
-
-
 def format_table(header: list[str], rows: list[list[str]]) -> str:
     """Left-aligned text columns under a header and a rule."""
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]

@@ -22,10 +22,10 @@ from adcompare.check import (
     checked_tolerance,
     compare,
     default_tolerance,
-    format_seconds,
     format_table,
 )
 from adcompare.cli.expr import FUNCTIONS, Expression, ExpressionError, parse_expression, parse_point
+from adcompare.durations import format_duration
 
 DEFAULT_MODES = {1: ("forward", "reverse", "fd"), 2: (*SECOND_ORDER_MODES, "fd")}
 KNOWN_MODES = {
@@ -193,7 +193,7 @@ def _report_text(result: Comparison, info: dict) -> str:
                 _number(row.value),
                 *derivative,
                 _error_text(row),
-                format_seconds(row.seconds),
+                format_duration(row.seconds),
                 "-" if row.ops is None else str(row.ops),
                 {True: "ok", False: "MISMATCH", None: "-"}[row.passed],
             ]
