@@ -132,3 +132,25 @@ def test_zeros_are_added_only_where_an_earlier_piece_may_have_left_minus_zero():
     gradient = optimised.grad(x)
     assert_bit_identical(gradient, ad.compile(f, x, optimise=False).grad(x))
     assert not np.signbit(gradient[0])  # 2·(-0.0) plus the other pieces' +0.0
+
+
+def test_a_view_of_a_merged_subexpression_keeps_its_buffer_alive():
+    # abs(x) is recorded twice and merged into one value; the second copy was reshaped,
+    # so the reshape is a view of the merged buffer although the recorded values do not
+    # say so. Writing a * w1 into that buffer in place would change what abs's rule
+    # reads in the sweep: d/dx Σ (w1 + w2)|x| is (w1 + w2) sign(x).
+    n = IN_PLACE_FROM  # large enough to be written in place
+    rng = np.random.default_rng(0)
+    x, w1, w2 = rng.standard_normal((3, n))
+
+    def f(x):
+        a = ad.abs(x)
+        b = ad.abs(ad.reshape(ad.abs(x), (n,)))
+        return ad.sum(a * w1) + ad.sum(b * w2)
+
+    optimised = ad.compile(f, x)
+    assert "out=" in optimised.program.source  # the memory passes did run
+    at = rng.standard_normal(n)
+    expected = (w1 + w2) * np.sign(at)
+    np.testing.assert_allclose(optimised.grad(at), expected, rtol=1e-15, atol=0)
+    assert_bit_identical(optimised.grad(at), ad.compile(f, x, optimise=False).grad(at))

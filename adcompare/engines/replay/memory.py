@@ -77,6 +77,35 @@ def _writable(recording: Recording, step: Instruction) -> bool:
     return op.name in _FRESH_OPS or (op.elementwise and op.hints.into is not None)
 
 
+def note_shares(recording: Recording, step):
+    """``step`` with :attr:`Instruction.shares` read off the recorded values.
+
+    Run before any pass: once common subexpressions are merged, an operand's
+    slot may hold another recording of the same value, whose memory the
+    recorded result does not share although the replayed one does.
+    """
+    if not isinstance(step, Instruction) or step.shares is not None:
+        return step
+    value = recording.values.get(step.out)
+    if not isinstance(value, np.ndarray):
+        return step
+
+    def shared(operand) -> bool:
+        kind, slot = operand
+        other = recording.values.get(slot) if kind == "s" else None
+        return isinstance(other, np.ndarray) and np.may_share_memory(value, other)
+
+    positions = [i for i, operand in enumerate(step.args) if shared(operand)]
+    names = [name for name, operand in step.kwargs if shared(operand)]
+    return dataclasses.replace(step, shares=(*positions, *names))
+
+
+def _shared_slots(step: Instruction) -> list[int]:
+    """The slots of the operands :attr:`Instruction.shares` names."""
+    keywords = dict(step.kwargs)
+    return [(step.args[key] if isinstance(key, int) else keywords[key])[1] for key in step.shares]
+
+
 def _allocates(recording: Recording, step: Instruction) -> bool:
     """Whether the instruction's result is new memory (a view or an operand is not)."""
     if _writable(recording, step):
@@ -84,6 +113,8 @@ def _allocates(recording: Recording, step: Instruction) -> bool:
     value = recording.values.get(step.out)
     if not isinstance(value, np.ndarray):
         return False
+    if step.shares is not None:
+        return not step.shares
     operands = [recording.values.get(slot) for slot in reads(step)]
     return not any(
         isinstance(operand, np.ndarray) and np.may_share_memory(value, operand)
@@ -136,6 +167,8 @@ class _Buffers:
         value = self.recording.values.get(step.out)
         if not isinstance(value, np.ndarray):
             return reads(step)
+        if step.shares is not None:
+            return _shared_slots(step)
         return [
             slot
             for slot in reads(step)

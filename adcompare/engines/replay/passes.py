@@ -32,7 +32,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from adcompare.engines.replay.memory import accumulate_in_place, peak_live_bytes, reuse_buffers
+from adcompare.engines.replay.memory import (
+    accumulate_in_place,
+    note_shares,
+    peak_live_bytes,
+    reuse_buffers,
+)
 from adcompare.engines.replay.record import Guard, Instruction, Recording
 from adcompare.ops import OPS
 
@@ -395,6 +400,7 @@ def optimise(
     them); also return each pass's :class:`PassStats`, then the peak live bytes'."""
     if eliminate_dead_code not in passes:
         passes = (*passes, eliminate_dead_code)
+    steps = [(sweep, note_shares(recording, step)) for sweep, step in steps]
     stats = []
     peak_before = peak_live_bytes(recording, steps, outputs)
     for run_pass in passes:

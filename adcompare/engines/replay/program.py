@@ -23,6 +23,12 @@ class Instruction:
     shift), which carries no derivative; ``base`` is then ``(function,
     method)``, with method ``"pack"`` for an index tuple or a list rebuilt
     from slots.
+
+    ``shares`` names the operands (positions in ``args``, names in
+    ``kwargs``) whose memory the recorded result shares, as found on the
+    recorded values before any pass ran: a view's base. The passes rename
+    operands (common subexpressions) but keep their places, so it stays true
+    where the recorded values no longer say it. ``None`` until noted.
     """
 
     kind: str
@@ -32,6 +38,7 @@ class Instruction:
     out: int
     op: OpDef | None = None
     base: object = None
+    shares: tuple | None = None
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ from adcompare.engines.forward import Dual
 from adcompare.engines.replay.program import CompileError, Guard, Instruction, Recording
 from adcompare.engines.reverse.sweep import sweep
 from adcompare.engines.reverse.tape import AccumulateGrad, Node
-from adcompare.ops import getitem
+from adcompare.ops import getitem, real
 from adcompare.ops.registry import Box, OpDef, apply, new_level, shape_of
 from adcompare.runtime.boxes import unbox
 from adcompare.runtime.hooks import RECORDING_HOOKS
@@ -577,6 +577,12 @@ def _record_backward(recording: Recording, out, leaves) -> list:
             f"the gradient needs a scalar output; f returned shape {out.shape}. Reduce it "
             "(e.g. sum or mean) or compile f without gradients"
         )
+    if np.dtype(out.dtype).kind == "c":
+        raise CompileError(
+            f"the gradient needs a real-valued output, but f returned {out.dtype}; compile a "
+            "real function of it (ad.real(f(x)), ad.imag(f(x)) or ad.abs(f(x)) ** 2), as grad "
+            "requires"
+        )
     seed = np.ones(out.shape, dtype=np.result_type(out.dtype, np.float32))
     captured = {}
     if out._node is not None:
@@ -588,8 +594,10 @@ def _record_backward(recording: Recording, out, leaves) -> list:
         g = captured.get(leaf._node)
         if g is None:
             outputs.append(("c", np.zeros(leaf.shape, leaf.dtype)))
-        else:
-            outputs.append(_output(g, recording))
+            continue
+        if np.dtype(g.dtype).kind == "c" and np.dtype(leaf.dtype).kind != "c":
+            g = real(g)  # a real input's cotangent is the real part, as in grad
+        outputs.append(_output(g, recording))
     return outputs
 
 
