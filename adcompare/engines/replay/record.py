@@ -594,14 +594,7 @@ def _record_backward(recording: Recording, out, leaves) -> list:
         g = captured.get(leaf._node)
         if g is None:
             outputs.append(("c", np.zeros(leaf.shape, leaf.dtype)))
-            continue
-        if np.dtype(g.dtype).kind == "c" and np.dtype(leaf.dtype).kind != "c":
-            g = real(g)  # a real input's cotangent is the real part, as in grad
-        outputs.append(_output(g, recording))
+        else:  # a real input's cotangent is the real part of what reaches it, as in grad
+            real_input = np.dtype(g.dtype).kind == "c" and np.dtype(leaf.dtype).kind != "c"
+            outputs.append(_output(real(g) if real_input else g, recording))
     return outputs
-
-
-def bind(instruction: Instruction):
-    """The instruction's function with its constant keywords bound."""
-    constant = {k: v for k, (kind, v) in instruction.kwargs if kind == "c"}
-    return functools.partial(instruction.fn, **constant) if constant else instruction.fn
