@@ -105,6 +105,7 @@ class CompiledFunction:
         eliminate_dead_code: 10 -> 8
         accumulate_in_place: 8 -> 8
         reuse_buffers: 8 -> 8
+        lower: 8 -> 8
         peak live bytes: 400000 -> 240000
         """
         return list(self.program.pass_stats)

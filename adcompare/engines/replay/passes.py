@@ -16,7 +16,9 @@ and its outputs, and returns new ones that compute bit-identical results:
   and a ``sum`` keeping axes for a ``reshape`` to drop, fused into that op;
 - :func:`eliminate_dead_code`: what neither an output nor a guard reads;
 - :func:`~adcompare.engines.replay.memory.accumulate_in_place` and
-  :func:`~adcompare.engines.replay.memory.reuse_buffers`: the memory passes.
+  :func:`~adcompare.engines.replay.memory.reuse_buffers`: the memory passes;
+- :func:`~adcompare.engines.replay.lower.lower`: each instruction in its
+  cheapest form (a subscript, numpy called directly, constants as arrays).
 
 Constants need no pass: an op whose arguments hold no traced value runs once,
 while ``f`` is recorded, and its result enters the program as a constant.
@@ -32,6 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from adcompare.engines.replay.lower import lower
 from adcompare.engines.replay.memory import (
     accumulate_in_place,
     note_shares,
@@ -48,6 +51,7 @@ __all__ = [
     "eliminate_common_subexpressions",
     "eliminate_dead_code",
     "fuse_unbroadcast",
+    "lower",
     "optimise",
     "reuse_buffers",
     "simplify",
@@ -372,7 +376,8 @@ def eliminate_dead_code(recording: Recording, steps: Steps, outputs: list) -> tu
 
 
 #: The optimising passes, in order; a program always ends with :func:`eliminate_dead_code`.
-#: The memory passes come last: they read which values are still needed.
+#: The memory passes come next: they read which values are still needed; then
+#: :func:`~adcompare.engines.replay.lower.lower` picks how each instruction is written.
 PASSES: tuple[Callable, ...] = (
     simplify,
     eliminate_common_subexpressions,
@@ -380,6 +385,7 @@ PASSES: tuple[Callable, ...] = (
     eliminate_dead_code,
     accumulate_in_place,
     reuse_buffers,
+    lower,
 )
 
 

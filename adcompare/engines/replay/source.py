@@ -16,6 +16,7 @@ import operator
 
 import numpy as np
 
+from adcompare.engines.replay.lower import Form
 from adcompare.engines.replay.memory import last_uses, reads
 from adcompare.engines.replay.record import Guard, Instruction, Recording
 from adcompare.ops.registry import keep_number
@@ -50,6 +51,7 @@ class _Names:
         self.namespace = namespace
         self.taken = set(namespace) | {"np"}
         self.functions: dict[int, str] = {}
+        self.constants: dict[int, str] = {}  # one name per constant object
         self.described: list[str] = []
         self.suffixes: dict[str, int] = {}  # the last suffix given to a base name
 
@@ -66,7 +68,10 @@ class _Names:
         """A literal for Python numbers, tuples and strings; else a name bound to ``value``."""
         if _is_literal(value):
             return repr(value)
-        name = self.unique(base)
+        name = self.constants.get(id(value))
+        if name is not None:
+            return name
+        name = self.constants[id(value)] = self.unique(base)
         self.namespace[name] = value
         self.described.append(f"# {name} = {_describe(value)}")
         return name
@@ -99,7 +104,8 @@ def _is_literal(value) -> bool:
 def _function_name(step: Instruction) -> str:
     """What the generated code calls the instruction's function."""
     if step.kind == "op":
-        return step.op.name if step.fn is step.op.value else getattr(step.fn, "__name__", "op")
+        plain = step.fn is step.op.value or isinstance(step.fn, Form)
+        return step.op.name if plain else getattr(step.fn, "__name__", "op")
     base, method = step.base
     if method == "pack":
         return f"pack_{base.__name__}"
@@ -154,6 +160,10 @@ class _Writer:
             return self.labels[value]
         return self.names.constant(_to_scalar(value) if self.kernel else value, base)
 
+    def function(self, fn, base: str) -> str:
+        """The name ``fn`` has in the replay's namespace."""
+        return self.names.function(fn, base)
+
     def inputs(self, steps: list) -> list[str]:
         """Scalar programs take the numbers out; arrays ``f`` reads are read as they are now."""
         labels, lines = self.labels, []
@@ -197,6 +207,8 @@ class _Writer:
                 return f"{self.labels[step.out]} = {operands[0]}"
             base = step.op.name if step.kind == "op" else _function_name(step)
             fn = self.names.function(kernel, base)
+        elif isinstance(step.fn, Form):
+            return step.fn.write(self, self.labels[step.out], step.args, dict(step.kwargs))
         else:
             fn = self.names.function(step.fn, _function_name(step))
             keywords = list(step.kwargs)

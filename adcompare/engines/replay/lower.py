@@ -1,0 +1,211 @@
+"""The last pass: how each instruction is written in the generated code.
+
+A replay of many small arrays (an LSTM's gates) costs about what numpy spends
+per call, and every Python function between the generated line and numpy adds
+to it. :func:`lower` rewrites instructions into forms that compute the same
+numbers with less in between:
+
+- indexing (the ``getitem`` op, or ``[]`` on a value that left the tape) is a
+  subscript, ``x[index]``, with no call;
+- a scatter at a basic index (integers and step-1 slices) is ``zeros`` and a
+  slice assignment, and an in-place accumulation
+  (:func:`~adcompare.engines.replay.memory.add_at`) is ``out[index] += part``;
+- ``sum`` and ``concatenate`` call numpy's ``add.reduce`` and ``concatenate``
+  directly, not through the op's wrapper;
+- a number a ufunc reads (``0.5 * v``, ``1.0 - v``) is a 0-d array of the
+  result's dtype, which numpy need not convert from a Python number at every
+  call (it converts that number to the same dtype: the results are the same).
+
+A :class:`Form` is still a function (calling it computes the instruction's
+value), so a program is the same program whether or not it is lowered.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+from collections.abc import Callable
+
+import numpy as np
+
+from adcompare.engines.replay import memory
+from adcompare.engines.replay.memory import _box, _difference, add_at, writes_into
+from adcompare.engines.replay.record import Instruction, Recording
+
+__all__ = ["Form", "lower"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Form:
+    """A function the generated code writes as statements rather than calls.
+
+    ``write(code, out, args, kwargs)`` gives the line: ``code.operand(spec)``
+    is the source of an operand, ``code.function(fn, base)`` the name of a
+    function in the replay's namespace; ``out`` names the result.
+    """
+
+    name: str
+    function: Callable
+    write: Callable
+
+    def __call__(self, *args, **kwargs):
+        return self.function(*args, **kwargs)
+
+
+def _write_subscript(code, out: str, args: tuple, kwargs: dict) -> str:
+    value, *index = list(args) + list(kwargs.values())
+    return f"{out} = {code.operand(value)}[{code.operand(index[0], 'index')}]"
+
+
+def _scatter(part, index, shape, dtype, outside):
+    result = np.empty(shape, dtype) if outside is not None else np.zeros(shape, dtype)
+    result[index] = part
+    for box in outside or ():
+        result[box] = 0
+    return result
+
+
+def _write_scatter(code, out: str, args: tuple, kwargs: dict) -> str:
+    index, dtype = code.operand(kwargs["index"], "index"), code.operand(kwargs["dtype"], "dtype")
+    shape, outside = kwargs["shape"][1], kwargs["outside"][1]
+    make = code.function(*((np.zeros, "zeros") if outside is None else (np.empty, "empty")))
+    lines = [f"{out} = {make}({shape!r}, {dtype})", f"{out}[{index}] = {code.operand(args[0])}"]
+    lines += [f"{out}[{code.operand(('c', box), 'box')}] = 0" for box in outside or ()]
+    return "; ".join(lines)
+
+
+def _write_add_at(code, out: str, args: tuple, kwargs: dict) -> str:
+    total, index = code.operand(kwargs["out"]), code.operand(kwargs["index"], "index")
+    lines = [f"{total}[{index}] += {code.operand(args[0])}"]
+    lines += [f"{total}[{code.operand(('c', box), 'box')}] += 0.0" for box in kwargs["outside"][1]]
+    return "; ".join([*lines, f"{out} = {total}"])
+
+
+def _write_call(function, base: str) -> Callable:
+    def write(code, out: str, args: tuple, kwargs: dict) -> str:
+        operands = [code.operand(spec) for spec in args]
+        operands += [f"{k}={code.operand(spec, k)}" for k, spec in kwargs.items()]
+        return f"{out} = {code.function(function, base)}({', '.join(operands)})"
+
+    return write
+
+
+def _write_concatenate(code, out: str, args: tuple, kwargs: dict) -> str:
+    arrays = "".join(f"{code.operand(spec)}, " for spec in args)
+    concatenate = code.function(np.concatenate, "concatenate")
+    return f"{out} = {concatenate}(({arrays}), axis={code.operand(kwargs['axis'], 'axis')})"
+
+
+SUBSCRIPT = Form("subscript", lambda value, index: value[index], _write_subscript)
+SCATTER = Form("scatter", _scatter, _write_scatter)
+ADD_AT = Form("add_at", add_at, _write_add_at)
+SUM = Form(
+    "sum",
+    lambda x, axis, keepdims: np.add.reduce(x, axis=axis, keepdims=keepdims),
+    _write_call(np.add.reduce, "sum"),
+)
+CONCATENATE = Form(
+    "concatenate",
+    lambda *arrays, axis, sizes: np.concatenate(arrays, axis=axis),
+    _write_concatenate,
+)
+
+
+def _is_array(recording: Recording, spec) -> bool:
+    kind, value = spec
+    value = recording.values.get(value) if kind == "s" else value
+    return isinstance(value, np.ndarray)
+
+
+def _lower_scatter(recording: Recording, step: Instruction) -> Instruction:
+    keywords = dict(step.kwargs)
+    index, shape = keywords.get("index"), keywords.get("shape")
+    if index is None or index[0] != "c" or shape is None or shape[0] != "c":
+        return step
+    box = _box(index[1], tuple(shape[1]))
+    result = recording.values.get(step.out)
+    if box is None or not isinstance(result, np.ndarray) or result.ndim == 0:
+        return step
+    # Large results: write the box once and zero only the rest (as the op does).
+    outside = None
+    if result.nbytes >= memory.IN_PLACE_FROM:
+        outside = _difference([(0, n) for n in result.shape], box)
+    kwargs = (
+        ("index", index),
+        ("shape", ("c", tuple(result.shape))),
+        ("dtype", ("c", result.dtype)),
+        ("outside", ("c", outside)),
+    )
+    return dataclasses.replace(step, fn=SCATTER, kwargs=kwargs)
+
+
+def _array_constants(recording: Recording, step: Instruction) -> Instruction:
+    """A ufunc's constant numbers as 0-d arrays of the dtype every operand and the result have."""
+    result = recording.values.get(step.out)
+    if not isinstance(result, np.ndarray) or result.ndim == 0 or result.dtype.kind not in "fc":
+        return step
+    slots = [spec for spec in step.args if spec[0] == "s"]
+    if not slots or any(
+        not isinstance(recording.values.get(slot), np.ndarray)
+        or recording.values[slot].dtype != result.dtype
+        for _, slot in slots
+    ):
+        return step
+    args = tuple(
+        _zero_dimensional(spec, result.dtype) if spec[0] == "c" else spec for spec in step.args
+    )
+    changed = any(new is not old for new, old in zip(args, step.args))
+    return dataclasses.replace(step, args=args) if changed else step
+
+
+_CONSTANTS: dict = {}
+
+
+def _zero_dimensional(spec: tuple, dtype: np.dtype) -> tuple:
+    """A number as a 0-d array of ``dtype``, where it converts exactly; one read-only
+    array per number and dtype, shared by every instruction reading it."""
+    value = spec[1]
+    if not (type(value) in (int, float) or isinstance(value, np.number)):
+        return spec
+    try:
+        array = np.asarray(value, dtype=dtype)
+    except (OverflowError, ValueError, TypeError):
+        return spec
+    if array.item() != value:  # inexact, or not a number: numpy's own conversion stays
+        return spec
+    key = (dtype.str, array.tobytes())
+    shared = _CONSTANTS.get(key)
+    if shared is None:
+        array.flags.writeable = False
+        shared = _CONSTANTS.setdefault(key, array)
+    return ("c", shared)
+
+
+def _lower_step(recording: Recording, step):
+    if not isinstance(step, Instruction):
+        return step
+    if step.kind == "numpy":
+        if step.fn is operator.getitem:
+            return dataclasses.replace(step, fn=SUBSCRIPT)
+        if step.fn is add_at:
+            return dataclasses.replace(step, fn=ADD_AT)
+        return step
+    if step.fn is not step.op.value:
+        return step  # already written into a buffer, or another form
+    name = step.op.name
+    if isinstance(step.fn, np.ufunc):
+        return _array_constants(recording, step)
+    if name == "getitem" and _is_array(recording, step.args[0]):
+        return dataclasses.replace(step, fn=SUBSCRIPT)
+    if name == "scatter_add" and writes_into(step) is None:
+        return _lower_scatter(recording, step)
+    if name == "sum":
+        return dataclasses.replace(step, fn=SUM)
+    if name == "concatenate":
+        return dataclasses.replace(step, fn=CONCATENATE)
+    return step
+
+
+def lower(recording: Recording, steps: list, outputs: list) -> tuple[list, list]:
+    """Rewrite each instruction into its cheapest form (see the module's docstring)."""
+    return [(sweep, _lower_step(recording, step)) for sweep, step in steps], outputs

@@ -1,0 +1,75 @@
+"""The replay's last pass: instructions written as subscripts, slice assignments and
+direct numpy calls, with constants as arrays, and the same numbers as before."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import adcompare as ad
+from adcompare.engines.replay import CompiledFunction, memory
+from adcompare.engines.replay.lower import lower
+from adcompare.engines.replay.passes import PASSES
+
+from .test_replay_passes import assert_bit_identical
+
+UNLOWERED = tuple(p for p in PASSES if p is not lower)
+
+
+def gates(x):
+    """An LSTM cell's shape of work: slices of one vector, sigmoids, a concatenation."""
+    sigmoids = ad.sigmoid(x[:6])
+    cell = sigmoids[:2] * ad.tanh(x[6:8]) + sigmoids[2:4]
+    return ad.sum(ad.concatenate([cell, sigmoids[4:]]) * 0.5)
+
+
+def _calls(compiled, name: str) -> int:
+    return compiled.program.source.count(f"{name}(")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_indexing_and_scatters_are_written_inline_with_the_same_results(dtype):
+    x = np.linspace(-1.0, 1.5, 8).astype(dtype)
+    before = CompiledFunction(gates, 0, (x,), passes=UNLOWERED)
+    after = ad.compile(gates, x)
+    assert before.program.instructions == after.program.instructions
+    # Unlowered, every slice is a call of the getitem op and every cotangent of one a
+    # scatter into zeros; lowered, they are subscripts and slice assignments.
+    assert _calls(before, "getitem") == 5 and _calls(after, "getitem") == 0
+    assert _calls(before, "scatter_add") == 2 and _calls(after, "scatter_add") == 0
+    assert _calls(before, "add_at") == 1 and _calls(after, "add_at") == 0
+    assert "x[index]" in after.program.source
+    assert _calls(after, "zeros") == 2
+    for point in (x, -x, np.zeros_like(x), np.array([-0.0] * 8, dtype)):
+        assert_bit_identical(after.value_and_grad(point), before.value_and_grad(point))
+        assert after.grad(point).dtype == dtype
+    np.testing.assert_allclose(after.grad(x), ad.grad(gates)(x), rtol=1e-6)
+
+
+def test_numbers_ufuncs_read_become_arrays_of_the_operands_dtype():
+    f = lambda x: ad.sum(1.0 - 0.5 * x * x)
+    x = np.linspace(-1.0, 1.0, 5)
+    constants = [
+        value for step in ad.compile(f, x).program.steps for kind, value in step.args if kind == "c"
+    ]
+    assert constants and all(type(c) is np.ndarray and c.dtype == np.float64 for c in constants)
+    # An inexact conversion (0.1 in float32) keeps numpy's own handling of the number.
+    f32 = ad.compile(lambda x: ad.sum(x * 0.1), x.astype(np.float32))
+    assert any(
+        value == 0.1 and type(value) is float
+        for step in f32.program.steps
+        for kind, value in step.args
+        if kind == "c"
+    )
+    assert f32.grad(x.astype(np.float32)).dtype == np.float32
+
+
+def test_a_large_scatter_writes_its_index_once_and_zeros_only_the_rest(monkeypatch):
+    monkeypatch.setattr(memory, "IN_PLACE_FROM", 0)
+    f = lambda x: ad.sum(ad.sin(x[1:3]))
+    x = np.array([-0.0, 0.5, -0.0, 2.0])
+    after = ad.compile(f, x)
+    assert _calls(after, "empty") == 1 and _calls(after, "zeros") == 0
+    gradient = after.grad(x)
+    np.testing.assert_array_equal(gradient, [0.0, np.cos(0.5), 1.0, 0.0])
+    assert_bit_identical(gradient, CompiledFunction(f, 0, (x,), passes=UNLOWERED).grad(x))
