@@ -11,6 +11,7 @@ from adcompare.engines.replay import CompiledFunction, memory
 from adcompare.engines.replay.lower import lower
 from adcompare.engines.replay.passes import PASSES
 
+from .test_replay_memory import rosenbrock, rosenbrock_gradient
 from .test_replay_passes import assert_bit_identical
 
 UNLOWERED = tuple(p for p in PASSES if p is not lower)
@@ -73,3 +74,23 @@ def test_a_large_scatter_writes_its_index_once_and_zeros_only_the_rest(monkeypat
     gradient = after.grad(x)
     np.testing.assert_array_equal(gradient, [0.0, np.cos(0.5), 1.0, 0.0])
     assert_bit_identical(gradient, CompiledFunction(f, 0, (x,), passes=UNLOWERED).grad(x))
+
+
+def test_a_scattered_part_is_computed_in_the_array_it_is_scattered_into(monkeypatch):
+    # Rosenbrock's cotangent of x[:-1], -2(1 - x) - 400 x r, is scattered into the
+    # gradient. Its memory was allocated by 1 - x[:-1] in the forward pass and written
+    # over by the rules' products (out=): allocated as the gradient's slice instead, it
+    # is never copied, and the program holds one large array fewer in the reverse sweep.
+    monkeypatch.setattr(memory, "IN_PLACE_FROM", 0)
+    x = np.linspace(-1.0, 1.5, 9)
+    before = CompiledFunction(rosenbrock, 0, (x,), passes=UNLOWERED)
+    after = ad.compile(rosenbrock, x)
+    assert _calls(before, "scatter_add") == 1 and _calls(after, "scatter_add") == 0
+    forms = [getattr(step.fn, "name", None) for step in after.program.steps]
+    assert "scatter" not in forms and forms.count("allocate") == forms.count("into_slice") == 1
+    # Allocated where 1 - x[:-1] was, in the forward pass, and that result written into it.
+    assert forms.index("allocate") + 1 == forms.index("into_slice") < after.program.forward_steps
+    assert after.program.instructions == before.program.instructions
+    for point in (x, np.ones(9), np.array([1.0, 1.0, -0.0, 0.0, 2.0, 1.0, 1.0, 1.0, 1.0])):
+        assert_bit_identical(after.value_and_grad(point), before.value_and_grad(point))
+        np.testing.assert_allclose(after.grad(point), rosenbrock_gradient(point), rtol=1e-14)

@@ -8,7 +8,11 @@ numbers with less in between:
 - indexing (the ``getitem`` op, or ``[]`` on a value that left the tape) is a
   subscript, ``x[index]``, with no call;
 - a scatter at a basic index (integers and step-1 slices) is ``zeros`` and a
-  slice assignment, and an in-place accumulation
+  slice assignment. Where nothing else reads the scattered part and exact
+  arithmetic ufuncs computed it, the scattered array is allocated where the
+  part's memory was, and they compute it in its slice
+  (``subtract(1.0, x, out=total[index])``): no copy, one large array fewer;
+- an in-place accumulation
   (:func:`~adcompare.engines.replay.memory.add_at`) is ``out[index] += part``;
 - ``sum`` and ``concatenate`` call numpy's ``add.reduce`` and ``concatenate``
   directly, not through the op's wrapper;
@@ -74,6 +78,33 @@ def _write_scatter(code, out: str, args: tuple, kwargs: dict) -> str:
     return "; ".join(lines)
 
 
+def _allocate(shape, dtype, outside):
+    return _scatter(0, (), shape, dtype, outside)
+
+
+def _write_allocate(code, out: str, args: tuple, kwargs: dict) -> str:
+    dtype, shape, outside = (
+        code.operand(kwargs["dtype"], "dtype"),
+        kwargs["shape"][1],
+        kwargs["outside"][1],
+    )
+    make = code.function(*((np.zeros, "zeros") if outside is None else (np.empty, "empty")))
+    lines = [f"{out} = {make}({shape!r}, {dtype})"]
+    lines += [f"{out}[{code.operand(('c', box), 'box')}] = 0" for box in outside or ()]
+    return "; ".join(lines)
+
+
+def _into_slice(*args, ufunc, out, index):
+    return ufunc(*args, out=out[index])
+
+
+def _write_into_slice(code, out: str, args: tuple, kwargs: dict) -> str:
+    ufunc, index = kwargs["ufunc"][1], code.operand(kwargs["index"], "index")
+    operands = "".join(f"{code.operand(spec)}, " for spec in args)
+    into = f"{code.operand(kwargs['out'])}[{index}]"
+    return f"{out} = {code.function(ufunc, ufunc.__name__)}({operands}out={into})"
+
+
 def _write_add_at(code, out: str, args: tuple, kwargs: dict) -> str:
     total, index = code.operand(kwargs["out"]), code.operand(kwargs["index"], "index")
     lines = [f"{total}[{index}] += {code.operand(args[0])}"]
@@ -98,6 +129,8 @@ def _write_concatenate(code, out: str, args: tuple, kwargs: dict) -> str:
 
 SUBSCRIPT = Form("subscript", lambda value, index: value[index], _write_subscript)
 SCATTER = Form("scatter", _scatter, _write_scatter)
+ALLOCATE = Form("allocate", _allocate, _write_allocate)
+INTO_SLICE = Form("into_slice", _into_slice, _write_into_slice)
 ADD_AT = Form("add_at", add_at, _write_add_at)
 SUM = Form(
     "sum",
@@ -206,6 +239,90 @@ def _lower_step(recording: Recording, step):
     return step
 
 
+#: Ufuncs whose every result is IEEE arithmetic's correctly rounded one, whatever loop
+#: numpy picks for the memory it writes: they may write into a slice of another array.
+_EXACT = frozenset({np.add, np.subtract, np.multiply, np.divide, np.negative})
+
+
+def _chain(producers: dict, part: Instruction) -> list[Instruction] | None:
+    """The instructions that wrote into ``part``'s memory, from the one that allocated it.
+
+    ``None`` unless each is an exact ufunc (see ``_EXACT``) writing nowhere else.
+    """
+    chain = []
+    while isinstance(part, Instruction):
+        keywords = dict(part.kwargs)
+        exact = part.kind == "op" and part.fn in _EXACT and part.fn is part.op.value
+        if not exact or set(keywords) - {"out"}:
+            return None
+        chain.append(part)
+        if "out" not in keywords:
+            return chain[::-1]
+        part = producers.get(keywords["out"][1])
+    return None
+
+
+def _scatter_into_chain(recording: Recording, producers: dict, scatter: Instruction):
+    """Where a scatter's part can be computed in the scattered array: the chain of
+    instructions that computed it, which then write into its slice; else ``None``."""
+    chain = _chain(producers, producers.get(scatter.args[0][1]))
+    if chain is None:
+        return None
+    result = recording.values[scatter.out]
+    index = dict(scatter.kwargs)["index"][1]
+    view = np.empty(result.shape, result.dtype)[index]
+    values = [recording.values.get(step.out) for step in chain]
+    if all(
+        isinstance(v, np.ndarray) and v.dtype == view.dtype and v.shape == view.shape
+        for v in values
+    ):
+        return chain
+    return None
+
+
+def _allocation(scatter: Instruction) -> Instruction:
+    keywords = tuple((k, v) for k, v in scatter.kwargs if k in ("shape", "dtype", "outside"))
+    return dataclasses.replace(scatter, fn=ALLOCATE, args=(), kwargs=keywords)
+
+
+def _computed_in(step: Instruction, scatter: Instruction) -> Instruction:
+    index = dict(scatter.kwargs)["index"]
+    keywords = (("ufunc", ("c", step.fn)), ("out", ("s", scatter.out)), ("index", index))
+    return dataclasses.replace(step, fn=INTO_SLICE, kwargs=keywords)
+
+
 def lower(recording: Recording, steps: list, outputs: list) -> tuple[list, list]:
-    """Rewrite each instruction into its cheapest form (see the module's docstring)."""
-    return [(sweep, _lower_step(recording, step)) for sweep, step in steps], outputs
+    """Rewrite each instruction into its cheapest form (see the module's docstring).
+
+    A scatter whose part nothing else reads allocates its array where the part's
+    memory was allocated, and the part is computed in its slice: the instructions
+    that wrote into the part's memory (``out=``) then write there.
+    """
+    lowered = [(sweep, _lower_step(recording, step)) for sweep, step in steps]
+    readers: dict[int, int] = {}
+    for _, step in lowered:
+        for slot in memory.reads(step):
+            readers[slot] = readers.get(slot, 0) + 1
+    for kind, slot in outputs:
+        if kind == "s":
+            readers[slot] = readers.get(slot, 0) + 2
+    producers = {step.out: step for _, step in lowered if isinstance(step, Instruction)}
+    allocations: dict[int, Instruction] = {}  # a chain's first slot -> the scatter
+    moved: set[int] = set()  # the scatters allocated earlier
+    for _, step in lowered:
+        if not (isinstance(step, Instruction) and step.fn is SCATTER and step.args[0][0] == "s"):
+            continue
+        chain = _scatter_into_chain(recording, producers, step)
+        if readers.get(step.args[0][1]) == 1 and chain is not None:
+            allocations[chain[0].out] = step
+            moved.add(step.out)
+    kept = []
+    for sweep, step in lowered:
+        if isinstance(step, Instruction) and step.out in allocations:
+            scatter = allocations[step.out]
+            kept.append((sweep, _allocation(scatter)))
+            step = _computed_in(step, scatter)
+        elif isinstance(step, Instruction) and step.fn is SCATTER and step.out in moved:
+            continue
+        kept.append((sweep, step))
+    return kept, outputs

@@ -254,6 +254,8 @@ def generate(
         else:
             lines.append(writer.instruction(step))
         dead = [s for s in reads(step) if last.get(s) == position and s not in kept]
+        if kernel is None and isinstance(step, Instruction) and step.out not in last:
+            dead.append(step.out)  # computed into another array's memory: nobody reads it
         if dead:
             lines.append(f"del {', '.join(dict.fromkeys(writer.labels[s] for s in dead))}")
     header = "# forward pass with tangents" if recording.tangents else "# forward pass"
