@@ -98,18 +98,29 @@ def _into_slice(*args, ufunc, out, index):
     return ufunc(*args, out=out[index])
 
 
+def _view_index(code, index) -> str:
+    """A basic index ending in ``...``: a view even where it picks one element."""
+    items = index if isinstance(index, tuple) else (index,)
+    return code.operand(("c", (*items, Ellipsis)), "index")
+
+
 def _write_into_slice(code, out: str, args: tuple, kwargs: dict) -> str:
-    ufunc, index = kwargs["ufunc"][1], code.operand(kwargs["index"], "index")
+    # ``out`` passed by position: numpy parses no keyword (and ufunc.nin == len(args)).
+    ufunc, index = kwargs["ufunc"][1], _view_index(code, kwargs["index"][1])
     operands = "".join(f"{code.operand(spec)}, " for spec in args)
     into = f"{code.operand(kwargs['out'])}[{index}]"
-    return f"{out} = {code.function(ufunc, ufunc.__name__)}({operands}out={into})"
+    return f"{out} = {code.function(ufunc, ufunc.__name__)}({operands}{into})"
 
 
 def _write_add_at(code, out: str, args: tuple, kwargs: dict) -> str:
-    total, index = code.operand(kwargs["out"]), code.operand(kwargs["index"], "index")
-    lines = [f"{total}[{index}] += {code.operand(args[0])}"]
-    lines += [f"{total}[{code.operand(('c', box), 'box')}] += 0.0" for box in kwargs["outside"][1]]
-    return "; ".join([*lines, f"{out} = {total}"])
+    # ``view = total[index]; add(view, part, view)`` is ``total[index] += part`` without
+    # the assignment of the view to itself that ``+=`` on a subscript ends with.
+    total, index = code.operand(kwargs["out"]), _view_index(code, kwargs["index"][1])
+    view, add = code.temporary("_view"), code.function(np.add, "add")
+    places = [(index, code.operand(args[0]))]
+    places += [(_view_index(code, box), "0.0") for box in kwargs["outside"][1]]
+    lines = [f"{view} = {total}[{where}]; {add}({view}, {part}, {view})" for where, part in places]
+    return "; ".join([*lines, f"{out} = {total}", f"del {view}"])
 
 
 def _write_call(function, base: str) -> Callable:

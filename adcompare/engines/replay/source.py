@@ -153,6 +153,7 @@ class _Writer:
         self.names = _Names(self.namespace)
         inputs = [*inputs, *(f"a{i}" for i in range(len(inputs), len(recording.inputs)))]
         self.labels = _value_names(recording, steps, outputs, inputs, self.names)
+        self.temporaries: dict[str, str] = {}
 
     def operand(self, spec, base: str = "c") -> str:
         kind, value = spec
@@ -163,6 +164,12 @@ class _Writer:
     def function(self, fn, base: str) -> str:
         """The name ``fn`` has in the replay's namespace."""
         return self.names.function(fn, base)
+
+    def temporary(self, base: str) -> str:
+        """A local name for a value the generated code uses within one line."""
+        if base not in self.temporaries:
+            self.temporaries[base] = self.names.unique(base)
+        return self.temporaries[base]
 
     def inputs(self, steps: list) -> list[str]:
         """Scalar programs take the numbers out; arrays ``f`` reads are read as they are now."""
@@ -212,6 +219,7 @@ class _Writer:
         else:
             fn = self.names.function(step.fn, _function_name(step))
             keywords = list(step.kwargs)
+
         arguments = [self.operand(a) for a in step.args]
         arguments += [f"{k}={self.operand(spec, k)}" for k, spec in keywords]
         return f"{self.labels[step.out]} = {fn}({', '.join(arguments)})"
