@@ -13,7 +13,11 @@ numbers with less in between:
   part's memory was, and they compute it in its slice
   (``subtract(1.0, x, out=total[index])``): no copy, one large array fewer;
 - an in-place accumulation
-  (:func:`~adcompare.engines.replay.memory.add_at`) is ``out[index] += part``;
+  (:func:`~adcompare.engines.replay.memory.add_at`) is ``out[index] += part``,
+  through a view; where a scatter's parts land on disjoint boxes (an MLP's
+  gradient, one box per weight matrix), the array is allocated with zeros only
+  where no part lands, and each part is put in place plus ``0.0``, as the sum
+  of scatters adds it (no zero fill, no read of zeros);
 - ``sum`` and ``concatenate`` call numpy's ``add.reduce`` and ``concatenate``
   directly, not through the op's wrapper;
 - a number a ufunc reads (``0.5 * v``, ``1.0 - v``) is a 0-d array of the
@@ -33,7 +37,7 @@ from collections.abc import Callable
 import numpy as np
 
 from adcompare.engines.replay import memory
-from adcompare.engines.replay.memory import _box, _difference, add_at, writes_into
+from adcompare.engines.replay.memory import _box, _difference, _intersection, add_at, writes_into
 from adcompare.engines.replay.record import Instruction, Recording
 
 __all__ = ["Form", "lower"]
@@ -61,20 +65,44 @@ def _write_subscript(code, out: str, args: tuple, kwargs: dict) -> str:
     return f"{out} = {code.operand(value)}[{code.operand(index[0], 'index')}]"
 
 
-def _scatter(part, index, shape, dtype, outside):
+def _scatter(part, index, shape, dtype, outside, normalise=False):
     result = np.empty(shape, dtype) if outside is not None else np.zeros(shape, dtype)
-    result[index] = part
     for box in outside or ():
         result[box] = 0
+    return _put(part, index, result) if normalise else _assign(result, index, part)
+
+
+def _assign(result, index, part):
+    result[index] = part
     return result
+
+
+def _put(part, index, out):
+    """``out[index] = part + 0.0``: a part scattered where only zeros were, as a sum
+    of scatters adds it (``-0.0`` becomes ``+0.0``)."""
+    items = index if isinstance(index, tuple) else (index,)
+    np.add(part, 0.0, out=out[(*items, Ellipsis)])
+    return out
+
+
+def _write_put(code, out: str, args: tuple, kwargs: dict) -> str:
+    total = code.operand(kwargs["out"])
+    into = f"{total}[{_view_index(code, kwargs['index'][1])}]"
+    add = code.function(np.add, "add")
+    return f"{add}({code.operand(args[0])}, 0.0, {into}); {out} = {total}"
 
 
 def _write_scatter(code, out: str, args: tuple, kwargs: dict) -> str:
     index, dtype = code.operand(kwargs["index"], "index"), code.operand(kwargs["dtype"], "dtype")
     shape, outside = kwargs["shape"][1], kwargs["outside"][1]
     make = code.function(*((np.zeros, "zeros") if outside is None else (np.empty, "empty")))
-    lines = [f"{out} = {make}({shape!r}, {dtype})", f"{out}[{index}] = {code.operand(args[0])}"]
+    lines = [f"{out} = {make}({shape!r}, {dtype})"]
     lines += [f"{out}[{code.operand(('c', box), 'box')}] = 0" for box in outside or ()]
+    if kwargs.get("normalise", ("c", False))[1]:
+        into = f"{out}[{_view_index(code, kwargs['index'][1])}]"
+        lines.append(f"{code.function(np.add, 'add')}({code.operand(args[0])}, 0.0, {into})")
+    else:
+        lines.append(f"{out}[{index}] = {code.operand(args[0])}")
     return "; ".join(lines)
 
 
@@ -143,6 +171,7 @@ SCATTER = Form("scatter", _scatter, _write_scatter)
 ALLOCATE = Form("allocate", _allocate, _write_allocate)
 INTO_SLICE = Form("into_slice", _into_slice, _write_into_slice)
 ADD_AT = Form("add_at", add_at, _write_add_at)
+PUT = Form("put", _put, _write_put)
 SUM = Form(
     "sum",
     lambda x, axis, keepdims: np.add.reduce(x, axis=axis, keepdims=keepdims),
@@ -302,6 +331,75 @@ def _computed_in(step: Instruction, scatter: Instruction) -> Instruction:
     return dataclasses.replace(step, fn=INTO_SLICE, kwargs=keywords)
 
 
+def _minus(piece: list, box: list) -> list:
+    """Boxes covering ``piece`` outside ``box`` once each (see ``memory._difference``)."""
+    shared = _intersection(piece, box)
+    if shared is None:
+        return [piece]
+    parts = []
+    for axis, ((lo, hi), (low, high)) in enumerate(zip(piece, box)):
+        before, after = shared[:axis], piece[axis + 1 :]
+        parts += [[*before, (lo, low), *after]] if lo < low else []
+        parts += [[*before, (high, hi), *after]] if high < hi else []
+    return parts
+
+
+def _disjoint_sum(recording: Recording, scatter: Instruction, readers: dict, adders: dict):
+    """The in-place sums (``add_at``) that add parts into ``scatter``'s array, in order,
+    where every part lands on elements no other part touches; else ``None``."""
+    result = recording.values[scatter.out]
+    shape = result.shape
+    keywords = dict(scatter.kwargs)
+    boxes, chain, total = [_box(keywords["index"][1], shape)], [], scatter.out
+    while readers.get(total) == 1 and total in adders:
+        adder = adders[total]
+        boxes.append(_box(dict(adder.kwargs)["index"][1], shape))
+        chain.append(adder)
+        total = adder.out
+    parts = [scatter.args[0]] + [adder.args[0] for adder in chain]
+    same = all(
+        np.result_type(recording.values[p[1]] if p[0] == "s" else p[1]) == result.dtype
+        for p in parts
+    )
+    apart = all(
+        b is not None and all(_intersection(b, other) is None for other in boxes[i + 1 :])
+        for i, b in enumerate(boxes)
+    )
+    return chain if chain and same and apart else None
+
+
+def _sum_of_puts(recording: Recording, lowered: list, readers: dict) -> dict:
+    """``{slot: instruction}`` for the scatters and in-place sums of disjoint parts,
+    rewritten: the array is allocated with zeros only where no part lands, and each
+    part is put in its place plus ``0.0`` (as the sum of scatters adds it), instead of
+    scattered into zeros and added there."""
+    adders = {
+        dict(step.kwargs)["out"][1]: step
+        for _, step in lowered
+        if isinstance(step, Instruction) and step.fn is ADD_AT
+    }
+    rewritten = {}
+    for _, step in lowered:
+        if not (isinstance(step, Instruction) and step.fn is SCATTER):
+            continue
+        chain = _disjoint_sum(recording, step, readers, adders)
+        if chain is None:
+            continue
+        shape = recording.values[step.out].shape
+        keywords = dict(step.kwargs)
+        pieces = [[(0, n) for n in shape]]
+        for adder in [step, *chain]:
+            box = _box(dict(adder.kwargs)["index"][1], shape)
+            pieces = [part for piece in pieces for part in _minus(piece, box)]
+        outside = tuple(tuple(slice(lo, hi) for lo, hi in piece) for piece in pieces)
+        keywords |= {"outside": ("c", outside), "normalise": ("c", True)}
+        rewritten[step.out] = dataclasses.replace(step, kwargs=tuple(keywords.items()))
+        for adder in chain:
+            kept = tuple((k, v) for k, v in adder.kwargs if k in ("index", "out"))
+            rewritten[adder.out] = dataclasses.replace(adder, fn=PUT, kwargs=kept)
+    return rewritten
+
+
 def lower(recording: Recording, steps: list, outputs: list) -> tuple[list, list]:
     """Rewrite each instruction into its cheapest form (see the module's docstring).
 
@@ -317,11 +415,15 @@ def lower(recording: Recording, steps: list, outputs: list) -> tuple[list, list]
     for kind, slot in outputs:
         if kind == "s":
             readers[slot] = readers.get(slot, 0) + 2
+    puts = _sum_of_puts(recording, lowered, readers)
+    lowered = [(sweep, puts.get(getattr(step, "out", None), step)) for sweep, step in lowered]
     producers = {step.out: step for _, step in lowered if isinstance(step, Instruction)}
     allocations: dict[int, Instruction] = {}  # a chain's first slot -> the scatter
     moved: set[int] = set()  # the scatters allocated earlier
     for _, step in lowered:
         if not (isinstance(step, Instruction) and step.fn is SCATTER and step.args[0][0] == "s"):
+            continue
+        if step.out in puts:
             continue
         chain = _scatter_into_chain(recording, producers, step)
         if readers.get(step.args[0][1]) == 1 and chain is not None:
