@@ -167,3 +167,17 @@ def test_an_unworded_os_error_is_bad_input(monkeypatch, capsys):
     monkeypatch.setattr("adcompare.cli.demo.demo_lines", unreadable)
     assert main(["demo"]) == 2
     assert capsys.readouterr().err == "adcompare demo: Permission denied: /root/results.json\n"
+
+
+@pytest.mark.parametrize("command", ["run", "targets", "train"])
+def test_a_command_s_default_output_is_git_ignored(command):
+    # A new user's first runs leave the clone clean: the committed reference folders
+    # (reports/quick, reports/targets, reports/train) are written only when asked.
+    from pathlib import Path
+
+    from adcompare.cli import run
+
+    out = Path(build_parser().parse_args([command]).out or run.LATEST)  # run: None is LATEST
+    ignored = (Path(__file__).resolve().parent.parent / ".gitignore").read_text().split()
+    assert "reports/latest/" in ignored
+    assert out.parts[:2] == ("reports", "latest"), out

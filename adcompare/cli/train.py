@@ -13,7 +13,7 @@ from adcompare.train.datasets import DATASETS
 from adcompare.train.loop import TrainingConfig, TrainingRun, train
 from adcompare.train.mlp import ACTIVATIONS
 
-DEFAULT_OUT = Path("reports") / "train"
+DEFAULT_OUT = Path("reports") / "latest" / "train"  # git-ignored, as run and targets write
 
 
 def report_lines(run: TrainingRun, written: list[Path]) -> list[str]:
