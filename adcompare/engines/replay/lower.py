@@ -65,11 +65,11 @@ def _write_subscript(code, out: str, args: tuple, kwargs: dict) -> str:
     return f"{out} = {code.operand(value)}[{code.operand(index[0], 'index')}]"
 
 
-def _scatter(part, index, shape, dtype, outside, normalise=False):
+def _scatter(part, index, shape, dtype, outside, zero=None):
     result = np.empty(shape, dtype) if outside is not None else np.zeros(shape, dtype)
     for box in outside or ():
         result[box] = 0
-    return _put(part, index, result) if normalise else _assign(result, index, part)
+    return _assign(result, index, part) if zero is None else _put(part, index, result, zero)
 
 
 def _assign(result, index, part):
@@ -77,11 +77,11 @@ def _assign(result, index, part):
     return result
 
 
-def _put(part, index, out):
-    """``out[index] = part + 0.0``: a part scattered where only zeros were, as a sum
-    of scatters adds it (``-0.0`` becomes ``+0.0``)."""
+def _put(part, index, out, zero):
+    """``out[index] = part + zero``: a part scattered where only zeros were, as a sum
+    of scatters adds it (``-0.0`` becomes ``+0.0``); ``zero`` is ``0.0`` of ``out``'s dtype."""
     items = index if isinstance(index, tuple) else (index,)
-    np.add(part, 0.0, out=out[(*items, Ellipsis)])
+    np.add(part, zero, out=out[(*items, Ellipsis)])
     return out
 
 
@@ -89,7 +89,8 @@ def _write_put(code, out: str, args: tuple, kwargs: dict) -> str:
     total = code.operand(kwargs["out"])
     into = f"{total}[{_view_index(code, kwargs['index'][1])}]"
     add = code.function(np.add, "add")
-    return f"{add}({code.operand(args[0])}, 0.0, {into}); {out} = {total}"
+    zero = code.operand(kwargs["zero"], "zero")
+    return f"{add}({code.operand(args[0])}, {zero}, {into}); {out} = {total}"
 
 
 def _write_scatter(code, out: str, args: tuple, kwargs: dict) -> str:
@@ -98,9 +99,10 @@ def _write_scatter(code, out: str, args: tuple, kwargs: dict) -> str:
     make = code.function(*((np.zeros, "zeros") if outside is None else (np.empty, "empty")))
     lines = [f"{out} = {make}({shape!r}, {dtype})"]
     lines += [f"{out}[{code.operand(('c', box), 'box')}] = 0" for box in outside or ()]
-    if kwargs.get("normalise", ("c", False))[1]:
+    if "zero" in kwargs:
         into = f"{out}[{_view_index(code, kwargs['index'][1])}]"
-        lines.append(f"{code.function(np.add, 'add')}({code.operand(args[0])}, 0.0, {into})")
+        zero = code.operand(kwargs["zero"], "zero")
+        lines.append(f"{code.function(np.add, 'add')}({code.operand(args[0])}, {zero}, {into})")
     else:
         lines.append(f"{out}[{index}] = {code.operand(args[0])}")
     return "; ".join(lines)
@@ -392,10 +394,13 @@ def _sum_of_puts(recording: Recording, lowered: list, readers: dict) -> dict:
             box = _box(dict(adder.kwargs)["index"][1], shape)
             pieces = [part for piece in pieces for part in _minus(piece, box)]
         outside = tuple(tuple(slice(lo, hi) for lo, hi in piece) for piece in pieces)
-        keywords |= {"outside": ("c", outside), "normalise": ("c", True)}
+        zero = _zero_dimensional(("c", 0.0), recording.values[step.out].dtype)
+        keywords |= {"outside": ("c", outside), "zero": zero}
         rewritten[step.out] = dataclasses.replace(step, kwargs=tuple(keywords.items()))
         for adder in chain:
-            kept = tuple((k, v) for k, v in adder.kwargs if k in ("index", "out"))
+            kept = tuple((k, v) for k, v in adder.kwargs if k in ("index", "out")) + (
+                ("zero", zero),
+            )
             rewritten[adder.out] = dataclasses.replace(adder, fn=PUT, kwargs=kept)
     return rewritten
 
