@@ -65,14 +65,20 @@ def _write_subscript(code, out: str, args: tuple, kwargs: dict) -> str:
     return f"{out} = {code.operand(value)}[{code.operand(index[0], 'index')}]"
 
 
-def _scatter(part, index, shape, dtype, outside, zero=None):
-    result = np.empty(shape, dtype) if outside is not None else np.zeros(shape, dtype)
-    for box in outside or ():
+def _allocate(shape, dtype, outside):
+    """Zeros, or (``outside`` given) an empty array with zeros in those boxes only."""
+    if outside is None:
+        return np.zeros(shape, dtype)
+    result = np.empty(shape, dtype)
+    for box in outside:
         result[box] = 0
-    return _assign(result, index, part) if zero is None else _put(part, index, result, zero)
+    return result
 
 
-def _assign(result, index, part):
+def _scatter(part, index, shape, dtype, outside, zero=None):
+    result = _allocate(shape, dtype, outside)
+    if zero is not None:
+        return _put(part, index, result, zero)
     result[index] = part
     return result
 
@@ -93,39 +99,29 @@ def _write_put(code, out: str, args: tuple, kwargs: dict) -> str:
     return f"{add}({code.operand(args[0])}, {zero}, {into}); {out} = {total}"
 
 
-def _write_scatter(code, out: str, args: tuple, kwargs: dict) -> str:
-    index, dtype = code.operand(kwargs["index"], "index"), code.operand(kwargs["dtype"], "dtype")
+def _write_allocate(code, out: str, args: tuple, kwargs: dict) -> str:
+    dtype = code.operand(kwargs["dtype"], "dtype")
     shape, outside = kwargs["shape"][1], kwargs["outside"][1]
     make = code.function(*((np.zeros, "zeros") if outside is None else (np.empty, "empty")))
     lines = [f"{out} = {make}({shape!r}, {dtype})"]
     lines += [f"{out}[{code.operand(('c', box), 'box')}] = 0" for box in outside or ()]
+    return "; ".join(lines)
+
+
+def _write_scatter(code, out: str, args: tuple, kwargs: dict) -> str:
+    lines = [_write_allocate(code, out, (), kwargs)]
     if "zero" in kwargs:
         into = f"{out}[{_view_index(code, kwargs['index'][1])}]"
         zero = code.operand(kwargs["zero"], "zero")
         lines.append(f"{code.function(np.add, 'add')}({code.operand(args[0])}, {zero}, {into})")
     else:
-        lines.append(f"{out}[{index}] = {code.operand(args[0])}")
-    return "; ".join(lines)
-
-
-def _allocate(shape, dtype, outside):
-    return _scatter(0, (), shape, dtype, outside)
-
-
-def _write_allocate(code, out: str, args: tuple, kwargs: dict) -> str:
-    dtype, shape, outside = (
-        code.operand(kwargs["dtype"], "dtype"),
-        kwargs["shape"][1],
-        kwargs["outside"][1],
-    )
-    make = code.function(*((np.zeros, "zeros") if outside is None else (np.empty, "empty")))
-    lines = [f"{out} = {make}({shape!r}, {dtype})"]
-    lines += [f"{out}[{code.operand(('c', box), 'box')}] = 0" for box in outside or ()]
+        lines.append(f"{out}[{code.operand(kwargs['index'], 'index')}] = {code.operand(args[0])}")
     return "; ".join(lines)
 
 
 def _into_slice(*args, ufunc, out, index):
-    return ufunc(*args, out=out[index])
+    items = index if isinstance(index, tuple) else (index,)
+    return ufunc(*args, out=out[(*items, Ellipsis)])
 
 
 def _view_index(code, index) -> str:
