@@ -24,6 +24,15 @@ def gates(x):
     return ad.sum(ad.concatenate([cell, sigmoids[4:]]) * 0.5)
 
 
+INPUTS = np.random.default_rng(0).standard_normal((5, 3))
+
+
+def layer(w):
+    """A dense layer over one flat vector of its weights and biases."""
+    weights, bias = ad.reshape(w[:12], (3, 4)), w[12:]
+    return ad.sum(ad.tanh(INPUTS @ weights + bias))
+
+
 def _calls(compiled, name: str) -> int:
     return compiled.program.source.count(f"{name}(")
 
@@ -118,7 +127,7 @@ def test_disjoint_pieces_of_a_sum_of_scatters_are_put_in_place_plus_zero():
 def _interpret(compiled, *args):
     """Run the program's instructions by calling their functions, not the generated code."""
     program = compiled.program
-    values = dict(zip(program._inputs, args))
+    values = dict(zip(program._inputs, args)) | program._externals
     read = lambda spec: values[spec[1]] if spec[0] == "s" else spec[1]
     for step in program.steps:
         if hasattr(step, "fn"):
@@ -133,6 +142,7 @@ def _interpret(compiled, *args):
         (gates, np.linspace(-1.0, 1.5, 8)),
         (rosenbrock, np.array([1.0, 1.0, -0.0, 0.0, 2.0, 1.0, 1.0, 1.0, 1.0])),
         (lambda x: ad.sum(x[:3] ** 2) + ad.sum(ad.sin(x[3:5])) + ad.sum(x[5:]), -np.ones(7)),
+        (layer, np.linspace(-1.0, 1.0, 16)),
     ],
 )
 def test_each_form_called_as_a_function_computes_what_its_line_does(f, x, monkeypatch):
@@ -140,3 +150,17 @@ def test_each_form_called_as_a_function_computes_what_its_line_does(f, x, monkey
     compiled = ad.compile(f, x)
     assert any(hasattr(step.fn, "write") for step in compiled.program.steps)
     assert_bit_identical(_interpret(compiled, x.copy()), compiled.value_and_grad(x))
+
+
+def test_a_weight_gradient_is_multiplied_out_in_its_place_in_the_gradient():
+    # The weights' cotangent, inputsᵀ @ δ, is reshaped and put into the flat gradient:
+    # matmul writes it there (out=), then adds the zero the sum of scatters adds.
+    w = np.linspace(-1.0, 1.0, 16)
+    before = CompiledFunction(layer, 0, (w,), passes=UNLOWERED)
+    after = ad.compile(layer, w)
+    forms = [getattr(step.fn, "name", None) for step in after.program.steps]
+    assert forms.count("product_into") == 1 and forms.count("alias") + forms.count("put") >= 1
+    assert after.program.instructions == before.program.instructions - 1  # the reshape
+    for point in (w, -w, np.zeros(16), np.full(16, -0.0)):
+        assert_bit_identical(after.value_and_grad(point), before.value_and_grad(point))
+    np.testing.assert_allclose(after.grad(w), ad.grad(layer)(w), rtol=1e-13)

@@ -17,7 +17,9 @@ numbers with less in between:
   through a view; where a scatter's parts land on disjoint boxes (an MLP's
   gradient, one box per weight matrix), the array is allocated with zeros only
   where no part lands, and each part is put in place plus ``0.0``, as the sum
-  of scatters adds it (no zero fill, no read of zeros);
+  of scatters adds it (no zero fill, no read of zeros); a matrix product so put
+  (a weight matrix's cotangent) is computed in its place,
+  ``matmul(x, y, total[index].reshape(shape))``, and the zero added there;
 - ``sum`` and ``concatenate`` call numpy's ``add.reduce`` and ``concatenate``
   directly, not through the op's wrapper;
 - a number a ufunc reads (``0.5 * v``, ``1.0 - v``) is a 0-d array of the
@@ -164,12 +166,33 @@ def _write_concatenate(code, out: str, args: tuple, kwargs: dict) -> str:
     return f"{out} = {concatenate}(({arrays}), axis={code.operand(kwargs['axis'], 'axis')})"
 
 
+def _product_into(x, y, *, out, index, shape, zero):
+    items = index if isinstance(index, tuple) else (index,)
+    product = np.matmul(x, y, out=out[items].reshape(shape))
+    return np.add(product, zero, out=product)
+
+
+def _write_product_into(code, out: str, args: tuple, kwargs: dict) -> str:
+    into = f"{code.operand(kwargs['out'])}[{code.operand(kwargs['index'], 'index')}]"
+    into += f".reshape({kwargs['shape'][1]!r})"
+    x, y = (code.operand(spec) for spec in args)
+    add, zero = code.function(np.add, "add"), code.operand(kwargs["zero"], "zero")
+    matmul = code.function(np.matmul, "matmul")
+    return f"{out} = {matmul}({x}, {y}, {into}); {add}({out}, {zero}, {out})"
+
+
+def _write_alias(code, out: str, args: tuple, kwargs: dict) -> str:
+    return f"{out} = {code.operand(kwargs['out'])}"
+
+
 SUBSCRIPT = Form("subscript", lambda value, index: value[index], _write_subscript)
 SCATTER = Form("scatter", _scatter, _write_scatter)
 ALLOCATE = Form("allocate", _allocate, _write_allocate)
 INTO_SLICE = Form("into_slice", _into_slice, _write_into_slice)
 ADD_AT = Form("add_at", add_at, _write_add_at)
 PUT = Form("put", _put, _write_put)
+PRODUCT_INTO = Form("product_into", _product_into, _write_product_into)
+ALIAS = Form("alias", lambda out: out, _write_alias)
 SUM = Form(
     "sum",
     lambda x, axis, keepdims: np.add.reduce(x, axis=axis, keepdims=keepdims),
@@ -401,6 +424,107 @@ def _sum_of_puts(recording: Recording, lowered: list, readers: dict) -> dict:
     return rewritten
 
 
+def _product_of(recording: Recording, put: Instruction, producers: dict, readers: dict):
+    """The matrix product (and the reshape of it) that a put copies, where the product
+    may be computed in the put's place: read by nothing else, of the box's size and
+    dtype, and the box one contiguous block of memory; else ``None``."""
+    part = put.args[0]
+    if part[0] != "s" or readers.get(part[1]) != 1:
+        return None
+    product, reshape = producers.get(part[1]), None
+    if isinstance(product, Instruction) and product.kind == "op" and product.op.name == "reshape":
+        source = product.args[0]
+        if source[0] != "s" or readers.get(source[1]) != 1:
+            return None
+        product, reshape = producers.get(source[1]), product
+    if not (
+        isinstance(product, Instruction)
+        and product.kind == "op"
+        and product.fn is np.matmul
+        and not product.kwargs
+    ):
+        return None
+    keywords = dict(put.kwargs)
+    total = recording.values[keywords["out"][1] if put.fn is PUT else put.out]
+    value = recording.values.get(product.out)
+    box = np.empty(total.shape, total.dtype)[keywords["index"][1]]
+    fits = isinstance(value, np.ndarray) and value.flags.c_contiguous and value.ndim >= 1
+    fits = fits and value.dtype == total.dtype and value.size == box.size
+    return (product, reshape) if fits and box.flags.c_contiguous else None
+
+
+def _find_products(recording: Recording, lowered: list, readers: dict) -> tuple:
+    """``(head, products, dropped)``: each put chain's slot's scatter, each product
+    that may be computed in place with its put and scatter, and the reshapes between."""
+    producers = {step.out: step for _, step in lowered if isinstance(step, Instruction)}
+    head: dict[int, Instruction] = {}
+    products: dict[int, tuple] = {}
+    dropped: set[int] = set()
+    for _, step in lowered:
+        if isinstance(step, Instruction) and step.fn is SCATTER and "zero" in dict(step.kwargs):
+            head[step.out] = step
+        elif isinstance(step, Instruction) and step.fn is PUT:
+            head[step.out] = head.get(dict(step.kwargs)["out"][1])
+        else:
+            continue
+        found = _product_of(recording, step, producers, readers) if head[step.out] else None
+        if found is not None:
+            product, reshape = found
+            products[product.out] = (step, head[step.out])
+            if reshape is not None:
+                dropped.add(reshape.out)
+    return head, products, dropped
+
+
+def _in_place_product(recording: Recording, step: Instruction, put, scatter) -> Instruction:
+    keywords = dict(put.kwargs)
+    into = (
+        ("out", ("s", scatter.out)),
+        ("index", keywords["index"]),
+        ("shape", ("c", recording.values[step.out].shape)),
+        ("zero", keywords["zero"]),
+    )
+    return dataclasses.replace(step, fn=PRODUCT_INTO, kwargs=into)
+
+
+def _products_in_place(recording: Recording, lowered: list, readers: dict) -> list:
+    """Matrix products a put copies into a gradient, computed in their place instead
+    (``matmul(x, y, total[index].reshape(shape))``, then plus zero in place); the
+    gradient is then allocated before the first such product, and its own part put
+    where it was scattered."""
+    head, products, dropped = _find_products(recording, lowered, readers)
+    placed = {put.out for put, _ in products.values()}
+    early: set[int] = set()  # scatters allocated at a product, before their own place
+    emitted: set[int] = set()
+    kept = []
+    for sweep, step in lowered:
+        if not isinstance(step, Instruction):
+            kept.append((sweep, step))
+            continue
+        if step.out in dropped:
+            continue
+        emitted.add(step.out)
+        if step.out in products:
+            put, scatter = products[step.out]
+            if scatter.out not in early and scatter.out not in emitted:
+                early.add(scatter.out)
+                kept.append((sweep, _allocation(scatter)))
+            step = _in_place_product(recording, step, put, scatter)
+        elif step.out in placed and step.fn is PUT:
+            total = ("out", ("s", head[step.out].out))
+            step = dataclasses.replace(step, fn=ALIAS, args=(), kwargs=(total,))
+        elif step.out in placed:
+            continue  # a scatter whose own part was a product: allocated at it
+        elif step.out in early:  # allocated at a product: its own part is put now
+            keywords = tuple((k, v) for k, v in step.kwargs if k in ("index", "zero"))
+            out = recording.new_slot(recording.values[step.out])
+            step = dataclasses.replace(
+                step, fn=PUT, out=out, kwargs=(*keywords, ("out", ("s", step.out)))
+            )
+        kept.append((sweep, step))
+    return kept
+
+
 def lower(recording: Recording, steps: list, outputs: list) -> tuple[list, list]:
     """Rewrite each instruction into its cheapest form (see the module's docstring).
 
@@ -418,6 +542,7 @@ def lower(recording: Recording, steps: list, outputs: list) -> tuple[list, list]
             readers[slot] = readers.get(slot, 0) + 2
     puts = _sum_of_puts(recording, lowered, readers)
     lowered = [(sweep, puts.get(getattr(step, "out", None), step)) for sweep, step in lowered]
+    lowered = _products_in_place(recording, lowered, readers)
     producers = {step.out: step for _, step in lowered if isinstance(step, Instruction)}
     allocations: dict[int, Instruction] = {}  # a chain's first slot -> the scatter
     moved: set[int] = set()  # the scatters allocated earlier
