@@ -9,7 +9,7 @@ of CPU time; a round takes one sample of every entry in turn. Times are medians 
 CPU time (one BLAS thread; robust to other processes' load) and of wall time.
 
 Every replayed entry is called :data:`WARM_UP` times before it is timed: CPython 3.11
-specialises a function's bytecode only from its ninth call, and a replay is one
+specialises a function's bytecode only after its eighth call, and a replay is one
 function called once per gradient. The LSTM's replay takes a tenth of a second a call,
 so its seven samples timed mostly unspecialised code.
 """
