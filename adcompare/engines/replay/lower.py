@@ -238,6 +238,9 @@ def _array_constants(recording: Recording, step: Instruction) -> Instruction:
     result = recording.values.get(step.out)
     if not isinstance(result, np.ndarray) or result.ndim == 0 or result.dtype.kind not in "fc":
         return step
+    char = result.dtype.char  # the ufunc must have a loop on that dtype alone (not ldexp's)
+    if f"{char * step.fn.nin}->{char}" not in step.fn.types:
+        return step
     slots = [spec for spec in step.args if spec[0] == "s"]
     if not slots or any(
         not isinstance(recording.values.get(slot), np.ndarray)
