@@ -410,8 +410,9 @@ def compile(  # noqa: A001
 
     With ``optimise`` (the default) the program goes through the passes of
     :mod:`~adcompare.engines.replay.passes` (exact algebra, common
-    subexpressions, fused unbroadcasting, dead code, in-place accumulation and
-    buffer reuse; constants are folded as ``f`` is recorded), which keep every
+    subexpressions, fused unbroadcasting, dead code, in-place accumulation,
+    buffer reuse, and instructions lowered to subscripts, slice writes and direct
+    numpy calls; constants are folded as ``f`` is recorded), which keep every
     result bit-identical; :meth:`CompiledFunction.stats` shows what each did.
 
     >>> import numpy as np
