@@ -21,7 +21,8 @@ numbers with less in between:
   (a weight matrix's cotangent) is computed in its place,
   ``matmul(x, y, total[index].reshape(shape))``, and the zero added there;
 - ``sum`` and ``concatenate`` call numpy's ``add.reduce`` and ``concatenate``
-  directly, not through the op's wrapper;
+  directly, and ``reshape`` and ``transpose`` the array's method, not through
+  the op's wrapper;
 - a number a ufunc reads (``0.5 * v``, ``1.0 - v``) is a 0-d array of the
   result's dtype, which numpy need not convert from a Python number at every
   call (it converts that number to the same dtype: the results are the same).
@@ -160,6 +161,16 @@ def _write_call(function, base: str) -> Callable:
     return write
 
 
+def _method(name: str) -> Form:
+    """``x.name(param)``: what the ops that call an array's method compute."""
+
+    def write(code, out: str, args: tuple, kwargs: dict) -> str:
+        (param,) = kwargs.values()
+        return f"{out} = {code.operand(args[0])}.{name}({code.operand(param, name)})"
+
+    return Form(name, lambda x, **kwargs: getattr(x, name)(*kwargs.values()), write)
+
+
 def _write_concatenate(code, out: str, args: tuple, kwargs: dict) -> str:
     arrays = "".join(f"{code.operand(spec)}, " for spec in args)
     concatenate = code.function(np.concatenate, "concatenate")
@@ -198,6 +209,8 @@ SUM = Form(
     lambda x, axis, keepdims: np.add.reduce(x, axis=axis, keepdims=keepdims),
     _write_call(np.add.reduce, "sum"),
 )
+#: Ops whose value is ``np.asarray(x).method(param)``, by op name.
+METHODS = {"reshape": _method("reshape"), "transpose": _method("transpose")}
 CONCATENATE = Form(
     "concatenate",
     lambda *arrays, axis, sizes: np.concatenate(arrays, axis=axis),
@@ -296,6 +309,8 @@ def _lower_step(recording: Recording, step):
         return dataclasses.replace(step, fn=SUBSCRIPT)
     if name == "scatter_add" and writes_into(step) is None:
         return _lower_scatter(recording, step)
+    if name in METHODS and _is_array(recording, step.args[0]) and len(step.kwargs) == 1:
+        return dataclasses.replace(step, fn=METHODS[name])
     if name == "sum":
         return dataclasses.replace(step, fn=SUM)
     if name == "concatenate":
