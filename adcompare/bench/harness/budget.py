@@ -15,7 +15,14 @@ from adcompare.bench.harness.results import Results
 from adcompare.bench.problems import Problem
 from adcompare.durations import format_duration
 
-__all__ = ["CALLS_OF_F", "MIN_CALLS_PER_CELL", "WARMUP_SLOPE_CAP", "budget_reason", "size_text"]
+__all__ = [
+    "CALLS_OF_F",
+    "MIN_CALLS_PER_CELL",
+    "WARMUP_SLOPE_CAP",
+    "budget_reason",
+    "extrapolate",
+    "size_text",
+]
 
 #: Calls a cell makes even with a single timed repeat: warm-up, the timed
 #: call, the count run and the (slower, traced) memory run.
@@ -75,6 +82,19 @@ def budget_reason(
     return None
 
 
+def extrapolate(x1, t1, x2, t2, at, *, low: float, high: float) -> tuple[float, float]:
+    """``(time at x = at, slope)``: the line through ``(x1, t1)`` and ``(x2, t2)`` on
+    log-log axes, its slope clamped to ``[low, high]``, carried on from ``(x2, t2)``.
+
+    >>> extrapolate(10, 1.0, 20, 4.0, 40, low=0.0, high=3.0)
+    (16.0, 2.0)
+    >>> extrapolate(10, 1.0, 20, 64.0, 40, low=0.0, high=3.0)  # slope 6, clamped to 3
+    (512.0, 3.0)
+    """
+    slope = min(high, max(low, math.log(t2 / t1) / math.log(x2 / x1)))
+    return t2 * (at / x2) ** slope, slope
+
+
 def _extrapolated_reason(measured: list[dict], mode: str, size: dict, key: str, budget: float):
     """Why extrapolating ``mode``'s two largest cells along ``key`` (the other size
     parameters equal) says a cell at ``size`` would exceed ``budget``, or ``None``."""
@@ -93,8 +113,7 @@ def _extrapolated_reason(measured: list[dict], mode: str, size: dict, key: str, 
     if len(line) < 2:
         return None
     (x1, t1), (x2, t2) = [(c["size"][key], c["time"]["median"]) for c in line[-2:]]
-    slope = min(3.0, max(0.0, math.log(t2 / t1) / math.log(x2 / x1)))
-    predicted = t2 * (value / x2) ** slope
+    predicted, slope = extrapolate(x1, t1, x2, t2, value, low=0.0, high=3.0)
     if predicted * MIN_CALLS_PER_CELL > budget:
         return (
             f"{mode} is predicted to take {predicted:.2g} s a call at {size_text(size)} "
@@ -105,9 +124,8 @@ def _extrapolated_reason(measured: list[dict], mode: str, size: dict, key: str, 
     if all(warmups) and _distinct_first_call(warmups[-1], t2, budget):
         # The first call can cost far more than the rest (symbolic mode traces and
         # differentiates it), and it grows faster: extrapolate it on its own.
-        (w1, w2), cap = warmups, WARMUP_SLOPE_CAP
-        warmup_slope = min(cap, max(0.0, math.log(w2 / w1) / math.log(x2 / x1)))
-        first = w2 * (value / x2) ** warmup_slope
+        w1, w2 = warmups
+        first, warmup_slope = extrapolate(x1, w1, x2, w2, value, low=0.0, high=WARMUP_SLOPE_CAP)
         if first + predicted * (MIN_CALLS_PER_CELL - 1) > budget:
             return (
                 f"{mode}'s first call is predicted to take {first:.2g} s at "

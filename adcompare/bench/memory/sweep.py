@@ -25,7 +25,6 @@ document (``adcompare-memory-results``) rewritten as each cell finishes.
 from __future__ import annotations
 
 import json
-import math
 import os
 import tempfile
 import time
@@ -35,6 +34,7 @@ from pathlib import Path
 from threadpoolctl import threadpool_limits
 
 import adcompare as ad
+from adcompare.bench.harness.budget import extrapolate
 from adcompare.bench.harness.env import describe
 from adcompare.bench.harness.measure import peak_memory, time_calls
 from adcompare.bench.harness.results import now
@@ -174,8 +174,7 @@ def _skip_reason(cells: list[dict], problem: str, mode: str, steps: int, budget:
     if len(line) < 2:
         return None
     (t1, s1), (t2, s2) = [(c["steps"], c["time"]["median"]) for c in line[-2:]]
-    slope = min(3.0, max(1.0, math.log(s2 / s1) / math.log(t2 / t1)))
-    predicted = s2 * (steps / t2) ** slope
+    predicted, slope = extrapolate(t1, s1, t2, s2, steps, low=1.0, high=3.0)
     if predicted * CALLS_PER_CELL > budget:
         return (
             f"{mode} is predicted to take {predicted:.3g} s a call at T={steps} (log-log slope "
