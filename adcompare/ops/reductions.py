@@ -11,12 +11,13 @@ from __future__ import annotations
 import numpy as np
 import sympy
 
-from adcompare.ops.elementwise import where
+from adcompare.ops.elementwise import exp, multiply, subtract, where
 from adcompare.ops.links import Links, element_numbers, reduction_links
 from adcompare.ops.registry import (
     ARRAY_ONLY,
     HOLOMORPHIC,
     LEADING_AXIS,
+    REAL_ONLY,
     defop,
     keep_number,
     ndim_of,
@@ -47,12 +48,12 @@ def _aligned(out_bar, x, axis, keepdims):
     """
     if keepdims or axis == tuple(range(-ndim_of(x), -ndim_of(x) + len(axis))):
         return out_bar
-    return reshape(out_bar, _kept_shape(shape_of(x), axis))
+    return reshape.prepared(out_bar, shape=_kept_shape(shape_of(x), axis))
 
 
 def _spread(out_bar, x, axis, keepdims):
     """Broadcast a reduced cotangent back over the reduced axes of ``x``."""
-    return broadcast_to(_aligned(out_bar, x, axis, keepdims), shape_of(x))
+    return broadcast_to.prepared(_aligned(out_bar, x, axis, keepdims), shape=shape_of(x))
 
 
 def _sympy_over(reducer):
@@ -77,9 +78,67 @@ def _sum_sparsity(out, x, *, local, axis, keepdims):
     return reduction_links(out, x, axis, keepdims)
 
 
+#: From this many elements a sum that numpy would run with a short inner loop is
+#: rearranged first; below it, numpy's per-call overhead dominates anyway.
+_REARRANGE_FROM = 4096
+#: An inner loop over fewer elements than this is short.
+_SHORT_RUN = 8
+
+
+def _sum_value(x, axis: tuple[int, ...], keepdims: bool):
+    """``np.add.reduce(x, axis, keepdims=keepdims)``, without numpy's short inner loops.
+
+    numpy's reduction runs its inner loop over the trailing axes that are all
+    reduced or all kept. When that run is short and other axes precede it
+    (GMM's ``(5, 1000, 2)`` summed over its last axis, or over its middle one
+    to undo a broadcast), each output element costs a loop call of its own:
+    100 µs where the same additions take 6 µs. Such a sum is rearranged: a
+    short reduced run is added up slice by slice, and a short kept run is
+    moved in front of the reduced axes in a contiguous copy. The additions
+    are the same; only their order may differ (pairwise in place of
+    sequential), within rounding.
+
+    >>> x = np.arange(24.0).reshape(3, 4, 2)
+    >>> bool(np.allclose(_sum_value(x, (-2,), False), x.sum(axis=1)))
+    True
+    """
+    if (
+        type(x) is not np.ndarray
+        or x.size < _REARRANGE_FROM
+        or x.dtype.kind not in "fc"
+        or len(axis) == x.ndim
+    ):
+        return np.add.reduce(x, axis=axis, keepdims=keepdims)
+    shape = x.shape
+    n = len(shape)
+    last_reduced = -1 in axis
+    start, run = n, 1  # the trailing axes of the last axis's kind: shape[start:]
+    while start > 0 and ((start - 1 - n) in axis) == last_reduced:
+        start -= 1
+        run *= shape[start]
+    if run >= _SHORT_RUN:
+        return np.add.reduce(x, axis=axis, keepdims=keepdims)
+    if last_reduced:
+        flat = x.reshape(shape[:start] + (run,))
+        out = flat[..., 0].copy() if run == 1 else flat[..., 0] + flat[..., 1]
+        for j in range(2, run):
+            out += flat[..., j]
+        rest = tuple(a + n - start for a in axis if a < start - n)  # reduced axes in front
+        if rest:
+            out = _sum_value(out, rest, False)
+    else:
+        reduced = [a + n for a in axis]
+        kept = [i for i in range(n) if i not in reduced]
+        moved = np.ascontiguousarray(x.transpose(kept + reduced))
+        out = np.add.reduce(moved.reshape(moved.shape[: len(kept)] + (-1,)), axis=-1)
+    if keepdims:
+        out = out.reshape(_kept_shape(shape, axis))
+    return out
+
+
 sum = defop(
     "sum",
-    lambda x, axis, keepdims: np.add.reduce(x, axis=axis, keepdims=keepdims),
+    _sum_value,
     batch=LEADING_AXIS,
     replay=keep_number,
     complex=HOLOMORPHIC,
@@ -99,6 +158,56 @@ sum = defop(
     doc="Sum over ``axis`` (all axes by default), as ``np.sum``.",
     example="sum([[1.0, 2.0], [3.0, 4.0]], axis=0) -> [4. 6.]",
     sparsity=_sum_sparsity,
+)
+
+
+def _logsumexp_value(x, axis, keepdims):
+    """``log(sum(exp(x)))`` over ``axis``, shifted by the maximum so nothing overflows."""
+    shift = np.maximum.reduce(x, axis=axis, keepdims=True)
+    shift = np.where(np.isfinite(shift), shift, 0.0)  # all -inf (or an inf) along an axis
+    out = np.log(_sum_value(np.exp(x - shift), axis, True)) + shift
+    return (
+        out
+        if keepdims
+        else out.reshape([n for i, n in enumerate(out.shape) if i - out.ndim not in axis])
+    )
+
+
+def _softmax_weights(out, x, axis, keepdims):
+    """``exp(x − logsumexp(x))``: each element's share, the derivative of logsumexp."""
+    return exp(subtract(x, _aligned(out, x, axis, keepdims)))
+
+
+# The composite ``logsumexp`` (adcompare.ops.composite) calls this primitive for real
+# input without weights: one record on the tape instead of six, and a derivative of
+# three numpy calls.
+_logsumexp = defop(
+    "_logsumexp",
+    _logsumexp_value,
+    batch=LEADING_AXIS,
+    replay=keep_number,
+    complex=REAL_ONLY,
+    saves=("args", "out"),
+    prepare=_prepare_axes,
+    numpy=(),
+    cases=[
+        (((3, 4),), {}),
+        (((3, 4),), {"axis": 0}),
+        (((2, 3, 4),), {"axis": (0, 2), "keepdims": True}),
+        (((5,),), {"axis": -1}),
+    ],
+    label="LogSumExp",
+    sym=_sympy_over(lambda terms: sympy.log(sympy.Add.fromiter(sympy.exp(t) for t in terms))),
+    jvp=lambda out, x, x_dot, axis, keepdims: sum(
+        multiply(_softmax_weights(out, x, axis, keepdims), x_dot), axis=axis, keepdims=keepdims
+    ),
+    vjp=lambda out, x, out_bar, axis, keepdims: multiply(
+        _aligned(out_bar, x, axis, keepdims), _softmax_weights(out, x, axis, keepdims)
+    ),
+    doc="``log(sum(exp(x)))`` over ``axis``, stable for large values (real input).",
+    sparsity=lambda out, x, *, local, axis, keepdims: _slice_sparsity(
+        out, x, axis, keepdims, with_itself=True
+    ),
 )
 
 
@@ -188,18 +297,24 @@ def _product_of_others(x, axis):
     return where(use, product / nonzero, 0.0)
 
 
-def _prod_sparsity(out, x, *, local, axis, keepdims):
-    """The slice, and every two distinct elements of a slice interact."""
+def _slice_sparsity(out, x, axis, keepdims, *, with_itself: bool) -> Links:
+    """The slice, and every two elements of a slice interact (each element with
+    itself too if ``with_itself``)."""
     links = reduction_links(out, x, axis, keepdims)
     rows, cols = links.inputs[0]
     order = np.argsort(rows, kind="stable")
     slices = cols[order].reshape(np.size(out), -1)  # one row of element numbers per slice
     a = np.repeat(slices, slices.shape[1], axis=1)
     b = np.tile(slices, (1, slices.shape[1]))
-    distinct = a != b
+    chosen = np.ones(a.shape, dtype=bool) if with_itself else a != b
     slice_rows = np.broadcast_to(np.arange(np.size(out))[:, None], a.shape)
-    pairs = (0, 0, slice_rows[distinct], a[distinct], b[distinct])
+    pairs = (0, 0, slice_rows[chosen], a[chosen], b[chosen])
     return Links(links.inputs, (pairs,))
+
+
+def _prod_sparsity(out, x, *, local, axis, keepdims):
+    """The slice, and every two distinct elements of a slice interact."""
+    return _slice_sparsity(out, x, axis, keepdims, with_itself=False)
 
 
 prod = defop(
