@@ -162,9 +162,16 @@ def test_run_names_the_crossover_that_moved(tmp_path, capsys, small_run):
     mine = tmp_path / "mine"
     assert main(["run", "--quiet", "--out", str(mine)]) == 0
     data = json.loads((mine / "results.json").read_text())
-    for cell in data["cells"]:  # the reference's forward mode is 1000 times dearer
-        if cell["problem"] == "fourier" and cell["mode"].startswith("forward"):
-            cell["time"]["median"] *= 1000
+    # Times set, not measured (a test asserts nothing on the clock): in this run
+    # forward mode is 1000 times cheaper than reverse on fourier, in the reference
+    # 1000 times dearer.
+    fourier = [cell for cell in data["cells"] if cell["problem"] == "fourier" and "time" in cell]
+    for cell in fourier:
+        cell["time"]["median"] = 1e-6 if cell["mode"].startswith("forward") else 1e-3
+    (mine / "results.json").write_text(json.dumps(data))
+    for cell in fourier:
+        if cell["mode"].startswith("forward"):
+            cell["time"]["median"] = 1.0
     reference = tmp_path / "reference.json"
     reference.write_text(json.dumps(data))
     lines = cmd_run.comparison_lines(mine / "results.json", reference)

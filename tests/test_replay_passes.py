@@ -154,10 +154,11 @@ def test_guards_stay_where_the_value_they_read_can_change():
 
 def test_fused_unbroadcasting_lets_ops_broadcast_and_sums_drop_the_axes_they_sum():
     # The reshape's rule reshapes the cotangent the subtraction unbroadcast to (5, 1, 2):
-    # a sum keeping axis -2 for the reshape to drop. The log-sum-exp's rule broadcasts
-    # its cotangent (5, 7, 1) to (5, 7, 2) before multiplying by exp(y).
+    # a sum keeping axis -2 for the reshape to drop (the means come first: the second
+    # argument's share is negated after its sum). The log-sum-exp's rule broadcasts its
+    # cotangent (5, 7, 1) to (5, 7, 2) before multiplying by exp(y).
     def f(means, points):
-        centred = points - ad.reshape(means, (5, 1, 2))
+        centred = ad.reshape(means, (5, 1, 2)) - points
         return ad.sum(ad.log(ad.sum(ad.exp(centred * centred), axis=-1)))
 
     rng = np.random.default_rng(0)

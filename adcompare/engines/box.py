@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from adcompare.ops import COMPOSITES, OPS, getitem
-from adcompare.ops.registry import NUMPY_NAMES, Box, apply, raw, shape_of
+from adcompare.ops.registry import NUMPY_NAMES, Box, raw, shape_of
 
 _COMPARISONS = {
     "__lt__": np.less,
@@ -164,11 +164,18 @@ class ArrayBox(Box):
 
     # --- numpy interop -----------------------------------------------------------
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method == "__call__" and not kwargs:
+            # ``array - tensor`` and ``np.exp(tensor)`` come here once per op: a ufunc's
+            # name is worked out once.
+            fn = NUMPY_NAMES.get(_UFUNC_NAMES.get(ufunc))
+            if fn is not None:
+                return fn(*inputs)
         name = _numpy_name(ufunc)
         if method == "__call__" and name in _COMPARISON_UFUNCS:
             return ufunc(*[raw(i) for i in inputs], **kwargs)
         fn = NUMPY_NAMES.get(name)
         if method == "__call__" and fn is not None and not kwargs:
+            _UFUNC_NAMES[ufunc] = name
             return fn(*inputs)
         suggestion = _REDUCTIONS.get(name, name) if method == "reduce" else name
         spelled = name if name.startswith("scipy.") else f"np.{name}"
@@ -185,6 +192,10 @@ class ArrayBox(Box):
         if fn is not None:
             return fn(*args, **kwargs)
         return _fallback(f"np.{name}", name, lambda: func(*_raws(args), **_raws(kwargs)), args)
+
+
+#: numpy's name of each ufunc with an op that was called on a box so far.
+_UFUNC_NAMES: dict = {}
 
 
 def _raws(values):
@@ -237,12 +248,18 @@ def _install_operators(op) -> None:
         return
     name, rname = op.operators
     if op.prepare is None:  # no static parameters to normalise: dispatch directly
+        # ``apply``'s choice of engine, written out for two arguments one of which is
+        # this box: the box of the higher level, the first one on a tie.
 
         def forward(self, other, op=op):
-            return apply(op, (self, other), {})
+            if isinstance(other, Box) and other.level > self.level:
+                return other.apply_op(op, other.level, (self, other), {})
+            return self.apply_op(op, self.level, (self, other), {})
 
         def reflected(self, other, op=op):
-            return apply(op, (other, self), {})
+            if isinstance(other, Box) and other.level >= self.level:
+                return other.apply_op(op, other.level, (other, self), {})
+            return self.apply_op(op, self.level, (other, self), {})
 
     else:
 

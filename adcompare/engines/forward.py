@@ -50,7 +50,7 @@ def as_float(value):
     if isinstance(value, Box):
         return value
     value = np.asarray(value)
-    if not np.issubdtype(value.dtype, np.inexact):
+    if value.dtype.kind not in "fc":  # np.issubdtype(dtype, np.inexact), for less
         value = value.astype(np.float64)
     return value
 
@@ -65,7 +65,7 @@ def float_dtype(value) -> np.dtype:
     (dtype('float16'), dtype('float64'), dtype('float64'))
     """
     dtype = np.result_type(raw(value))
-    return dtype if np.issubdtype(dtype, np.inexact) else np.dtype(np.float64)
+    return dtype if dtype.kind in "fc" else np.dtype(np.float64)  # inexact stays
 
 
 def in_dtype(derivative, dtype: np.dtype):

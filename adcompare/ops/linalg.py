@@ -95,7 +95,7 @@ def _jvp_y(out, x, y, y_dot):
 
 def _vjp_x(out, x, y, out_bar):
     if ndim_of(x) == 2 and ndim_of(y) == 2:
-        return matmul(out_bar, transpose(y, (1, 0)))  # nothing broadcast: no unbroadcast
+        return matmul(out_bar, transpose.prepared(y, axes=(1, 0)))  # no unbroadcast
     if ndim_of(x) == 1 and ndim_of(y) == 1:
         return out_bar * y
     if ndim_of(x) == 1:
@@ -108,7 +108,7 @@ def _vjp_x(out, x, y, out_bar):
 
 def _vjp_y(out, x, y, out_bar):
     if ndim_of(x) == 2 and ndim_of(y) == 2:
-        return matmul(transpose(x, (1, 0)), out_bar)  # nothing broadcast: no unbroadcast
+        return matmul(transpose.prepared(x, axes=(1, 0)), out_bar)  # no unbroadcast
     if ndim_of(x) == 1 and ndim_of(y) == 1:
         return out_bar * x
     if ndim_of(x) == 1:

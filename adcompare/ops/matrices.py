@@ -87,7 +87,7 @@ def full_rank(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
 def swap_last(a):
     """``a`` with its last two axes swapped: the transpose of each matrix of a batch."""
     n = ndim_of(a)
-    return transpose(a, tuple(range(n - 2)) + (n - 1, n - 2))
+    return transpose.prepared(a, axes=(*range(n - 2), n - 1, n - 2))
 
 
 def trace_product(a, b):

@@ -19,6 +19,7 @@ from adcompare.ops.registry import (
     SELECTS,
     Box,
     Hints,
+    broadcast_view,
     defop,
     keep_number,
     lane_count,
@@ -78,7 +79,7 @@ reshape = defop(
     label="Reshape",
     sym=lambda x, shape: np.reshape(np.asarray(x, dtype=object), shape),
     jvp=lambda out, x, x_dot, shape: reshape(x_dot, _lanes(x_dot, x) + shape),
-    vjp=lambda out, x, out_bar, shape: reshape(out_bar, shape_of(x)),
+    vjp=lambda out, x, out_bar, shape: reshape.prepared(out_bar, shape=shape_of(x)),
     doc="Give an array a new shape with the same elements (one entry may be -1).",
     example="reshape([1.0, 2.0, 3.0, 4.0], (2, 2)) -> [[1. 2.]\n [3. 4.]]",
     sparsity=SELECTS,
@@ -99,6 +100,15 @@ def _prepare_transpose(x, axes=None):
             f"of shape {shape_of(x)}"
         )
     return {"axes": axes}
+
+
+def _inverse(axes: tuple[int, ...]) -> tuple[int, ...]:
+    """The permutation that undoes ``axes``.
+
+    >>> _inverse((2, 0, 1))
+    (1, 2, 0)
+    """
+    return tuple(sorted(range(len(axes)), key=axes.__getitem__))
 
 
 def _shift(axes, lanes):
@@ -122,7 +132,7 @@ transpose = defop(
     label="Permute",
     sym=lambda x, axes: np.transpose(np.asarray(x, dtype=object), axes),
     jvp=lambda out, x, x_dot, axes: transpose(x_dot, _shift(axes, lane_count(x_dot, x))),
-    vjp=lambda out, x, out_bar, axes: transpose(out_bar, tuple(np.argsort(axes))),
+    vjp=lambda out, x, out_bar, axes: transpose.prepared(out_bar, axes=_inverse(axes)),
     doc="Permute the axes (reverse them by default), as ``np.transpose``.",
     example="transpose([[1.0, 2.0]]) -> [[1.]\n [2.]]",
     sparsity=SELECTS,
@@ -180,7 +190,7 @@ def _broadcast_jvp(out, x, x_dot, shape):
 
 broadcast_to = defop(
     "broadcast_to",
-    lambda x, shape: np.broadcast_to(x, shape),
+    broadcast_view,
     batch=_broadcast_batch,
     replay=keep_number,
     complex=HOLOMORPHIC,
@@ -221,7 +231,7 @@ expand_dims = defop(
     label="Unsqueeze",
     sym=lambda x, axis: np.expand_dims(np.asarray(x, dtype=object), axis),
     jvp=lambda out, x, x_dot, axis: expand_dims(x_dot, axis),
-    vjp=lambda out, x, out_bar, axis: reshape(out_bar, shape_of(x)),
+    vjp=lambda out, x, out_bar, axis: reshape.prepared(out_bar, shape=shape_of(x)),
     doc="Insert size-1 axes at ``axis`` (positions in the result).",
     example="expand_dims([1.0, 2.0], 0) -> [[1. 2.]]",
     sparsity=SELECTS,
@@ -254,7 +264,7 @@ squeeze = defop(
     label="Squeeze",
     sym=lambda x, axis: np.squeeze(np.asarray(x, dtype=object), axis),
     jvp=lambda out, x, x_dot, axis: squeeze(x_dot, axis),
-    vjp=lambda out, x, out_bar, axis: reshape(out_bar, shape_of(x)),
+    vjp=lambda out, x, out_bar, axis: reshape.prepared(out_bar, shape=shape_of(x)),
     doc="Remove size-1 axes (all of them by default).",
     example="squeeze([[1.0, 2.0]]) -> [1. 2.]",
     sparsity=SELECTS,
@@ -269,6 +279,8 @@ def _prepare_index(x, index):
         return {"index": (index,)}  # a slice of an axis that exists cannot be out of range
     if not isinstance(index, tuple):
         index = (index,)
+    elif len(index) <= ndim_of(x) and all([type(item) is slice for item in index]):
+        return {"index": index}  # slices of axes that exist: nothing to check
     parts = []
     for item in index:
         if isinstance(item, Box):
@@ -286,7 +298,7 @@ def _prepare_index(x, index):
                 parts.extend(np.nonzero(item))
                 continue
             item = array
-            if not np.issubdtype(item.dtype, np.integer):
+            if item.dtype.kind not in "iu":  # np.issubdtype(..., np.integer), for less
                 raise IndexError(
                     f"index arrays must hold integers or booleans, not {item.dtype}; "
                     "convert with .astype(int)"
@@ -367,7 +379,9 @@ getitem = defop(
     label="Index",
     sym=_sym_getitem,
     jvp=_getitem_jvp,
-    vjp=lambda out, x, out_bar, index: scatter_add(out_bar, index=index, shape=shape_of(x)),
+    vjp=lambda out, x, out_bar, index: scatter_add.prepared(
+        out_bar, index=index, shape=shape_of(x)
+    ),
     doc=(
         "numpy indexing ``x[index]``: integers, slices, ``None``, ``...``, integer "
         "arrays and boolean masks. Repeated indices accumulate in the derivative."

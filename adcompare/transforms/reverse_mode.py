@@ -168,7 +168,7 @@ def value_and_grad(
     @functools.wraps(f)
     def value_and_gradient(*args):
         flat = Flat(args, argnums, "grad")
-        if mode in registered_modes():
+        if mode != "reverse" and mode != "forward":  # a registered mode (checked above)
             return _extra_value_and_grad(f, args, argnums, flat, mode, has_aux)
         aux = None
         if mode == "forward":

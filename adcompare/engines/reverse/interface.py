@@ -39,7 +39,7 @@ def _as_leaf_value(value):
     if isinstance(value, Box):
         return value
     value = np.asarray(value)
-    return value if np.issubdtype(value.dtype, np.inexact) else value.astype(np.float64)
+    return value if value.dtype.kind in "fc" else value.astype(np.float64)  # inexact stays
 
 
 def node_of(tensor: Tensor):

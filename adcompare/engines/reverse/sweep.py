@@ -22,9 +22,18 @@ import operator
 
 import numpy as np
 
-from adcompare.engines.reverse.tape import FREED_GRAPH, AccumulateGrad, Node, saved_inputs
+from adcompare.engines.reverse.tape import (
+    FREED_GRAPH,
+    AccumulateGrad,
+    Node,
+    placeholder,
+    placeholders,
+    saved_inputs,
+)
 from adcompare.ops import add
 from adcompare.ops.registry import shape_of, unbroadcast
+from adcompare.runtime import cost
+from adcompare.runtime.hooks import RECORDING_HOOKS
 
 MINE, LENT, SHARED = "mine", "lent", "shared"
 
@@ -40,13 +49,16 @@ def reachable(roots) -> list:
     seen = set()
     order = []
     stack = [r for r in roots if r is not None]
+    # Plain loops, no comprehension per record: this runs once per record per sweep.
     while stack:
         node = stack.pop()
         if node in seen:
             continue
         seen.add(node)
         order.append(node)
-        stack.extend([n for n in node.next if n is not None and n not in seen])
+        for n in node.next:
+            if n is not None and n not in seen:
+                stack.append(n)
     order.sort(key=_SEQ_OF, reverse=True)
     return order
 
@@ -140,13 +152,21 @@ def sweep(
 
 def _send(node: Node, cotangent, owner: str, grads: dict, rule_inputs, in_place: bool) -> None:
     """Run a record's VJP rules and add each input's share into ``grads``."""
-    args, out = rule_inputs(node)
+    if rule_inputs is saved_inputs:  # saved_inputs, inline: this runs once per record
+        args = node.saved_args
+        if args is None:
+            args = placeholders(node.in_shapes)
+        out = node.saved_out
+        if out is None:
+            out = placeholder(node.out_shape)
+    else:
+        args, out = rule_inputs(node)
     op = node.op
     params = node.params
-    rules = op.vjp if op.nargs is not None else None
+    rules = op.vjp_rules
     in_shapes = node.in_shapes
     elementwise = op.elementwise
-    accumulate = op.hints.accumulate_vjp if in_place else None
+    accumulate = op.accumulate_vjp if in_place else None
     passed_on = owner is SHARED  # the cotangent already went where it may be handed out
     for i, nxt in enumerate(node.next):
         if nxt is None:
@@ -163,28 +183,55 @@ def _send(node: Node, cotangent, owner: str, grads: dict, rule_inputs, in_place:
             continue
         rule = rules[i] if rules is not None else op.vjp_at(i)
         contribution = rule(out, *args, cotangent, **params)
-        if elementwise:
-            shape = in_shapes[i] if in_shapes is not None else shape_of(args[i])
-            if shape_of(contribution) != shape:
+        if elementwise:  # shapes read inline: shape_of's call costs more than the test
+            if in_shapes is not None:
+                shape = in_shapes[i]
+            else:
+                arg = args[i]
+                shape = arg.shape if type(arg) is np.ndarray else shape_of(arg)
+            if type(contribution) is np.ndarray:
+                if contribution.shape != shape:
+                    contribution = unbroadcast(contribution, shape)
+            elif shape_of(contribution) != shape:
                 contribution = unbroadcast(contribution, shape)
         if contribution is cotangent:
             kind = SHARED if passed_on else LENT
             passed_on = True
-        elif accumulate is not None and previous is None and _worth_owning(contribution):
-            kind = MINE  # a fresh scatter into zeros
+        elif accumulate is not None and previous is None and type(contribution) is np.ndarray:
+            # A fresh scatter into zeros: later slices add into it in place, which
+            # beats a scatter and a sum per slice at any size.
+            kind = MINE
         else:
             kind = LENT
         if previous is None:
             grads[nxt] = (contribution, kind)
-            continue
-        total, total_owner = previous
-        if (
-            total_owner is MINE
-            and type(contribution) is np.ndarray
-            and contribution.shape == total.shape
-            and contribution.dtype == total.dtype
-        ):
-            total += contribution
         else:
-            total = add(total, contribution)
-            grads[nxt] = (total, MINE if in_place and _worth_owning(total) else LENT)
+            _add_into(grads, nxt, previous, contribution, in_place)
+
+
+def _add_into(grads: dict, nxt, previous: tuple, contribution, in_place: bool) -> None:
+    """Add ``contribution`` to the cotangent ``previous`` that ``nxt`` has so far."""
+    total, total_owner = previous
+    if (
+        total_owner is MINE
+        and type(contribution) is np.ndarray
+        and contribution.shape == total.shape
+        and contribution.dtype == total.dtype
+    ):
+        total += contribution
+    elif (
+        type(total) is np.ndarray
+        and type(contribution) is np.ndarray
+        and total.size < IN_PLACE_FROM
+        and not RECORDING_HOOKS
+    ):
+        # Two small plain arrays (a size-1 chain reads x at every other op): numpy
+        # adds them directly, counted as the op. The op's dispatch costs more than
+        # the sum here; a large sum goes through it for a pooled buffer.
+        summed = np.add(total, contribution)
+        if cost.ACTIVE:
+            cost.record_numpy(add.op, (total, contribution), summed)
+        grads[nxt] = (summed, LENT)
+    else:
+        total = add(total, contribution)
+        grads[nxt] = (total, MINE if in_place and _worth_owning(total) else LENT)

@@ -18,6 +18,7 @@ from adcompare.ops.registry import raw, shape_of
 from adcompare.runtime import cost
 
 _SEQUENCE = itertools.count()
+_ONE_NEEDED = (True,)
 
 FREED_GRAPH = (
     "backward through a graph that was already freed: the values saved for the "
@@ -70,8 +71,12 @@ class Node:
         # others become placeholders that know their shape. ``versions`` lists the
         # Tensor arguments' (version counter, version now, position): only the
         # kept ones are checked. ``in_shapes`` is None when the kept values say.
-        if op.hints.vjp_reads is None:  # what kept() returns then, without building its key
+        if op.keeps_all_read:  # what kept() returns then, without building its key
             keep_args, keep_out = op.keeps
+        elif len(next_nodes) == 1:  # recorded, so its one argument needs a gradient
+            keep_args, keep_out = op.kept(_ONE_NEEDED)
+        elif len(next_nodes) == 2:
+            keep_args, keep_out = op.kept((next_nodes[0] is not None, next_nodes[1] is not None))
         else:
             keep_args, keep_out = op.kept(tuple([n is not None for n in next_nodes]))
         if keep_args is True:

@@ -90,15 +90,9 @@ class Tensor(ArrayBox):
 
     @classmethod
     def _wrap(cls, data, level, grad_fn=None, requires_grad=False, version=None):
-        self = object.__new__(cls)
-        self._data = data
-        self.level = level
-        self.grad_fn = grad_fn
-        self._requires_grad = requires_grad
-        self._grad = None
-        self._version = version if version is not None else [0]
-        self._accumulator = None
-        return self
+        return _new_tensor(
+            cls, data, level, grad_fn, requires_grad, version if version is not None else [0]
+        )
 
     # --- the PyTorch-like surface ------------------------------------------------
     @property
@@ -287,14 +281,14 @@ class Tensor(ArrayBox):
                 recording = record and _state.enabled
                 return memory.view(source, op, params, next_nodes, values, out, versions, recording)
         if not (record and _state.enabled):
-            return Tensor._wrap(out, level)
+            return _new_tensor(Tensor, out, level, None, False, [0])
         node = Node(op, params, tuple(next_nodes), values, out, versions, level)
         version = [0]
         if node.saved_out is not None:
             node.versions.append((version, 0, -1))
         if cost.ACTIVE:
             cost.record_reverse(op.name, out, node.saved_bytes)
-        return Tensor._wrap(out, level, node, True, version)
+        return _new_tensor(Tensor, out, level, node, True, version)
 
     # --- in-place operations (see adcompare.engines.reverse.memory) -------------------------
     def __iadd__(self, other):
@@ -311,6 +305,23 @@ class Tensor(ArrayBox):
 
     def __setitem__(self, index, value):
         memory.write_in_place(self, lambda a, v: assign_at(a, index, v), value)
+
+
+_allocate = object.__new__
+
+
+def _new_tensor(cls, data, level, grad_fn, requires_grad, version) -> Tensor:
+    """A tensor of class ``cls`` around ``data``, without ``__init__``'s conversions
+    (once per op: a plain function, not the classmethod ``Tensor._wrap``)."""
+    self = _allocate(cls)
+    self._data = data
+    self.level = level
+    self.grad_fn = grad_fn
+    self._requires_grad = requires_grad
+    self._grad = None
+    self._version = version
+    self._accumulator = None
+    return self
 
 
 def _cotangent(tensor: Tensor, gradient, create_graph: bool):

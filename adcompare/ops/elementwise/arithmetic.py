@@ -8,7 +8,7 @@ import numpy as np
 import sympy
 
 from adcompare.ops.links import Links
-from adcompare.ops.registry import HOLOMORPHIC, Box, Hints, defop
+from adcompare.ops.registry import HOLOMORPHIC, Box, Hints, defop, shape_of, unbroadcast
 from adcompare.ops.shape import broadcast_to, getitem
 
 _SCALE_DISTINCT_FROM = 2**17
@@ -64,7 +64,11 @@ subtract = defop(
     label="Sub",
     sym=lambda x, y: x - y,
     jvp=(lambda out, x, y, x_dot: x_dot, lambda out, x, y, y_dot: negative(y_dot)),
-    vjp=(lambda out, x, y, out_bar: out_bar, lambda out, x, y, out_bar: negative(out_bar)),
+    # y's share is summed down to y's shape before it is negated: fewer elements to negate.
+    vjp=(
+        lambda out, x, y, out_bar: out_bar,
+        lambda out, x, y, out_bar: negative(unbroadcast(out_bar, shape_of(y))),
+    ),
     doc="Difference of two arrays, elementwise (``x - y``).",
     example="subtract(2.0, 3.0) -> -1.0",
 )

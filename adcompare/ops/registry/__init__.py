@@ -31,7 +31,13 @@ Rules are written with the op set's own functions, never with ``np.``
 directly, so that they can themselves be differentiated.
 """
 
-from adcompare.ops.registry.broadcasting import lane_count, normalize_axes, pad_lanes, unbroadcast
+from adcompare.ops.registry.broadcasting import (
+    broadcast_view,
+    lane_count,
+    normalize_axes,
+    pad_lanes,
+    unbroadcast,
+)
 from adcompare.ops.registry.composites import COMPOSITES, Composite, composite, public_functions
 from adcompare.ops.registry.define import defop
 from adcompare.ops.registry.dispatch import (
@@ -80,6 +86,7 @@ __all__ = [
     "anywhere",
     "apply",
     "apply_plain",
+    "broadcast_view",
     "complex_error",
     "composite",
     "default_numpy_names",

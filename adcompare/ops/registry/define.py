@@ -9,9 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from adcompare.ops.registry.dispatch import apply
+from adcompare.ops.registry.dispatch import apply, apply_plain
 from adcompare.ops.registry.numpy_names import default_numpy_names, register_numpy_names
 from adcompare.ops.registry.records import ARG_NAMES, NO_HINTS, OPS, Hints, OpDef
+from adcompare.runtime.boxes import Box
 
 
 def _ufunc_into(value) -> Callable | None:
@@ -120,7 +121,17 @@ def _checked_hints(name: str, nargs: int | None, hints: Hints) -> Hints:
 def _public_function(op: OpDef) -> Callable:
     """The function users call: checks the array count, normalises static parameters."""
     name, nargs, prepare = op.name, op.nargs, op.prepare
-    if prepare is None:
+    if prepare is None and nargs == 1:  # apply's choice of engine, for one argument
+
+        def fn(*args, **params):
+            if len(args) != 1:
+                raise TypeError(f"{name}() takes 1 array argument(s), got {len(args)}")
+            x = args[0]
+            if isinstance(x, Box):
+                return x.apply_op(op, x.level, args, params)
+            return apply_plain(op, args, params)
+
+    elif prepare is None:
 
         def fn(*args, **params):
             if nargs is not None and len(args) != nargs:
@@ -141,7 +152,28 @@ def _public_function(op: OpDef) -> Callable:
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = _docstring(op)
     fn.op = op
+    fn.prepared = _prepared_function(op)
     return fn
+
+
+def _prepared_function(op: OpDef) -> Callable:
+    """``op`` called with its static parameters already in the form ``prepare`` gives.
+
+    Derivative rules pass parameters they computed in that form (a shape as a
+    tuple of ints, axes sorted and negative, an index ``prepare`` checked
+    already): skipping ``prepare`` spares its checks on every backward sweep.
+
+    >>> from adcompare.ops import reshape
+    >>> print(reshape.prepared([1.0, 2.0], shape=(2, 1)))
+    [[1.]
+     [2.]]
+    """
+
+    def prepared(*args, **params):
+        return apply(op, args, params)
+
+    prepared.__name__ = prepared.__qualname__ = f"{op.name}.prepared"
+    return prepared
 
 
 def _docstring(op: OpDef) -> str:

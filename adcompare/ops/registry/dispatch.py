@@ -6,11 +6,12 @@ import itertools
 
 import numpy as np
 
-from adcompare.ops.registry.records import COMPLEX_RULES, ComplexNotSupportedError, OpDef
+from adcompare.ops.registry.records import ComplexNotSupportedError, OpDef
 from adcompare.ops.registry.values import shape_of
 from adcompare.runtime import buffers, cost
 from adcompare.runtime.batch_arrays import BatchArray, rebox
 from adcompare.runtime.boxes import Box
+from adcompare.runtime.buffers import POOLED_FROM_BYTES
 from adcompare.runtime.hooks import RECORDING_HOOKS
 
 _LEVELS = itertools.count(1)
@@ -43,29 +44,43 @@ def apply_plain(op: OpDef, args: tuple, params: dict):
     An engine whose arguments' values are plain calls this directly, skipping
     ``apply``'s search for the highest box.
     """
+    # Runs once per op application in every engine: each test below is ordered
+    # so that the common case (small plain arrays, nothing recording or
+    # counting) pays for as few lookups as possible.
     if RECORDING_HOOKS:
         recorded = RECORDING_HOOKS[-1](op, args, params)
         if recorded is not None:
             return recorded
     into = op.hints.into
     try:
-        out = None if into is None else buffers.run_into(into, args, params)
+        out = None
+        if into is not None:
+            first = args[0] if args else None
+            # Only arrays from POOLED_FROM_BYTES on can take a cached buffer.
+            if type(first) is not np.ndarray or first.nbytes >= POOLED_FROM_BYTES:
+                out = buffers.run_into(into, args, params)
         if out is None:
             out = op.value(*args, **params)
     except (TypeError, ValueError) as error:
-        if op.complex not in COMPLEX_RULES and any(np.iscomplexobj(a) for a in args):
+        if not op.takes_complex and any(np.iscomplexobj(a) for a in args):
             raise complex_error(op) from None
         if isinstance(error, TypeError):
             raise
         shapes = ", ".join(str(shape_of(a)) for a in args)
         raise ValueError(f"{op.name}: {error} (argument shapes {shapes})") from None
-    if op.complex not in COMPLEX_RULES and np.result_type(out).kind == "c":
-        # numpy computed a complex value (maximum, sign, round) that the rules do not hold for.
-        raise complex_error(op)
+    if type(out) is np.ndarray:
+        if not op.takes_complex and out.dtype.kind == "c":
+            # numpy computed a complex value (maximum, sign, round) that the rules do not hold for.
+            raise complex_error(op)
+    else:
+        if not op.takes_complex and np.result_type(out).kind == "c":
+            raise complex_error(op)
+        if isinstance(out, BatchArray):
+            if cost.ACTIVE:
+                cost.record_numpy(op, args, out)
+            return rebox(out)  # computed from a value read inside vmap
     if cost.ACTIVE:
         cost.record_numpy(op, args, out)
-    if type(out) is not np.ndarray and isinstance(out, BatchArray):
-        return rebox(out)  # computed from a value read inside vmap
     return out
 
 

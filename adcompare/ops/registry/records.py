@@ -149,9 +149,27 @@ class OpDef:
         return self.module.startswith("adcompare.ops")
 
     def __post_init__(self):
+        self._derive()
+
+    def _derive(self) -> None:
+        """Work out once what the engines read on every application, from the fields."""
         #: What the tape keeps when every argument needs a gradient (see :meth:`kept`).
         self.keeps = ("args" in self.saves, "out" in self.saves)
         self._kept: dict[tuple[bool, ...], tuple[bool | tuple[bool, ...], bool]] = {}
+        #: Whether complex values may pass (read once per application by the dispatch).
+        self.takes_complex = self.complex in COMPLEX_RULES
+        #: The VJP rules by position for the reverse sweep (``None``: variadic, see vjp_at).
+        self.vjp_rules = self.vjp if self.nargs is not None else None
+        self.accumulate_vjp = self.hints.accumulate_vjp
+        #: Whether the tape keeps what ``saves`` names whichever positions need a gradient.
+        self.keeps_all_read = self.hints.vjp_reads is None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # A field changed after construction (a test injecting a wrong rule, a user
+        # swapping hints) changes what was derived from it too.
+        object.__setattr__(self, name, value)
+        if name in _DERIVED_FROM and "keeps_all_read" in self.__dict__:
+            self._derive()
 
     def kept(self, needed: tuple[bool, ...]) -> tuple[bool | tuple[bool, ...], bool]:
         """What the tape keeps when the positions flagged in ``needed`` need a gradient.
@@ -206,6 +224,9 @@ class OpDef:
     def __repr__(self) -> str:
         return f"<op {self.name}>"
 
+
+#: The fields :meth:`OpDef._derive` reads.
+_DERIVED_FROM = frozenset({"saves", "complex", "vjp", "nargs", "hints"})
 
 OPS: dict[str, OpDef] = {}
 

@@ -1,0 +1,182 @@
+"""The eager engine's fast paths compute what the plain ways compute, with less work.
+
+Each fast path is checked against the plain numpy computation it replaces, and
+where it saves op applications, against a deterministic count of them.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp as scipy_logsumexp
+
+import adcompare as ad
+from adcompare.ops import OPS, reshape, scatter_add, transpose
+from adcompare.ops.reductions import _REARRANGE_FROM, _sum_value
+from adcompare.ops.registry import broadcast_view, normalize_axes
+from adcompare.ops.shape import _inverse
+
+# --- sum without numpy's short inner loops -----------------------------------------
+
+# Shapes whose sums numpy runs with a short inner loop for some axes (a short last
+# axis, kept or reduced), and one whose sums it runs well, all past _REARRANGE_FROM.
+SHAPES = [(5, 1000, 2), (5, 1000, 1), (700, 7), (2, 3, 700, 2), (4, 300, 3, 2), (64, 80)]
+
+
+def _all_axes(ndim: int):
+    for r in range(1, ndim + 1):
+        yield from itertools.combinations(range(ndim), r)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_sum_over_any_axes_equals_numpys(shape):
+    rng = np.random.default_rng(sum(shape))
+    x = rng.standard_normal(shape)
+    assert x.size >= _REARRANGE_FROM
+    for axes in _all_axes(len(shape)):
+        axis = normalize_axes(axes, len(shape))
+        for keepdims in (False, True):
+            expected = np.add.reduce(x, axis=axis, keepdims=keepdims)
+            found = _sum_value(x, axis, keepdims)
+            assert found.shape == expected.shape and found.dtype == expected.dtype
+            # The same additions, perhaps in another order: within a few roundings.
+            scale = np.add.reduce(np.abs(x), axis=axis, keepdims=keepdims)
+            assert np.all(np.abs(found - expected) <= 8 * np.finfo(float).eps * scale)
+            assert not np.shares_memory(found, x)
+
+
+def test_a_sum_over_a_short_last_axis_of_two_is_numpys_to_the_bit():
+    # Two terms have one order: x0 + x1, as numpy adds them.
+    x = np.random.default_rng(1).standard_normal((5, 1000, 2))
+    np.testing.assert_array_equal(_sum_value(x, (-1,), False), np.add.reduce(x, axis=-1))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.complex128])
+def test_sum_keeps_single_precision_and_complex_values(dtype):
+    x = (np.arange(6000.0).reshape(1000, 3, 2) % 7).astype(dtype)
+    for axis in [(-1,), (-2,), (-3, -1)]:
+        found = _sum_value(x, axis, True)
+        assert found.dtype == dtype
+        np.testing.assert_allclose(found, np.add.reduce(x, axis=axis, keepdims=True))
+
+
+def test_the_gradient_of_a_broadcast_against_a_short_axis_sums_the_right_axis():
+    # centred = x - mu broadcasts mu over 1000 points: its gradient sums axis 1 of
+    # a (5, 1000, 2) array, the case numpy runs with an inner loop of two.
+    points = np.random.default_rng(2).standard_normal((1000, 2))
+    mu = np.random.default_rng(3).standard_normal((5, 1, 2))
+    gradient = ad.grad(lambda m: ad.sum((points[None] - m) ** 2))(mu)
+    expected = -2.0 * (points[None] - mu).sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(gradient, expected, rtol=1e-12)
+
+
+# --- broadcast_to from strides -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "source, shape",
+    [((3, 1), (2, 3, 4)), ((), (3,)), ((4,), (3, 4)), ((1,), (0,)), ((2, 0), (3, 2, 0))],
+    ids=str,
+)
+def test_broadcast_view_is_numpys_read_only_view(source, shape):
+    x = np.arange(float(np.prod(source))).reshape(source)
+    view = broadcast_view(x, shape)
+    np.testing.assert_array_equal(view, np.broadcast_to(x, shape))
+    assert view.shape == shape and not view.flags.writeable
+    assert np.shares_memory(view, x) or view.size == 0
+
+
+def test_broadcast_of_a_strided_view_or_a_numpy_scalar_goes_through_numpy():
+    strided = np.arange(12.0).reshape(3, 4)[:, ::2]
+    np.testing.assert_array_equal(
+        broadcast_view(strided, (2, 3, 2)), np.broadcast_to(strided, (2, 3, 2))
+    )
+    scalar = np.float64(2.5)
+    np.testing.assert_array_equal(broadcast_view(scalar, (3,)), [2.5, 2.5, 2.5])
+
+
+# --- rules call ops with parameters already prepared ------------------------------------
+
+
+def test_prepared_calls_skip_preparation_and_give_the_same_value():
+    x = np.arange(6.0)
+    np.testing.assert_array_equal(reshape.prepared(x, shape=(2, 3)), reshape(x, (-1, 3)))
+    m = np.arange(24.0).reshape(2, 3, 4)
+    axes = (2, 0, 1)
+    back = transpose.prepared(transpose(m, axes), axes=_inverse(axes))
+    np.testing.assert_array_equal(back, m)
+    spread = scatter_add.prepared(np.ones(2), index=(slice(1, 3),), shape=(4,))
+    np.testing.assert_array_equal(spread, [0.0, 1.0, 1.0, 0.0])
+
+
+@pytest.mark.parametrize("axes", list(itertools.permutations(range(4))), ids=str)
+def test_inverse_permutation_undoes_the_permutation(axes):
+    inverse = _inverse(axes)
+    assert tuple(axes[i] for i in inverse) == tuple(range(4))
+
+
+# --- slices of one vector accumulate into one array ---------------------------------
+
+
+def test_slices_of_one_flat_vector_scatter_once_and_add_in_place():
+    # GMM's parameters are slices of one vector: the first slice's cotangent is
+    # scattered into zeros, the others add into that array where they land.
+    p = ad.Tensor(np.linspace(0.1, 3.0, 30), requires_grad=True)
+    a, b, c = p[:5], p[5:15], p[15:]
+    total = ad.sum(a) + ad.sum(3.0 * b) + ad.sum(ad.exp(c))
+    with ad.count() as cost:
+        total.backward()
+    assert cost.by_op.get(("numpy", "scatter_add"), 0) == 1
+    assert cost.by_op.get(("numpy", "add"), 0) == 0
+    expected = np.concatenate([np.ones(5), np.full(10, 3.0), np.exp(p.data[15:])])
+    np.testing.assert_allclose(p.grad.numpy(), expected, rtol=1e-15)
+
+
+# --- logsumexp as one primitive -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("axis, keepdims", [(None, False), (0, False), (1, True), ((0, 1), True)])
+def test_logsumexp_of_real_input_is_one_record_with_softmax_as_its_gradient(axis, keepdims):
+    x = np.random.default_rng(4).standard_normal((3, 4)) * 30.0  # exp would overflow unshifted
+    t = ad.Tensor(x, requires_grad=True)
+    with ad.count() as cost:
+        value = ad.logsumexp(t, axis=axis, keepdims=keepdims)
+    assert cost.tape_records == 1
+    np.testing.assert_allclose(value.data, scipy_logsumexp(x, axis=axis, keepdims=keepdims))
+    ad.sum(value).backward()
+    softmax = np.exp(x - scipy_logsumexp(x, axis=axis, keepdims=True))
+    np.testing.assert_allclose(t.grad.numpy(), softmax, rtol=1e-13, atol=1e-300)
+
+
+def test_logsumexp_with_weights_signs_or_complex_input_stays_a_composite():
+    x = np.array([0.5, 1.5, -1.0])
+    weights = np.array([1.0, -2.0, 0.5])
+    value, sign = ad.logsumexp(x, b=weights, return_sign=True)
+    expected, expected_sign = scipy_logsumexp(x, b=weights, return_sign=True)
+    np.testing.assert_allclose(value, expected)
+    assert sign == expected_sign
+    z = np.array([0.5 + 0.1j, 1.0 - 0.2j])
+    np.testing.assert_allclose(ad.logsumexp(z), np.log(np.sum(np.exp(z))))
+    assert OPS["_logsumexp"].complex != "holomorphic"
+
+
+def test_logsumexp_second_derivative_is_the_softmax_covariance():
+    x = np.array([0.1, 0.5, -0.3])
+    p = np.exp(x - scipy_logsumexp(x))
+    np.testing.assert_allclose(ad.hessian(ad.logsumexp)(x), np.diag(p) - np.outer(p, p), atol=1e-15)
+
+
+# --- numpy's functions called on a tensor ----------------------------------------------
+
+
+def test_a_numpy_ufunc_on_a_tensor_finds_its_op_every_time():
+    x = ad.Tensor([0.5, 2.0], requires_grad=True)
+    points = np.array([1.0, 1.0])
+    for _ in range(3):  # the first call looks the ufunc's op up; later calls find it
+        y = ad.sum((points - x) * np.exp(x))
+    y.backward()
+    # d/dx (1 - x) e^x = -e^x + (1 - x) e^x = -x e^x
+    np.testing.assert_allclose(x.grad.numpy(), -x.data * np.exp(x.data), rtol=1e-15)
+    assert isinstance(np.less(points, x), np.ndarray)  # comparisons stay plain
