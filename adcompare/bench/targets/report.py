@@ -100,13 +100,15 @@ def _signed(value: float) -> str:
 
 def _replay_note(row: dict) -> list[str]:
     """Why the chain's replayed figures differ, from the same rounds' medians."""
-    per_call = {e["mode"]: e["seconds"] * 1e6 for e in row["entries"] if e["status"] == "ok"}
+    measured = {e["mode"]: e for e in row["entries"] if e["status"] == "ok"}
+    per_call = {mode: e["seconds"] * 1e6 for mode, e in measured.items()}
     names = ("reverse-replay", "reverse-replay:grad", "reverse-replay:value_and_grad")
     program = per_call.get("reverse-replay:program")
     if program is None or any(name not in per_call for name in names):
         return []
     harness, grad, value_and_grad = (per_call[name] for name in names)
-    ops = row["ops"]
+    ops, plain = row["ops"], measured["reverse-replay:grad"]
+    fastest, slowest = (1e6 * plain[end] / ops for end in ("fastest", "slowest"))
     return [
         "",
         f"Why the chain's replayed figures differ. One call of the {ops}-op chain's replayed "
@@ -121,10 +123,12 @@ def _replay_note(row: dict) -> list[str]:
         "f closes over with their recorded contents. `grad` − `value_and_grad` = "
         f"{_signed(grad - value_and_grad)} µs is one more call and an index; the harness entry "
         f"− `grad` = {_signed(harness - grad)} µs is the harness's wrapper (its first call "
-        "records, the others replay). Differences within the spread of the samples are noise. "
-        "Timed one entry at a time, without these warm-up calls and with repeats calibrated on "
-        "the second call, as this command did before, the replayed figure also carried the "
-        "replay's unspecialised first calls and the load of a different moment.",
+        "records, the others replay). Differences within the spread of the samples are noise, "
+        "and the spread over time is wide: the plain `compiled.grad(x)` call's samples ranged "
+        f"from {fastest:.3g} to {slowest:.3g} µs/op over these rounds. Figures taken at "
+        "different moments, as a separate plain loop and this command's earlier "
+        "one-entry-at-a-time timing were, can differ by that much; so only figures of the "
+        "same rounds are compared here.",
     ]
 
 

@@ -28,9 +28,9 @@ WRONG = "WrongDerivative"
 
 def entry(cell: dict) -> dict:
     """A target's cell as its table reads it: ``status`` ``ok`` (with ``seconds``, the
-    median CPU time a call where the cell has one, else the median wall time, and
-    ``wall_seconds``), ``skipped``, ``wrong`` (the derivative disagreed: no time) or
-    ``error``.
+    median CPU time a call where the cell has one, else the median wall time,
+    ``wall_seconds``, and the ``fastest`` and ``slowest`` samples), ``skipped``,
+    ``wrong`` (the derivative disagreed: no time) or ``error``.
 
     >>> cell = {"mode": "reverse", "label": "reverse", "library": "adcompare", "status": "ok",
     ...         "check": None, "time": {"median": 0.5, "iqr": 0.1, "repeats": 3, "warmup": 1.0,
@@ -56,12 +56,15 @@ def entry(cell: dict) -> dict:
             "traceback": error.get("traceback", ""),
         }
     cpu = "cpu_median" in timing
+    samples = timing.get("cpu_samples") or timing.get("samples") or [timing["median"]]
     return {
         **read,
         "status": "ok",
         "seconds": timing["cpu_median"] if cpu else timing["median"],
         "wall_seconds": timing["median"],
         "iqr": timing["cpu_iqr"] if cpu else timing["iqr"],
+        "fastest": min(samples),
+        "slowest": max(samples),
         "repeats": timing["repeats"],
         "calls": timing.get("loops"),
         "warm_up_calls": timing.get("warm_up_calls"),
