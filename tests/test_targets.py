@@ -312,7 +312,7 @@ def _synthetic(cells: list[dict]) -> dict:
     return {row["id"]: row for row in target_rows(results)["rows"]}
 
 
-def test_the_limits_are_issue_19s_and_applied_to_cpu_ratios():
+def test_the_limits_apply_to_cpu_time_ratios():
     gmm = {"problem": "gradbench-gmm-1k"}
     lstm = {"problem": "adbench-lstm", "size": {"characters": 1024}, "n": 266}
     rows = _synthetic(

@@ -1,6 +1,6 @@
 """What the performance targets measure: each target's problem and its entries.
 
-The targets of issue 19, each a set of entries (adcompare's modes, hand-written
+The targets, each a set of entries (adcompare's modes, hand-written
 numpy, the installed peers) computing the same derivative of the same problem:
 
 a. reverse mode on a 200-op elementwise chain on a size-1 array, forward

@@ -25,6 +25,24 @@ __all__ = [
 #: The error type of a cell whose derivative disagreed with adcompare's.
 WRONG = "WrongDerivative"
 
+#: The entries a limit applies to, as the claims name them.
+LIMITED = {
+    "reverse": "eager reverse",
+    "reverse-replay": "replayed reverse",
+    "reverse-replay:grad": "replayed reverse as a plain compiled.grad call",
+}
+
+#: The targets' limits: the chain's per-op ones (× torch eager; µs), then each ratio
+#: target's, ``(mode, limit)`` with the ratio ÷ plain numpy f.
+CHAIN_TORCH_LIMIT = 1.0
+CHAIN_REPLAY_LIMIT = 0.13
+RATIO_LIMITS = {
+    "b": (("reverse", 3.0), ("reverse-replay", 2.3)),
+    "d": (("reverse-replay", 2.0), ("reverse", 3.0)),
+    "f": (("reverse", 3.5), ("reverse-replay", 1.75)),
+    "g": (("reverse-replay", 4.0),),
+}
+
 
 def entry(cell: dict) -> dict:
     """A target's cell as its table reads it: ``status`` ``ok`` (with ``seconds``, the
@@ -78,7 +96,11 @@ def _seconds(entries: list[dict], mode: str) -> float | None:
     return None
 
 
-def _with_values(entries: list[dict], scale: Callable[[float], float], wall_scale=None) -> list:
+def _with_values(
+    entries: list[dict],
+    scale: Callable[[float], float],
+    wall_scale: Callable[[float], float] | None = None,
+) -> list[dict]:
     """Each measured entry with its ``value`` (CPU seconds scaled) and ``wall_value``."""
     wall_scale = wall_scale or scale
     return [
@@ -104,25 +126,6 @@ def _limit_claim(entries: list[dict], mode: str, limit: float, unit: str = "") -
     if value is None:
         return _claim(f"{name}, limit {limit:g}{unit}", None)
     return _claim(f"{name} {value:.3g}{unit}, limit {limit:g}{unit}", value <= limit)
-
-
-#: The entries a limit applies to, as the claims name them.
-LIMITED = {
-    "reverse": "eager reverse",
-    "reverse-replay": "replayed reverse",
-    "reverse-replay:grad": "replayed reverse as a plain compiled.grad call",
-}
-
-#: Issue 19's limits: the chain's per-op ones (× torch eager; µs), then each ratio
-#: target's, ``(mode, limit)`` with the ratio ÷ plain numpy f.
-CHAIN_TORCH_LIMIT = 1.0
-CHAIN_REPLAY_LIMIT = 0.13
-RATIO_LIMITS = {
-    "b": (("reverse", 3.0), ("reverse-replay", 2.3)),
-    "d": (("reverse-replay", 2.0), ("reverse", 3.0)),
-    "f": (("reverse", 3.5), ("reverse-replay", 1.75)),
-    "g": (("reverse-replay", 4.0),),
-}
 
 
 def _chain_row(cells: list[dict]) -> dict:
