@@ -132,9 +132,10 @@ def measure_row(
     >>> [(c["status"], c["time"]["repeats"], c["time"]["warm_up_calls"]) for c in cells]
     [('ok', 3, 2), ('ok', 3, 10)]
     """
-    prepared = [_prepare(instance, mode, library, settings, target) for library, mode in choices]
-    cells = []
+    prepared, cells = [], []
     try:
+        for library, mode in choices:
+            prepared.append(_prepare(instance, mode, library, settings, target))
         take_rounds([s for _, s in prepared if s is not None], settings.rounds, settings.budget)
     finally:
         for cell, sampler in prepared:
