@@ -205,6 +205,27 @@ def test_interrupted_rounds_keep_the_samples_taken():
     assert [(c["mode"], c["time"]["repeats"]) for c in kept] == [("f", 3), ("stops", 2)]
 
 
+def test_an_interrupted_preparation_keeps_the_cells_already_final():
+    def broken(instance):
+        raise RuntimeError("no gradient today")
+
+    def interrupted(instance):
+        def work():
+            raise KeyboardInterrupt
+
+        return work
+
+    choices = [
+        ("numpy", Mode("broken", "broken", broken)),
+        ("numpy", MODES["f"]),  # prepared, but interrupted before its first sample
+        ("numpy", Mode("stops", "stops", interrupted, derivative=False, order=0)),
+    ]
+    kept = []
+    with pytest.raises(KeyboardInterrupt):
+        measure_row(target_problems.rosenbrock(4), choices, QUICK, "b", keep=kept.append)
+    assert [(c["mode"], c["status"]) for c in kept] == [("broken", "error")]
+
+
 # --- entries: checked before timed -----------------------------------------------------
 
 
