@@ -20,7 +20,21 @@ import numpy as np
 from adcompare import adbench
 from adcompare.adbench.plain import plain_objective
 
-__all__ = ["REAL_PROBLEMS", "RealProblem"]
+__all__ = ["REAL_PROBLEMS", "RealProblem", "problem_function"]
+
+
+def problem_function(problem) -> Callable:
+    """An ADBench or GradBench instance as a problem's ``f(xp, x)``: its hand-written
+    numpy form with ``xp = numpy``, its op-set objective (BA: residuals) otherwise.
+
+    >>> gmm = adbench.bundled("adbench-gmm-test")
+    >>> f = problem_function(gmm)
+    >>> bool(abs(f(np, gmm.params) - f(None, gmm.params)) < 1e-12)
+    True
+    """
+    function = problem.residuals if isinstance(problem, adbench.BAProblem) else problem.objective
+    plain = plain_objective(problem)
+    return lambda xp, x: plain(x) if xp is np else function(x)
 
 
 @dataclass(frozen=True)
@@ -39,11 +53,7 @@ class RealProblem:
         ((30,), (62,))
         """
         problem = adbench.bundled(self.name)
-        function = (
-            problem.residuals if isinstance(problem, adbench.BAProblem) else problem.objective
-        )
-        plain = plain_objective(problem)
-        return (lambda xp, x: plain(x) if xp is np else function(x)), problem.params
+        return problem_function(problem), problem.params
 
 
 REAL_PROBLEMS = (

@@ -4,7 +4,9 @@
   per-op overhead of an engine with nothing else to hide it;
 - Rosenbrock (:data:`~adcompare.bench.problems.PROBLEMS`) with its
   gradient written by hand, :func:`rosenbrock_gradient`;
-- the MLP loss, :mod:`~adcompare.bench.problems.mlp`.
+- the MLP loss, :mod:`~adcompare.bench.problems.mlp`;
+- GradBench's GMM (:func:`gmm`) and ADBench's LSTM (:func:`lstm`, on the first
+  ``characters`` of its sequence), whose plain f is their hand-written numpy form.
 
 Each is an :class:`~adcompare.bench.problems.Instance`, so adcompare's
 modes and the peers' run them alike.
@@ -12,11 +14,29 @@ modes and the peers' run them alike.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
+from adcompare import adbench
 from adcompare.bench.problems import Instance, get_problem
+from adcompare.bench.problems.real import problem_function
 
-__all__ = ["CHAIN_PATTERN", "chain", "rosenbrock", "rosenbrock_gradient"]
+__all__ = [
+    "CHAIN_PATTERN",
+    "GMM",
+    "LSTM",
+    "chain",
+    "gmm",
+    "lstm",
+    "rosenbrock",
+    "rosenbrock_gradient",
+]
+
+#: The GMM instance of the targets, a problem of :data:`~adcompare.bench.problems.PROBLEMS`.
+GMM = "gradbench-gmm-1k"
+#: The LSTM instance of the targets, a problem of :data:`~adcompare.bench.problems.PROBLEMS`.
+LSTM = "adbench-lstm"
 
 #: The chain's ops, repeated in this order: each bounded, so 200 of them stay finite.
 CHAIN_PATTERN = ("sin", "mul", "cos", "add", "tanh", "exp")
@@ -79,3 +99,38 @@ def rosenbrock_gradient(x: np.ndarray) -> np.ndarray:
     gradient[:-1] = -400.0 * head * residual - 2.0 * (1.0 - head)
     gradient[1:] += 200.0 * residual
     return gradient
+
+
+def gmm() -> Instance:
+    """GradBench's GMM at d = 2, k = 5, n = 1000 (:data:`GMM`): 30 parameters.
+
+    >>> gmm().n, gmm().family
+    (30, 'fixed')
+    """
+    return get_problem(GMM).build()
+
+
+def lstm(characters: int | None = None) -> Instance:
+    """ADBench's LSTM (:data:`LSTM`: 2 layers, 14 bits, 266 parameters) on the first
+    ``characters`` of its 1024-character sequence; all of it by default.
+
+    >>> import numpy as np
+    >>> short = lstm(3)
+    >>> short.n, short.size, bool(abs(short.on(np)(short.x) - short.on(None)(short.x)) < 1e-12)
+    (266, {'characters': 3}, True)
+    """
+    problem = adbench.bundled(LSTM)
+    total = problem.data.sizes[1]
+    characters = total if characters is None else characters
+    if not 2 <= characters <= total:
+        raise ValueError(
+            f"the LSTM's loss needs between 2 and {total} characters of its sequence, "
+            f"not {characters}"
+        )
+    sequence = problem.data.sequence[:characters]
+    data = dataclasses.replace(problem.data, sequence=sequence)
+    problem = dataclasses.replace(problem, data=data, reference=None)  # the full sequence's
+    x = problem.params
+    return Instance(
+        LSTM, {"characters": characters}, problem_function(problem), x, x.size, 1, "fixed"
+    )
