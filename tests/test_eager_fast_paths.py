@@ -180,3 +180,29 @@ def test_a_numpy_ufunc_on_a_tensor_finds_its_op_every_time():
     # d/dx (1 - x) e^x = -e^x + (1 - x) e^x = -x e^x
     np.testing.assert_allclose(x.grad.numpy(), -x.data * np.exp(x.data), rtol=1e-15)
     assert isinstance(np.less(points, x), np.ndarray)  # comparisons stay plain
+
+
+# --- x * x: one rule for both positions ------------------------------------------------------
+
+
+def test_a_square_written_as_a_product_takes_one_product_in_the_sweep():
+    x = ad.Tensor(np.linspace(-1.0, 2.0, 7), requires_grad=True)
+    y = ad.sum(0.5 * (x * x))
+    with ad.count() as cost:
+        y.backward()
+    # 0.5's rule scales the cotangent (one product), the square's rule is one more;
+    # no sum of two contributions.
+    assert cost.by_op[("numpy", "multiply")] == 2
+    assert cost.by_op.get(("numpy", "add"), 0) == 0
+    # (2x) · g is exactly g · x + g · x: doubling is exact.
+    np.testing.assert_array_equal(x.grad.numpy(), 0.5 * x.data + 0.5 * x.data)
+
+
+def test_a_product_of_two_different_values_keeps_both_rules():
+    x = ad.Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    y = ad.Tensor(np.array([3.0, 5.0]), requires_grad=True)
+    ad.sum(x * y).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 5.0])
+    np.testing.assert_array_equal(y.grad.numpy(), [1.0, 2.0])
+    second = ad.hessian(lambda v: ad.sum(v * v * v))(np.array([1.0, 2.0]))
+    np.testing.assert_allclose(second, np.diag([6.0, 12.0]))

@@ -168,7 +168,11 @@ def _send(node: Node, cotangent, owner: str, grads: dict, rule_inputs, in_place:
     elementwise = op.elementwise
     accumulate = op.accumulate_vjp if in_place else None
     passed_on = owner is SHARED  # the cotangent already went where it may be handed out
-    for i, nxt in enumerate(node.next):
+    nexts = node.next
+    same = op.vjp_same
+    if same is not None and nexts[0] is nexts[1] is not None and args[0] is args[1]:
+        nexts, rules = nexts[:1], (same,)  # x * x: one rule for both positions
+    for i, nxt in enumerate(nexts):
         if nxt is None:
             continue
         previous = grads.get(nxt)

@@ -85,7 +85,10 @@ class Node:
             self.versions = versions
         elif keep_args is False:
             self.saved_args = None
-            self.in_shapes = tuple([shape_of(a) for a in args])
+            shapes = []  # a loop, not a comprehension and shape_of per argument: once per op
+            for a in args:
+                shapes.append(a.shape if type(a) is np.ndarray else shape_of(a))
+            self.in_shapes = tuple(shapes)
             self.versions = []
         else:
             self.saved_args = tuple(

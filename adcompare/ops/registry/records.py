@@ -58,13 +58,17 @@ class Hints:
     (``matmul``'s multiply-adds). ``accumulate_vjp(total, out, *args,
     out_bar, **params)`` adds the first argument's cotangent into ``total``,
     a plain array the reverse sweep owns, in place (indexing adds into a
-    slice rather than scattering into zeros first).
+    slice rather than scattering into zeros first). ``vjp_same(out, x, y,
+    out_bar)`` is the sum of both positions' VJPs of a binary op applied to
+    one value twice (``x * x``): the sweep calls it once instead of two rules
+    and a sum.
     """
 
     into: Callable | None = None
     vjp_reads: tuple[tuple[str, ...], ...] | None = None
     work: Callable | None = None
     accumulate_vjp: Callable | None = None
+    vjp_same: Callable | None = None
 
 
 NO_HINTS = Hints()
@@ -161,6 +165,7 @@ class OpDef:
         #: The VJP rules by position for the reverse sweep (``None``: variadic, see vjp_at).
         self.vjp_rules = self.vjp if self.nargs is not None else None
         self.accumulate_vjp = self.hints.accumulate_vjp
+        self.vjp_same = self.hints.vjp_same
         #: Whether the tape keeps what ``saves`` names whichever positions need a gradient.
         self.keeps_all_read = self.hints.vjp_reads is None
 
