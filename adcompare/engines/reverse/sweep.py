@@ -193,10 +193,8 @@ def _send(node: Node, cotangent, owner: str, grads: dict, rule_inputs, in_place:
             else:
                 arg = args[i]
                 shape = arg.shape if type(arg) is np.ndarray else shape_of(arg)
-            if type(contribution) is np.ndarray:
-                if contribution.shape != shape:
-                    contribution = unbroadcast(contribution, shape)
-            elif shape_of(contribution) != shape:
+            plain = type(contribution) is np.ndarray
+            if (contribution.shape if plain else shape_of(contribution)) != shape:
                 contribution = unbroadcast(contribution, shape)
         if contribution is cotangent:
             kind = SHARED if passed_on else LENT
