@@ -168,6 +168,7 @@ def test_run_names_the_crossover_that_moved(tmp_path, capsys, small_run):
     fourier = [cell for cell in data["cells"] if cell["problem"] == "fourier" and "time" in cell]
     for cell in fourier:
         cell["time"]["median"] = 1e-6 if cell["mode"].startswith("forward") else 1e-3
+        cell["time"]["iqr"] = 0.0
     (mine / "results.json").write_text(json.dumps(data))
     for cell in fourier:
         if cell["mode"].startswith("forward"):
@@ -186,6 +187,41 @@ def test_run_names_the_crossover_that_moved(tmp_path, capsys, small_run):
         == 0
     )
     assert f"compared with the reference {reference}" in capsys.readouterr().out
+
+
+def test_a_crossover_that_moves_only_within_the_timing_noise_is_not_called_moved(
+    tmp_path, small_run
+):
+    mine = tmp_path / "mine"
+    assert main(["run", "--quiet", "--out", str(mine)]) == 0
+    data = json.loads((mine / "results.json").read_text())
+    # Forward 2 % cheaper than reverse here and 2 % dearer in the reference, each
+    # time with a spread (IQR) of 10 %: neither run can tell the two apart.
+    fourier = [cell for cell in data["cells"] if cell["problem"] == "fourier" and "time" in cell]
+
+    def set_times(forward_median, iqr):
+        for cell in fourier:
+            forward = cell["mode"].startswith("forward")
+            cell["time"]["median"] = forward_median if forward else 1e-3
+            cell["time"]["iqr"] = iqr
+        return json.dumps(data)
+
+    (mine / "results.json").write_text(set_times(0.98e-3, 1e-4))
+    reference = tmp_path / "reference.json"
+    reference.write_text(set_times(1.02e-3, 1e-4))
+    lines = cmd_run.comparison_lines(mine / "results.json", reference)
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"the same conclusions as the reference {reference}: ")
+    assert lines[0].endswith(
+        "crossovers agree, 1 more within the timing noise "
+        "(fourier: the two modes' time ranges overlap where the runs differ)"
+    )
+    # The same move with spreads of 1 %: both runs tell the modes apart, so it moved.
+    reference.write_text(set_times(1.02e-3, 1e-5))
+    (mine / "results.json").write_text(set_times(0.98e-3, 1e-5))
+    lines = cmd_run.comparison_lines(mine / "results.json", reference)
+    assert lines[0].endswith("crossovers agree, 1 moved:"), lines
+    assert lines[1].startswith("  fourier: forward, chunked beats reverse by time")
 
 
 def test_run_keeps_a_named_folders_results_unless_told(tmp_path, capsys, small_run):

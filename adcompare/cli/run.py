@@ -90,11 +90,17 @@ def comparison_lines(path: Path, reference: Path) -> list[str]:
         theirs = load_results(reference)
     except (ResultsError, OSError):
         return [f"no reference run to compare with at {reference}"]
-    agreed, moved = compare_conclusions(load_results(path), theirs)
+    agreed, moved, noise = compare_conclusions(load_results(path), theirs)
+    agree = f"{agreed} crossovers agree"
+    if noise:
+        agree += (
+            f", {len(noise)} more within the timing noise ({', '.join(noise)}: the two modes' "
+            "time ranges overlap where the runs differ)"
+        )
     if not moved:
-        return [f"the same conclusions as the reference {reference}: {agreed} crossovers agree"]
+        return [f"the same conclusions as the reference {reference}: {agree}"]
     return [
-        f"compared with the reference {reference}: {agreed} crossovers agree, {len(moved)} moved:",
+        f"compared with the reference {reference}: {agree}, {len(moved)} moved:",
         *(f"  {line}" for line in moved),
     ]
 

@@ -45,13 +45,20 @@ def _bracket(crossover) -> tuple:
     return crossover.kind, crossover.below, crossover.above
 
 
-def compare_conclusions(results: Results, reference: Results) -> tuple[int, list[str]]:
-    """How many crossovers both runs show, and a sentence for each that moved.
+def compare_conclusions(results: Results, reference: Results) -> tuple[int, list[str], list[str]]:
+    """How many crossovers both runs show, a sentence for each that moved, and the
+    problems whose time crossover moved only within the timing noise.
+
+    A time crossover moved within the noise when, at every size where the two
+    runs order the two modes differently, one of the runs cannot tell them
+    apart: their interquartile ranges overlap. Two modes that cost the same
+    near the crossing (reverse mode and chunked forward mode at small n) put
+    it anywhere among those sizes from run to run.
 
     >>> compare_conclusions(Results(), Results())
-    (0, [])
+    (0, [], [])
     """
-    agreed, moved = 0, []
+    agreed, moved, noise = 0, [], []
     for problem in analysis.problems_in(results):
         axis = analysis.AXIS.get(analysis.family_of(results, problem))
         if axis is None:
@@ -65,8 +72,42 @@ def compare_conclusions(results: Results, reference: Results) -> tuple[int, list
                 if _bracket(mine) == _bracket(other):
                     agreed += 1
                     continue
+                if metric == "time" and _within_noise(results, reference, problem, axis, mine):
+                    noise.append(problem)
+                    continue
                 moved.append(
                     f"{problem}: {mode_label(mine.winner)} beats {mode_label(mine.loser)} "
                     f"{words} {mine.describe(axis)}, the reference {other.describe(axis)}"
                 )
-    return agreed, moved
+    return agreed, moved, noise
+
+
+def _times(results: Results, problem: str, mode: str, axis: str) -> dict:
+    """``{size: (median, interquartile range)}`` of ``mode``'s times on ``problem``."""
+    return {
+        cell[axis]: (cell["time"]["median"], cell["time"].get("iqr", 0.0))
+        for cell in results.cells
+        if cell["problem"] == problem
+        and cell["mode"] == mode
+        and cell["status"] == "ok"
+        and cell.get("time")
+    }
+
+
+def _within_noise(results: Results, reference: Results, problem: str, axis: str, mine) -> bool:
+    """Whether the two runs order ``mine``'s modes differently only where one of them
+    cannot tell the modes apart (see :func:`compare_conclusions`)."""
+    runs = [
+        (_times(run, problem, mine.winner, axis), _times(run, problem, mine.loser, axis))
+        for run in (results, reference)
+    ]
+    sizes = set.intersection(*(set(times) for pair in runs for times in pair))
+    differing = [x for x in sizes if len({win[x][0] < lose[x][0] for win, lose in runs}) == 2]
+    return bool(differing) and all(
+        any(_overlap(win[x], lose[x]) for win, lose in runs) for x in differing
+    )
+
+
+def _overlap(a: tuple, b: tuple) -> bool:
+    """Whether two (median, IQR) intervals overlap."""
+    return abs(a[0] - b[0]) <= (a[1] + b[1]) / 2
