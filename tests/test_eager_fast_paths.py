@@ -62,6 +62,14 @@ def test_sum_keeps_single_precision_and_complex_values(dtype):
         np.testing.assert_allclose(found, np.add.reduce(x, axis=axis, keepdims=True))
 
 
+def test_half_precision_sums_stay_numpys_which_accumulate_in_single_precision():
+    # numpy adds float16 in float32 and rounds once; adding slice by slice would
+    # round after every term (0.5 off at these magnitudes).
+    x = (np.random.default_rng(5).standard_normal((1000, 7)) * 100).astype(np.float16)
+    for axis in [(-1,), (-2,)]:
+        np.testing.assert_array_equal(_sum_value(x, axis, False), np.add.reduce(x, axis=axis))
+
+
 def test_the_gradient_of_a_broadcast_against_a_short_axis_sums_the_right_axis():
     # centred = x - mu broadcasts mu over 1000 points: its gradient sums axis 1 of
     # a (5, 1000, 2) array, the case numpy runs with an inner loop of two.
