@@ -96,6 +96,18 @@ def test_broadcast_view_is_numpys_read_only_view(source, shape):
     assert np.shares_memory(view, x) or view.size == 0
 
 
+def test_a_broadcast_tensor_shares_its_sources_version_counter():
+    # The view is built from strides, not by numpy: a write to its source after it
+    # was saved must still be caught, not give a gradient of the new values.
+    x = ad.Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    u = x * 1.0
+    spread = ad.broadcast_to(u, (3, 2))
+    y = ad.sum(spread * spread)
+    u += 1.0
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        y.backward()
+
+
 def test_broadcast_of_a_strided_view_or_a_numpy_scalar_goes_through_numpy():
     strided = np.arange(12.0).reshape(3, 4)[:, ::2]
     np.testing.assert_array_equal(

@@ -30,7 +30,7 @@ from adcompare.ops.elementwise import (
     where,
 )
 from adcompare.ops.matrix_functions import svdvals
-from adcompare.ops.reductions import _logsumexp, max, min, sum
+from adcompare.ops.reductions import _logsumexp, _stop_max, max, min, sum
 from adcompare.ops.registry import (
     ComplexNotSupportedError,
     composite,
@@ -143,16 +143,6 @@ def softplus(x):
     0.693147
     """
     return add(log1p(exp(negative(abs(x)))), maximum(x, 0.0))
-
-
-def _stop_max(x, axis):
-    """The maximum along ``axis`` as a constant, replaced by 0 where infinite.
-
-    Subtracting a constant before ``exp`` changes nothing mathematically, so
-    the shift needs no derivative; it only keeps ``exp`` from overflowing.
-    """
-    shift = np.maximum.reduce(raw(x), axis=axis, keepdims=True)  # np.max, less overhead
-    return np.where(np.isfinite(shift), shift, 0.0)
 
 
 @composite()

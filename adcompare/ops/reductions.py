@@ -162,16 +162,21 @@ sum = defop(
 )
 
 
+def _stop_max(x, axis):
+    """The maximum along ``axis`` as a constant, replaced by 0 where infinite.
+
+    Subtracting a constant before ``exp`` changes nothing mathematically, so
+    the shift needs no derivative; it only keeps ``exp`` from overflowing.
+    """
+    shift = np.maximum.reduce(raw(x), axis=axis, keepdims=True)  # np.max, less overhead
+    return np.where(np.isfinite(shift), shift, 0.0)
+
+
 def _logsumexp_value(x, axis, keepdims):
     """``log(sum(exp(x)))`` over ``axis``, shifted by the maximum so nothing overflows."""
-    shift = np.maximum.reduce(x, axis=axis, keepdims=True)
-    shift = np.where(np.isfinite(shift), shift, 0.0)  # all -inf (or an inf) along an axis
+    shift = _stop_max(x, axis)
     out = np.log(_sum_value(np.exp(x - shift), axis, True)) + shift
-    return (
-        out
-        if keepdims
-        else out.reshape([n for i, n in enumerate(out.shape) if i - out.ndim not in axis])
-    )
+    return out if keepdims else np.squeeze(out, axis)
 
 
 def _softmax_weights(out, x, axis, keepdims):

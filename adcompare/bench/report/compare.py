@@ -86,11 +86,7 @@ def _times(results: Results, problem: str, mode: str, axis: str) -> dict:
     """``{size: (median, interquartile range)}`` of ``mode``'s times on ``problem``."""
     return {
         cell[axis]: (cell["time"]["median"], cell["time"].get("iqr", 0.0))
-        for cell in results.cells
-        if cell["problem"] == problem
-        and cell["mode"] == mode
-        and cell["status"] == "ok"
-        and cell.get("time")
+        for cell in analysis._ok(results, problem, mode)
     }
 
 
