@@ -80,6 +80,80 @@ def test_scalar_replay_matches_array_replay_and_finite_differences():
         assert gradient.shape == (1,) and gradient.dtype == np.float64
 
 
+def _reverse_sweep(source: str) -> list[str]:
+    return source.split("# reverse sweep\n")[1].splitlines()[:-1]  # without the return
+
+
+def _targets_chain(x, length=60):
+    # The targets' size-1 chain: each step reads x again, so x's cotangent sums many terms.
+    y = x
+    for i in range(length):
+        y = [ad.sin(y), y * x, ad.cos(y), y + x, ad.tanh(y), ad.exp(y)][i % 6]
+    return ad.sum(y)
+
+
+@pytest.mark.parametrize("f", [_chain, _targets_chain], ids=["tanh-sin", "targets"])
+def test_scalar_reverse_sweep_nests_values_read_once_bit_for_bit(monkeypatch, f):
+    from adcompare.engines.replay import source
+
+    merged = ad.compile(f, np.array([0.3]))
+    monkeypatch.setattr(source, "MERGE_DEPTH", 0)  # every value on a line of its own
+    lined = ad.compile(f, np.array([0.3]))
+    assert merged.program.scalar and lined.program.scalar
+    assert merged.program.instructions == lined.program.instructions
+    sweep, one_per_line = (
+        _reverse_sweep(merged.program.source),
+        _reverse_sweep(lined.program.source),
+    )
+    assert len(one_per_line) == merged.program.instructions - merged.program.forward_steps
+    assert len(sweep) < len(one_per_line) / 2
+    # The forward pass stays one line per op, as the trace table lists them.
+    forward = merged.program.source.split("# reverse sweep")[0]
+    assert forward == lined.program.source.split("# reverse sweep")[0]
+    for point in [0.3, -0.8, 1.7]:
+        x = np.array([point])
+        value, gradient = merged.value_and_grad(x)
+        lined_value, lined_gradient = lined.value_and_grad(x)
+        eager_value, eager_gradient = ad.value_and_grad(f)(x)
+        assert value == lined_value and gradient[0] == lined_gradient[0]  # bit for bit
+        np.testing.assert_allclose(value, eager_value, rtol=1e-14)
+        np.testing.assert_allclose(gradient, eager_gradient, rtol=1e-13)
+
+
+def test_a_merged_line_nests_at_most_merge_depth_values():
+    from adcompare.engines.replay.source import MERGE_DEPTH
+
+    source = ad.compile(_targets_chain, np.array([0.3])).program.source
+    for line in _reverse_sweep(source):
+        depth = deepest = 0
+        for character in line.split(" = ", 1)[1]:
+            depth += {"(": 1, ")": -1}.get(character, 0)
+            deepest = max(deepest, depth)
+        # A merged value is parenthesised unless it is a call, whose own parentheses
+        # count; each merged level adds at most one pair beyond those of the calls.
+        assert deepest <= 2 * MERGE_DEPTH
+
+
+def test_a_value_read_twice_or_by_a_guard_keeps_its_name():
+    def f(x):
+        y = ad.sin(x)
+        return ad.sum(y * y)  # y read twice: the sweep reads it by name
+
+    source = ad.compile(f, np.array([0.4])).program.source
+    assert "v1_sin = sin(x)" in source and "v1_sin" in "".join(_reverse_sweep(source))
+
+    def g(x):
+        z = ad.exp(x) * 2.0
+        if ad.sum(z) > 1.0:  # a guard reads z's sum
+            return ad.sum(z * x)
+        return ad.sum(-z)
+
+    compiled = ad.compile(g, np.array([0.5]))
+    assert compiled.program.guards == 1 and "# guard" in compiled.program.source
+    np.testing.assert_allclose(compiled.grad(np.array([0.7])), ad.grad(g)(np.array([0.7])))
+    np.testing.assert_allclose(compiled.grad(np.array([-3.0])), ad.grad(g)(np.array([-3.0])))
+
+
 def test_replay_does_one_call_per_recorded_instruction():
     # Per step, forward: sin, ·1.01, +0.5, tanh (4). Backward: tanh's g·(1 − out·out) is 3,
     # ·1.01 is 1, +0.5 is none, sin's g·cos x is 2 (6). Plus the sum; its backward (the

@@ -209,6 +209,9 @@ class CompiledFunction:
             )
         arrays = []
         for i, a in enumerate(args):
+            if type(a) is np.ndarray and a.dtype.kind in "fc":  # the common case, first
+                arrays.append(a)
+                continue
             if isinstance(a, Box):
                 raise TypeError(
                     f"compiled function: argument {i} is a {type(a).__name__}; a compiled "
@@ -314,7 +317,8 @@ def _argument_names(f, count: int) -> list[str]:
 
 
 def _signature(arrays: tuple) -> tuple:
-    return tuple((a.shape, a.dtype.str) for a in arrays)
+    # dtypes compare as dtypes (byte order included); .str would build a string per call
+    return tuple([(a.shape, a.dtype) for a in arrays])
 
 
 _EMPTY = object()

@@ -6,6 +6,15 @@ gradient with respect to ``x``) or ``tangent``. Python numbers and tuples of the
 appear as literals; other constants (index tuples, arrays) are names, described
 in comments at the top. After its last reader, an array's name is deleted, so its
 memory is freed as plain numpy frees a temporary.
+
+A program on Python numbers writes its reverse sweep as a hand-written adjoint
+is written: a value that one later instruction reads is nested in that
+instruction's line, ``(cos(v5_exp) * v5_exp) * (1.0 - (v4_tanh * v4_tanh))``,
+up to :data:`MERGE_DEPTH` levels. The operations and their order are the same,
+so the results are bit-identical; the interpreter just stores and loads fewer
+names, and each temporary float is freed at once (a third fewer instructions on
+a 200-op chain's gradient). The forward pass keeps one line per op, in the
+order of the tape.
 """
 
 from __future__ import annotations
@@ -154,11 +163,19 @@ class _Writer:
         inputs = [*inputs, *(f"a{i}" for i in range(len(inputs), len(recording.inputs)))]
         self.labels = _value_names(recording, steps, outputs, inputs, self.names)
         self.temporaries: dict[str, str] = {}
+        # Expressions of values written into their one reader: slot -> (text, depth).
+        self.merged: dict[int, tuple[str, int]] = {}
+        self.depth = 0  # the deepest merged expression the line being written reads
 
     def operand(self, spec, base: str = "c") -> str:
         kind, value = spec
         if kind == "s":
-            return self.labels[value]
+            merged = self.merged.pop(value, None)
+            if merged is None:
+                return self.labels[value]
+            text, depth = merged
+            self.depth = max(self.depth, depth)
+            return text
         return self.names.constant(_to_scalar(value) if self.kernel else value, base)
 
     def function(self, fn, base: str) -> str:
@@ -195,34 +212,46 @@ class _Writer:
 
     def instruction(self, step: Instruction) -> str:
         if self.kernel:
-            kernel = self.kernel(step)
-            # Numbers are never written in place: a scalar kernel takes no out=.
-            keywords = [
-                (k, v) for k, v in step.kwargs if k == "cond" or (v[0] == "s" and k != "out")
-            ]
-            operands = [self.operand(a) for a in step.args]
-            if not keywords and kernel in _INFIX and len(operands) == _INFIX[kernel][1]:
-                # Python's own operators on floats: what operator.mul and friends call.
-                symbol = _INFIX[kernel][0]
-                expression = (
-                    f"{symbol}{operands[0]}"
-                    if len(operands) == 1
-                    else (f"{operands[0]} {symbol} {operands[1]}")
-                )
-                return f"{self.labels[step.out]} = {expression}"
-            if not keywords and kernel is keep_number:
-                return f"{self.labels[step.out]} = {operands[0]}"
-            base = step.op.name if step.kind == "op" else _function_name(step)
-            fn = self.names.function(kernel, base)
-        elif isinstance(step.fn, Form):
+            return f"{self.labels[step.out]} = {self.expression(step)[0]}"
+        if isinstance(step.fn, Form):
             return step.fn.write(self, self.labels[step.out], step.args, dict(step.kwargs))
-        else:
-            fn = self.names.function(step.fn, _function_name(step))
-            keywords = list(step.kwargs)
+        fn = self.names.function(step.fn, _function_name(step))
+        return f"{self.labels[step.out]} = {self._call(fn, step, list(step.kwargs))}"
 
+    def expression(self, step: Instruction) -> tuple[str, bool]:
+        """A scalar instruction's right-hand side, and whether it is one term (a name,
+        a literal or a call) that needs no parentheses inside another expression."""
+        kernel = self.kernel(step)
+        # Numbers are never written in place: a scalar kernel takes no out=.
+        keywords = [(k, v) for k, v in step.kwargs if k == "cond" or (v[0] == "s" and k != "out")]
+        if not keywords and kernel in _INFIX and len(step.args) == _INFIX[kernel][1]:
+            # Python's own operators on floats: what operator.mul and friends call.
+            symbol = _INFIX[kernel][0]
+            operands = [self.operand(a) for a in step.args]
+            if len(operands) == 1:
+                return f"{symbol}{operands[0]}", False
+            return f"{operands[0]} {symbol} {operands[1]}", False
+        if not keywords and kernel is keep_number:
+            operand = self.operand(step.args[0])
+            return operand, operand.isidentifier()
+        base = step.op.name if step.kind == "op" else _function_name(step)
+        return self._call(self.names.function(kernel, base), step, keywords), True
+
+    def _call(self, fn: str, step: Instruction, keywords: list) -> str:
         arguments = [self.operand(a) for a in step.args]
         arguments += [f"{k}={self.operand(spec, k)}" for k, spec in keywords]
-        return f"{self.labels[step.out]} = {fn}({', '.join(arguments)})"
+        return f"{fn}({', '.join(arguments)})"
+
+    def merge(self, step: Instruction) -> str | None:
+        """Keep a scalar instruction's expression for its one reader to write, as a
+        hand-written adjoint nests its terms (to :data:`MERGE_DEPTH` levels); or, past
+        that depth, its line."""
+        self.depth = 0
+        text, term = self.expression(step)
+        if self.depth >= MERGE_DEPTH:
+            return f"{self.labels[step.out]} = {text}"
+        self.merged[step.out] = (text if term else f"({text})", self.depth + 1)
+        return None
 
     def results(self) -> list[str]:
         """The outputs: copies of inputs and constants, numbers back into arrays."""
@@ -254,11 +283,16 @@ def generate(
     lines = writer.inputs(steps)
     last = {} if kernel else last_uses([(None, step) for step in steps], outputs)
     kept = set(recording.inputs) | {slot for kind, slot in outputs if kind == "s"}
+    mergeable = _read_once(steps[forward_steps:], outputs) if kernel else set()
     for position, step in enumerate(steps):
         if position == forward_steps and position:
             lines.append("# reverse sweep")
         if isinstance(step, Guard):
             lines += writer.guard(step)
+        elif step.out in mergeable and position >= forward_steps:
+            line = writer.merge(step)
+            if line is not None:
+                lines.append(line)
         else:
             lines.append(writer.instruction(step))
         dead = [s for s in reads(step) if last.get(s) == position and s not in kept]
@@ -274,6 +308,26 @@ def generate(
     return source, writer.namespace["replay"]
 
 
+#: How deeply the scalar reverse sweep nests the expressions of values read once.
+MERGE_DEPTH = 3
+
+
+def _read_once(steps: list, outputs: list) -> set[int]:
+    """The slots ``steps`` compute that exactly one later instruction reads: the
+    scalar program writes such a value inside its reader's line. Python then keeps
+    no name for it, and its float is freed at once (a third fewer interpreter
+    instructions on the size-1 chain's gradient)."""
+    counts: dict[int, int] = {}
+    for step in steps:
+        for slot in reads(step):
+            counts[slot] = counts.get(slot, 0) + (1 if isinstance(step, Instruction) else 2)
+    for kind, slot in outputs:
+        if kind == "s":
+            counts[slot] = 2
+    produced = {step.out for step in steps if isinstance(step, Instruction)}
+    return {slot for slot in produced if counts.get(slot) == 1}
+
+
 def _to_scalar(value):
     if type(value) in (bool, int, float):
         return value
@@ -287,4 +341,6 @@ def _scalar_convert(convert):
 
 def _to_array(value, shape_dtype):
     shape, dtype = shape_dtype
-    return np.full(shape, value, dtype=dtype)
+    array = np.empty(shape, dtype)  # np.full's argument handling costs as much again
+    array.fill(value)
+    return array
