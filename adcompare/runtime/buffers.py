@@ -35,6 +35,7 @@ import weakref
 from collections.abc import Iterator
 
 import numpy as np
+from numpy import ndarray  # hot paths: numpy's module __getattr__ makes `np.ndarray` a slow lookup
 
 __all__ = ["POOLED_FROM_BYTES", "cached_bytes", "disabled", "release", "run_into", "take"]
 
@@ -165,7 +166,7 @@ def run_into(into, args: tuple, params: dict):
     # comes first, and reading ``flags`` (which builds an object) after it.
     model = None
     for a in args:
-        if type(a) is np.ndarray:
+        if type(a) is ndarray:
             if model is None:
                 if a.nbytes < POOLED_FROM_BYTES or a.dtype not in _FLOATS:
                     return None

@@ -18,9 +18,10 @@ to it, as HIPS autograd's ``add_outgrads`` does:
 
 from __future__ import annotations
 
-import operator
+from heapq import heapify, heappop, heappush
 
-import numpy as np
+from numpy import add as _np_add
+from numpy import ndarray  # hot paths: numpy's module __getattr__ makes `np.ndarray` a slow lookup
 
 from adcompare.engines.reverse.tape import (
     FREED_GRAPH,
@@ -41,27 +42,6 @@ MINE, LENT, SHARED = "mine", "lent", "shared"
 #: per-call overhead dominates), so only larger cotangent sums are ``MINE``.
 IN_PLACE_FROM = 1 << 12
 
-_SEQ_OF = operator.attrgetter("seq")
-
-
-def reachable(roots) -> list:
-    """The records reachable from ``roots``, latest first (reverse tape order)."""
-    seen = set()
-    order = []
-    stack = [r for r in roots if r is not None]
-    # Plain loops, no comprehension per record: this runs once per record per sweep.
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        order.append(node)
-        for n in node.next:
-            if n is not None and n not in seen:
-                stack.append(n)
-    order.sort(key=_SEQ_OF, reverse=True)
-    return order
-
 
 def _raise_modified(node: Node, version: int, saved: int, position: int) -> None:
     value = "its output" if position < 0 else f"its input {position}"
@@ -77,12 +57,12 @@ def _raise_modified(node: Node, version: int, saved: int, position: int) -> None
 
 def _worth_owning(value) -> bool:
     """Whether later contributions should be added into ``value`` in place."""
-    return type(value) is np.ndarray and value.size >= IN_PLACE_FROM
+    return type(value) is ndarray and value.size >= IN_PLACE_FROM
 
 
 def _hand_out(cotangent, owner: str):
     """``cotangent`` for a caller to keep: a copy where it also went elsewhere."""
-    if owner is SHARED and type(cotangent) is np.ndarray:
+    if owner is SHARED and type(cotangent) is ndarray:
         return cotangent.copy()
     return cotangent
 
@@ -121,12 +101,15 @@ def sweep(
     Records are freed as they are swept unless ``retain_graph``.
     """
     grads = _seeded(roots, cotangents)
+    # Records wait in a heap, latest first: one is swept once every record made after
+    # it has been, so all its consumers have added their shares. Only records a
+    # cotangent reaches enter it; each enters once, with its first share.
+    pending = [(-node.seq, id(node), node) for node in grads if node is not None]
+    heapify(pending)
     captured = {}
-    for node in reachable(grads):
-        entry = grads.pop(node, None)
-        if entry is None:
-            continue
-        cotangent, owner = entry
+    while pending:
+        node = heappop(pending)[2]
+        cotangent, owner = grads.pop(node)
         if targets is not None and node in targets:
             captured[node] = _hand_out(cotangent, owner)
             owner = SHARED
@@ -144,14 +127,17 @@ def sweep(
             if kept is not None:
                 kept._accumulate(_hand_out(cotangent, owner))
                 owner = SHARED
-        _send(node, cotangent, owner, grads, rule_inputs, in_place)
+        _send(node, cotangent, owner, grads, pending, rule_inputs, in_place)
         if not retain_graph:
             node.free()
     return captured
 
 
-def _send(node: Node, cotangent, owner: str, grads: dict, rule_inputs, in_place: bool) -> None:
-    """Run a record's VJP rules and add each input's share into ``grads``."""
+def _send(
+    node: Node, cotangent, owner: str, grads: dict, pending: list, rule_inputs, in_place: bool
+) -> None:
+    """Run a record's VJP rules and add each input's share into ``grads``; an input's
+    record that receives its first share joins the heap ``pending``."""
     if rule_inputs is saved_inputs:  # saved_inputs, inline: this runs once per record
         args = node.saved_args
         if args is None:
@@ -180,7 +166,7 @@ def _send(node: Node, cotangent, owner: str, grads: dict, rule_inputs, in_place:
             accumulate is not None
             and previous is not None
             and previous[1] is MINE
-            and type(cotangent) is np.ndarray
+            and type(cotangent) is ndarray
             and cotangent.dtype == previous[0].dtype
         ):
             accumulate(previous[0], out, *args, cotangent, **params)
@@ -192,14 +178,14 @@ def _send(node: Node, cotangent, owner: str, grads: dict, rule_inputs, in_place:
                 shape = in_shapes[i]
             else:
                 arg = args[i]
-                shape = arg.shape if type(arg) is np.ndarray else shape_of(arg)
-            plain = type(contribution) is np.ndarray
+                shape = arg.shape if type(arg) is ndarray else shape_of(arg)
+            plain = type(contribution) is ndarray
             if (contribution.shape if plain else shape_of(contribution)) != shape:
                 contribution = unbroadcast(contribution, shape)
         if contribution is cotangent:
             kind = SHARED if passed_on else LENT
             passed_on = True
-        elif accumulate is not None and previous is None and type(contribution) is np.ndarray:
+        elif accumulate is not None and previous is None and type(contribution) is ndarray:
             # A fresh scatter into zeros: later slices add into it in place, which
             # beats a scatter and a sum per slice at any size.
             kind = MINE
@@ -207,6 +193,7 @@ def _send(node: Node, cotangent, owner: str, grads: dict, rule_inputs, in_place:
             kind = LENT
         if previous is None:
             grads[nxt] = (contribution, kind)
+            heappush(pending, (-nxt.seq, id(nxt), nxt))
         else:
             _add_into(grads, nxt, previous, contribution, in_place)
 
@@ -216,21 +203,21 @@ def _add_into(grads: dict, nxt, previous: tuple, contribution, in_place: bool) -
     total, total_owner = previous
     if (
         total_owner is MINE
-        and type(contribution) is np.ndarray
+        and type(contribution) is ndarray
         and contribution.shape == total.shape
         and contribution.dtype == total.dtype
     ):
         total += contribution
     elif (
-        type(total) is np.ndarray
-        and type(contribution) is np.ndarray
+        type(total) is ndarray
+        and type(contribution) is ndarray
         and total.size < IN_PLACE_FROM
         and not RECORDING_HOOKS
     ):
         # Two small plain arrays (a size-1 chain reads x at every other op): numpy
         # adds them directly, counted as the op. The op's dispatch costs more than
         # the sum here; a large sum goes through it for a pooled buffer.
-        summed = np.add(total, contribution)
+        summed = _np_add(total, contribution)
         if cost.ACTIVE:
             cost.record_numpy(add.op, (total, contribution), summed)
         grads[nxt] = (summed, LENT)

@@ -12,6 +12,7 @@ import functools
 import itertools
 
 import numpy as np
+from numpy import ndarray  # hot paths: numpy's module __getattr__ makes `np.ndarray` a slow lookup
 
 from adcompare.ops import OpDef
 from adcompare.ops.registry import raw, shape_of
@@ -87,7 +88,7 @@ class Node:
             self.saved_args = None
             shapes = []  # a loop, not a comprehension and shape_of per argument: once per op
             for a in args:
-                shapes.append(a.shape if type(a) is np.ndarray else shape_of(a))
+                shapes.append(a.shape if type(a) is ndarray else shape_of(a))
             self.in_shapes = tuple(shapes)
             self.versions = []
         else:
@@ -97,7 +98,7 @@ class Node:
             self.in_shapes = None
             self.versions = [v for v in versions if keep_args[v[2]]]
         self.saved_out = out if keep_out else None
-        self.out_shape = out.shape if type(out) is np.ndarray else shape_of(out)
+        self.out_shape = out.shape if type(out) is ndarray else shape_of(out)
         self.op = op
         self.params = params
         self.next = next_nodes

@@ -21,6 +21,7 @@ from __future__ import annotations
 import weakref
 
 import numpy as np
+from numpy import ndarray  # hot paths: numpy's module __getattr__ makes `np.ndarray` a slow lookup
 
 from adcompare.engines.box import ArrayBox
 from adcompare.engines.reverse import memory
@@ -261,7 +262,7 @@ class Tensor(ArrayBox):
                     next_nodes.append(None)
                 counter = a._version
                 versions.append((counter, counter[0], position))
-                if type(data) is not np.ndarray and isinstance(data, Box):
+                if type(data) is not ndarray and isinstance(data, Box):
                     nested = True
             else:
                 data = a
@@ -275,7 +276,7 @@ class Tensor(ArrayBox):
         out = apply(op, values, params) if nested else apply_plain(op, values, params)
         # A view (a basic slice, a reshape, a transpose) shares its input's memory,
         # so it shares its version counter too. Only views have a base.
-        if type(out) is np.ndarray and out.base is not None:
+        if type(out) is ndarray and out.base is not None:
             source = _tensor_of_memory(out.base, args, level)
             if source is not None:
                 recording = record and _state.enabled
@@ -355,7 +356,7 @@ def _tensor_of_memory(base, args: tuple, level: int) -> Tensor | None:
     for a in args:
         if isinstance(a, Tensor) and a.level == level:
             data = a._data
-            if data is base or (type(data) is np.ndarray and data.base is base):
+            if data is base or (type(data) is ndarray and data.base is base):
                 return a
     return None
 

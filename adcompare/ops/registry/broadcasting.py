@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from numpy import ndarray  # hot paths: numpy's module __getattr__ makes `np.ndarray` a slow lookup
 
 from adcompare.ops.registry.records import OPS
 from adcompare.ops.registry.values import ndim_of, shape_of
@@ -21,7 +22,7 @@ def broadcast_view(x, shape):
     >>> view.strides, view.flags.writeable
     ((0, 8, 0), False)
     """
-    if type(x) is not np.ndarray:
+    if type(x) is not ndarray:
         if not isinstance(x, np.generic):
             return np.broadcast_to(x, shape)
         x = np.asarray(x)  # a numpy scalar, as a reduction over every axis gives
@@ -31,7 +32,7 @@ def broadcast_view(x, shape):
     strides = [0] * lead
     for n, m, stride in zip(x.shape, shape[lead:], x.strides):
         strides.append(0 if n == 1 and m != 1 else stride)
-    view = np.ndarray(shape, x.dtype, x, 0, tuple(strides))
+    view = ndarray(shape, x.dtype, x, 0, tuple(strides))
     view.flags.writeable = False
     return view
 

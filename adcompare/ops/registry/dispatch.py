@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+from numpy import ndarray  # hot paths: numpy's module __getattr__ makes `np.ndarray` a slow lookup
 
 from adcompare.ops.registry.records import ComplexNotSupportedError, OpDef
 from adcompare.ops.registry.values import shape_of
@@ -53,13 +54,14 @@ def apply_plain(op: OpDef, args: tuple, params: dict):
             return recorded
     into = op.hints.into
     try:
-        out = None
-        if into is not None:
-            first = args[0] if args else None
-            # Only arrays from POOLED_FROM_BYTES on can take a cached buffer.
-            if type(first) is not np.ndarray or first.nbytes >= POOLED_FROM_BYTES:
-                out = buffers.run_into(into, args, params)
-        if out is None:
+        # Only arrays from POOLED_FROM_BYTES on can take a cached buffer.
+        if into is not None and (
+            not args or type(first := args[0]) is not ndarray or first.nbytes >= POOLED_FROM_BYTES
+        ):
+            out = buffers.run_into(into, args, params)
+            if out is None:
+                out = op.value(*args, **params)
+        else:
             out = op.value(*args, **params)
     except (TypeError, ValueError) as error:
         if not op.takes_complex and any(np.iscomplexobj(a) for a in args):
@@ -68,7 +70,7 @@ def apply_plain(op: OpDef, args: tuple, params: dict):
             raise
         shapes = ", ".join(str(shape_of(a)) for a in args)
         raise ValueError(f"{op.name}: {error} (argument shapes {shapes})") from None
-    if type(out) is np.ndarray:
+    if type(out) is ndarray:
         if not op.takes_complex and out.dtype.kind == "c":
             # numpy computed a complex value (maximum, sign, round) that the rules do not hold for.
             raise complex_error(op)

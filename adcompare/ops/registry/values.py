@@ -4,6 +4,7 @@ masks."""
 from __future__ import annotations
 
 import numpy as np
+from numpy import ndarray  # hot paths: numpy's module __getattr__ makes `np.ndarray` a slow lookup
 
 from adcompare.runtime.batch_arrays import BatchArray
 from adcompare.runtime.boxes import Box
@@ -36,11 +37,13 @@ def everywhere(mask) -> bool:
 
 def shape_of(value) -> tuple[int, ...]:
     """The shape of a plain value or a box."""
-    if type(value) is np.ndarray:
+    if type(value) is ndarray:
         return value.shape
     if type(value) is float or type(value) is int:
         return ()
     shape = getattr(value, "shape", None)
+    if type(shape) is tuple:  # numpy scalars, placeholders and boxes: no copy
+        return shape
     return tuple(shape) if shape is not None else np.shape(value)
 
 
