@@ -40,7 +40,7 @@ from adcompare.engines.box import ArrayBox
 from adcompare.engines.forward import Dual
 from adcompare.engines.replay.program import CompileError, Guard, Instruction, Recording
 from adcompare.engines.reverse.sweep import sweep
-from adcompare.engines.reverse.tape import AccumulateGrad, Node
+from adcompare.engines.reverse.tape import AccumulateGrad, new_node
 from adcompare.ops import getitem, real
 from adcompare.ops.registry import Box, OpDef, apply, new_level, shape_of
 from adcompare.runtime.boxes import unbox
@@ -445,7 +445,7 @@ class Traced(_Guarded, ArrayBox):
                 [a._node if isinstance(a, Traced) and a.level == level else None for a in args]
             )
             if any(node is not None for node in inputs):
-                traced._node = Node(op, params, inputs, tuple(args), traced, [], level)
+                traced._node = new_node(op, params, inputs, tuple(args), traced, [], level)
         return traced
 
 

@@ -12,7 +12,7 @@ import weakref
 import numpy as np
 
 from adcompare.engines.reverse.grad_mode import is_grad_enabled
-from adcompare.engines.reverse.tape import Node
+from adcompare.engines.reverse.tape import new_node
 from adcompare.ops import getitem, reshape, where
 from adcompare.ops.registry import raw, shape_of
 from adcompare.runtime import cost
@@ -35,7 +35,7 @@ def view(source, op, params, next_nodes, values, out, versions, recording):
     if not recording:
         result = wrap(out, level, version=counter)
     else:
-        node = Node(op, params, tuple(next_nodes), values, out, versions, level)
+        node = new_node(op, params, tuple(next_nodes), values, out, versions, level)
         if node.saved_out is not None:
             node.versions.append((counter, counter[0], -1))
         if cost.ACTIVE:

@@ -113,7 +113,7 @@ def sweep(
         if targets is not None and node in targets:
             captured[node] = _hand_out(cotangent, owner)
             owner = SHARED
-        if isinstance(node, AccumulateGrad):
+        if type(node) is AccumulateGrad:
             if targets is None:
                 node.variable._accumulate(_hand_out(cotangent, owner))
             continue
@@ -128,8 +128,11 @@ def sweep(
                 kept._accumulate(_hand_out(cotangent, owner))
                 owner = SHARED
         _send(node, cotangent, owner, grads, pending, rule_inputs, in_place)
-        if not retain_graph:
-            node.free()
+        if not retain_graph:  # node.free(), inline: once per record
+            if cost.ACTIVE:
+                cost.record_release(node.saved_bytes)
+            node.saved_args = node.saved_out = None
+            node.freed = True
     return captured
 
 
@@ -151,7 +154,7 @@ def _send(
     params = node.params
     rules = op.vjp_rules
     in_shapes = node.in_shapes
-    elementwise = op.elementwise
+    unbroadcasts = op.unbroadcasts
     accumulate = op.accumulate_vjp if in_place else None
     passed_on = owner is SHARED  # the cotangent already went where it may be handed out
     nexts = node.next
@@ -173,7 +176,7 @@ def _send(
             continue
         rule = rules[i] if rules is not None else op.vjp_at(i)
         contribution = rule(out, *args, cotangent, **params)
-        if elementwise:  # shapes read inline: shape_of's call costs more than the test
+        if unbroadcasts:  # shapes read inline: shape_of's call costs more than the test
             if in_shapes is not None:
                 shape = in_shapes[i]
             else:

@@ -48,7 +48,7 @@ class Node:
     ``next_functions`` lists the records of the inputs (``None`` for inputs
     that need no gradient), as in PyTorch; ``saved_bytes`` is what this
     record keeps alive for the backward pass. A value it did not keep is a
-    placeholder that knows only its shape.
+    placeholder that knows only its shape. Records are made by :func:`new_node`.
     """
 
     __slots__ = (
@@ -66,46 +66,6 @@ class Node:
         "seq",
         "versions",
     )
-
-    def __init__(self, op: OpDef, params, next_nodes, args, out, versions, level):
-        # Keep only what the rules of the inputs that need a gradient read; the
-        # others become placeholders that know their shape. ``versions`` lists the
-        # Tensor arguments' (version counter, version now, position): only the
-        # kept ones are checked. ``in_shapes`` is None when the kept values say.
-        if op.keeps_all_read:  # what kept() returns then, without building its key
-            keep_args, keep_out = op.keeps
-        elif len(next_nodes) == 1:  # recorded, so its one argument needs a gradient
-            keep_args, keep_out = op.kept(_ONE_NEEDED)
-        elif len(next_nodes) == 2:
-            keep_args, keep_out = op.kept((next_nodes[0] is not None, next_nodes[1] is not None))
-        else:
-            keep_args, keep_out = op.kept(tuple([n is not None for n in next_nodes]))
-        if keep_args is True:
-            self.saved_args = args
-            self.in_shapes = None
-            self.versions = versions
-        elif keep_args is False:
-            self.saved_args = None
-            shapes = []  # a loop, not a comprehension and shape_of per argument: once per op
-            for a in args:
-                shapes.append(a.shape if type(a) is ndarray else shape_of(a))
-            self.in_shapes = tuple(shapes)
-            self.versions = []
-        else:
-            self.saved_args = tuple(
-                [a if keep else placeholder(shape_of(a)) for a, keep in zip(args, keep_args)]
-            )
-            self.in_shapes = None
-            self.versions = [v for v in versions if keep_args[v[2]]]
-        self.saved_out = out if keep_out else None
-        self.out_shape = out.shape if type(out) is ndarray else shape_of(out)
-        self.op = op
-        self.params = params
-        self.next = next_nodes
-        self.seq = next(_SEQUENCE)
-        self.level = level
-        self.retained = None
-        self.freed = False
 
     @property
     def name(self) -> str:
@@ -140,6 +100,58 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{self.name}>"
+
+
+def new_node(op: OpDef, params, next_nodes, args, out, versions, level) -> Node:
+    """A record of ``op`` applied to ``args`` (their ``next_nodes`` records) giving ``out``.
+
+    A function rather than ``Node.__init__``: this runs once per recorded op, and
+    calling a class (``type.__call__``, then ``__init__`` looked up and called) costs
+    more than calling a function.
+    """
+    self = _allocate(Node)
+    # Keep only what the rules of the inputs that need a gradient read; the
+    # others become placeholders that know their shape. ``versions`` lists the
+    # Tensor arguments' (version counter, version now, position): only the
+    # kept ones are checked. ``in_shapes`` is None when the kept values say.
+    if op.keeps_all_read:  # what kept() returns then, without building its key
+        keep_args, keep_out = op.keeps
+    elif len(next_nodes) == 1:  # recorded, so its one argument needs a gradient
+        keep_args, keep_out = op.kept(_ONE_NEEDED)
+    elif len(next_nodes) == 2:
+        keep_args, keep_out = op.kept((next_nodes[0] is not None, next_nodes[1] is not None))
+    else:
+        keep_args, keep_out = op.kept(tuple([n is not None for n in next_nodes]))
+    if keep_args is True:
+        self.saved_args = args
+        self.in_shapes = None
+        self.versions = versions
+    elif keep_args is False:
+        self.saved_args = None
+        shapes = []  # a loop, not a comprehension and shape_of per argument: once per op
+        for a in args:
+            shapes.append(a.shape if type(a) is ndarray else shape_of(a))
+        self.in_shapes = tuple(shapes)
+        self.versions = []
+    else:
+        self.saved_args = tuple(
+            [a if keep else placeholder(shape_of(a)) for a, keep in zip(args, keep_args)]
+        )
+        self.in_shapes = None
+        self.versions = [v for v in versions if keep_args[v[2]]]
+    self.saved_out = out if keep_out else None
+    self.out_shape = out.shape if type(out) is ndarray else shape_of(out)
+    self.op = op
+    self.params = params
+    self.next = next_nodes
+    self.seq = next(_SEQUENCE)
+    self.level = level
+    self.retained = None
+    self.freed = False
+    return self
+
+
+_allocate = object.__new__
 
 
 class AccumulateGrad:

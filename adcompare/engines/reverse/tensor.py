@@ -31,6 +31,7 @@ from adcompare.engines.reverse.tape import (
     AccumulateGrad,
     Node,
     Placeholder,
+    new_node,
     node_level,
     saved_inputs,
 )
@@ -283,7 +284,7 @@ class Tensor(ArrayBox):
                 return memory.view(source, op, params, next_nodes, values, out, versions, recording)
         if not (record and _state.enabled):
             return _new_tensor(Tensor, out, level, None, False, [0])
-        node = Node(op, params, tuple(next_nodes), values, out, versions, level)
+        node = new_node(op, params, tuple(next_nodes), values, out, versions, level)
         version = [0]
         if node.saved_out is not None:
             node.versions.append((version, 0, -1))

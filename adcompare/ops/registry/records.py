@@ -166,6 +166,10 @@ class OpDef:
         self.vjp_rules = self.vjp if self.nargs is not None else None
         self.accumulate_vjp = self.hints.accumulate_vjp
         self.vjp_same = self.hints.vjp_same
+        #: Whether an input's cotangent may come out larger than the input, to be summed
+        #: down: elementwise ops of several arguments broadcast; a one-argument one's
+        #: output has its argument's shape, and so has the product its rule returns.
+        self.unbroadcasts = self.elementwise and self.nargs != 1
         #: Whether the tape keeps what ``saves`` names whichever positions need a gradient.
         self.keeps_all_read = self.hints.vjp_reads is None
 
@@ -231,7 +235,7 @@ class OpDef:
 
 
 #: The fields :meth:`OpDef._derive` reads.
-_DERIVED_FROM = frozenset({"saves", "complex", "vjp", "nargs", "hints"})
+_DERIVED_FROM = frozenset({"saves", "complex", "vjp", "nargs", "hints", "elementwise"})
 
 OPS: dict[str, OpDef] = {}
 
