@@ -29,7 +29,7 @@ import adcompare as ad
 from adcompare.adbench.flat import FlatParameters
 from adcompare.adbench.gmm_format import GMMData
 
-__all__ = ["CONVENTIONS", "GMMProblem", "gmm_objective", "log_multigamma"]
+__all__ = ["CONVENTIONS", "GMMProblem", "gmm_constant", "gmm_objective", "log_multigamma"]
 
 #: The sign of the prior term under each convention.
 CONVENTIONS = {"adbench": 1.0, "gradbench": -1.0}
@@ -80,16 +80,28 @@ def gmm_objective(alpha, mu, q, lower, x: np.ndarray, gamma: float, m: int, conv
     mapped = ad.matmul(centred, ad.transpose(factors, (0, 2, 1)))  # Q_k (x_i − μ_k)
     sum_q = ad.sum(q, axis=1)
     main = ad.reshape(alpha + sum_q, (k, 1)) - 0.5 * ad.sum(mapped * mapped, axis=2)
-    likelihood = (
-        -n_points * d / 2 * math.log(2 * math.pi)
-        + ad.sum(ad.logsumexp(main, axis=0))
-        - n_points * ad.logsumexp(alpha)
-    )
+    likelihood = ad.sum(ad.logsumexp(main, axis=0)) - n_points * ad.logsumexp(alpha)
+    # Σ_k ‖exp(q_k)‖² + ‖l_k‖² is the squared Frobenius norm of the factors already
+    # built (ADBench's PyTorch code likewise reuses exp(q)); the prior's sign and the
+    # Python numbers are multiplied out first, and both constant terms join in one.
+    sign = CONVENTIONS[convention]
+    prior = (sign * 0.5 * gamma**2) * ad.sum(factors * factors) - (sign * m) * ad.sum(sum_q)
+    return likelihood + prior + gmm_constant(n_points, k, d, gamma, m, sign)
+
+
+def gmm_constant(n_points: int, k: int, d: int, gamma: float, m: int, sign: float) -> float:
+    """The objective's terms that no parameter enters: −N·D/2·log 2π − sign·K·C, with
+    C = n·D·(log γ − ½ log 2) − log Γ_D(n/2) and n = D + m + 1 (``sign``: the prior's,
+    :data:`CONVENTIONS`).
+
+    >>> d, m, gamma = 2, 0, 1.0
+    >>> c = 3 * d * (math.log(gamma) - 0.5 * math.log(2)) - log_multigamma(1.5, d)
+    >>> bool(gmm_constant(10, 4, d, gamma, m, -1.0) == -10 * math.log(2 * math.pi) + 4 * c)
+    True
+    """
     dof = d + m + 1
-    constant = dof * d * (math.log(gamma) - 0.5 * math.log(2)) - log_multigamma(dof / 2, d)
-    frobenius = ad.sum(ad.exp(2 * q), axis=1) + ad.sum(lower * lower, axis=1)
-    prior = ad.sum(0.5 * gamma**2 * frobenius - m * sum_q) - k * constant
-    return likelihood + CONVENTIONS[convention] * prior
+    per_component = dof * d * (math.log(gamma) - 0.5 * math.log(2)) - log_multigamma(dof / 2, d)
+    return -n_points * d / 2 * math.log(2 * math.pi) - sign * k * per_component
 
 
 @dataclass

@@ -15,14 +15,13 @@ True
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
 
 from adcompare.adbench.ba import BAProblem
 from adcompare.adbench.ba_format import CAMERA_PARAMS
-from adcompare.adbench.gmm import CONVENTIONS, GMMProblem, log_multigamma
+from adcompare.adbench.gmm import CONVENTIONS, GMMProblem, gmm_constant
 from adcompare.adbench.lstm import LSTMProblem
 
 __all__ = ["ba_residuals_numpy", "gmm_objective_numpy", "lstm_objective_numpy", "plain_objective"]
@@ -51,16 +50,10 @@ def gmm_objective_numpy(problem: GMMProblem, params: np.ndarray) -> float:
     sum_q = q.sum(axis=1)
     main = (alpha + sum_q)[:, None] - 0.5 * np.sum(mapped * mapped, axis=2)
     n_points = x.shape[0]
-    likelihood = (
-        -n_points * d / 2 * math.log(2 * math.pi)
-        + np.sum(_logsumexp(main, axis=0))
-        - n_points * _logsumexp(alpha)
-    )
-    dof = d + m + 1
-    constant = dof * d * (math.log(gamma) - 0.5 * math.log(2)) - log_multigamma(dof / 2, d)
-    frobenius = np.sum(np.exp(2 * q), axis=1) + np.sum(lower * lower, axis=1)
-    prior = np.sum(0.5 * gamma**2 * frobenius - m * sum_q) - k * constant
-    return likelihood + CONVENTIONS[problem.convention] * prior
+    likelihood = np.sum(_logsumexp(main, axis=0)) - n_points * _logsumexp(alpha)
+    sign = CONVENTIONS[problem.convention]
+    prior = (sign * 0.5 * gamma**2) * np.sum(factors * factors) - (sign * m) * np.sum(sum_q)
+    return likelihood + prior + gmm_constant(n_points, k, d, gamma, m, sign)
 
 
 def _column_order(lower: np.ndarray, d: int) -> np.ndarray:
