@@ -46,7 +46,10 @@ def _aligned(out_bar, x, axis, keepdims):
     axes only, since broadcasting pads on the left. Otherwise the reduced
     axes are put back as size 1.
     """
-    if keepdims or axis == tuple(range(-ndim_of(x), -ndim_of(x) + len(axis))):
+    if keepdims:
+        return out_bar
+    n = ndim_of(x)
+    if axis == tuple(range(-n, -n + len(axis))):
         return out_bar
     return reshape.prepared(out_bar, shape=_kept_shape(shape_of(x), axis))
 
