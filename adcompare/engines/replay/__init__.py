@@ -121,12 +121,14 @@ class CompiledFunction:
         tuple, as :func:`adcompare.value_and_grad`.
         """
         self._require("reverse", "value_and_grad", "value_and_jacobian")
-        value, *grads = self._replay(1, args)
-        return value, (tuple(grads) if self._many else grads[0])
+        results = self._replay(1, args)
+        return results[0], (results[1:] if self._many else results[1])
 
     def grad(self, *args):
         """The gradient alone (see :meth:`value_and_grad`)."""
-        return self.value_and_grad(*args)[1]
+        self._require("reverse", "value_and_grad", "value_and_jacobian")
+        results = self._replay(1, args)
+        return results[1:] if self._many else results[1]
 
     def value_and_jacobian(self, *args):
         """``(f(*args), J)`` by replaying the tangent program, ``chunk_size`` lanes a replay.
@@ -236,7 +238,7 @@ class CompiledFunction:
         Reverse mode needs no seeds: one chunk of none.
         """
         if self.mode == "reverse":
-            return [(0, ())]
+            return _NO_SEEDS
         key = _signature(arrays)
         chunks = self._chunks.get(key)
         if chunks is None:
@@ -297,6 +299,10 @@ class CompiledFunction:
                 "inputs it was just recorded at: f is not a deterministic function of its "
                 "arguments, so it cannot be compiled"
             ) from None
+
+
+#: Reverse mode's seed chunks: one replay, no seeds.
+_NO_SEEDS = ((0, ()),)
 
 
 def _argument_names(f, count: int) -> list[str]:
