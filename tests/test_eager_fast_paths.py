@@ -226,3 +226,46 @@ def test_a_product_of_two_different_values_keeps_both_rules():
     np.testing.assert_array_equal(y.grad.numpy(), [1.0, 2.0])
     second = ad.hessian(lambda v: ad.sum(v * v * v))(np.array([1.0, 2.0]))
     np.testing.assert_allclose(second, np.diag([6.0, 12.0]))
+
+
+# --- what the sweep may assume -------------------------------------------------------
+
+UNARY_ELEMENTWISE = sorted(
+    name for name, op in OPS.items() if op.elementwise and op.nargs == 1 and op.differentiable
+)
+
+
+@pytest.mark.parametrize("name", UNARY_ELEMENTWISE)
+def test_a_one_argument_elementwise_rule_returns_its_inputs_shape(name):
+    # The sweep skips the unbroadcast test for these ops (OpDef.unbroadcasts): each
+    # rule must give the input's cotangent in the input's shape, here at a shape of
+    # two axes and at a single number.
+    op = OPS[name]
+    assert not op.unbroadcasts
+    low, high = op.domain[0] if isinstance(op.domain[0], tuple) else op.domain
+    for shape in [(3, 4), ()]:
+        x = np.random.default_rng(7).uniform(low, high, shape)
+        params = op.test_params(shape, np.random.default_rng(8)) if op.test_params else {}
+        params = op.prepare(x, **params) if op.prepare else params
+        out = op.value(x, **params)
+        cotangent = np.ones(np.shape(out))
+        contribution = op.vjp_at(0)(out, x, cotangent, **params)
+        assert np.shape(contribution) == shape
+
+
+def test_gmm_records_thirty_five_ops_and_its_gradient_takes_forty_two_more():
+    # The objective's forward pass: the split into α, μ, q and l (7), the precision
+    # factors (4), Q_k(x_i − μ_k) (4), Σq (1), the log-likelihood's terms (11), the
+    # prior from the factors' Frobenius norm (6) and two sums with the constant (2).
+    from adcompare import adbench
+
+    gmm = adbench.bundled("gradbench-gmm-1k")
+    x = ad.Tensor(gmm.params, requires_grad=True)
+    with ad.count() as forward:
+        value = gmm.objective(x)
+    assert forward.tape_records == 35
+    with ad.count() as backward:
+        value.backward()
+    assert backward.sweeps == 1 and backward.ops["numpy"] == 42
+    np.testing.assert_allclose(value.detach().numpy(), gmm.reference["objective"], rtol=1e-12)
+    np.testing.assert_allclose(x.grad.numpy(), gmm.reference["gradient"], rtol=1e-8, atol=1e-10)

@@ -150,15 +150,10 @@ def _send(
             out = placeholder(node.out_shape)
     else:
         args, out = rule_inputs(node)
-    op = node.op
-    params = node.params
-    rules = op.vjp_rules
-    in_shapes = node.in_shapes
-    unbroadcasts = op.unbroadcasts
+    op, params, nexts, in_shapes = node.op, node.params, node.next, node.in_shapes
+    rules, unbroadcasts, same = op.vjp_rules, op.unbroadcasts, op.vjp_same
     accumulate = op.accumulate_vjp if in_place else None
     passed_on = owner is SHARED  # the cotangent already went where it may be handed out
-    nexts = node.next
-    same = op.vjp_same
     if same is not None and nexts[0] is nexts[1] is not None and args[0] is args[1]:
         nexts, rules = nexts[:1], (same,)  # x * x: one rule for both positions
     for i, nxt in enumerate(nexts):
