@@ -128,7 +128,7 @@ def sweep(
                 kept._accumulate(_hand_out(cotangent, owner))
                 owner = SHARED
         _send(node, cotangent, owner, grads, pending, rule_inputs, in_place)
-        if not retain_graph:  # node.free(), inline: once per record
+        if not retain_graph:  # release what the record saved
             if cost.ACTIVE:
                 cost.record_release(node.saved_bytes)
             node.saved_args = node.saved_out = None

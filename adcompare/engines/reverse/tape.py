@@ -16,7 +16,6 @@ from numpy import ndarray  # hot paths: numpy's module __getattr__ makes `np.nda
 
 from adcompare.ops import OpDef
 from adcompare.ops.registry import raw, shape_of
-from adcompare.runtime import cost
 
 _SEQUENCE = itertools.count()
 _ONE_NEEDED = (True,)
@@ -89,14 +88,6 @@ class Node:
     def saved_bytes(self) -> int:
         """Bytes of the arrays this record keeps alive, each array counted once."""
         return _nbytes(self.saved_values)
-
-    def free(self) -> None:
-        """Release the saved values (done by a backward sweep)."""
-        if cost.ACTIVE:
-            cost.record_release(self.saved_bytes)
-        self.saved_args = None
-        self.saved_out = None
-        self.freed = True
 
     def __repr__(self) -> str:
         return f"<{self.name}>"
