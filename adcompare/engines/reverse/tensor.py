@@ -220,6 +220,12 @@ class Tensor(ArrayBox):
     def raw_value(self):
         return self._data
 
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape of the value (Box.shape, without its two calls: rules read it often)."""
+        data = self._data
+        return data.shape if type(data) is ndarray else shape_of(data)
+
     def _carries_derivative(self) -> bool:
         return self._requires_grad
 

@@ -49,4 +49,4 @@ def shape_of(value) -> tuple[int, ...]:
 
 def ndim_of(value) -> int:
     """The rank of a plain value or a box."""
-    return len(shape_of(value))
+    return value.ndim if type(value) is ndarray else len(shape_of(value))
