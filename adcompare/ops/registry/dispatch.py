@@ -52,7 +52,7 @@ def apply_plain(op: OpDef, args: tuple, params: dict):
         recorded = RECORDING_HOOKS[-1](op, args, params)
         if recorded is not None:
             return recorded
-    into = op.hints.into
+    into = op.into
     try:
         # Only arrays from POOLED_FROM_BYTES on can take a cached buffer.
         if into is not None and (

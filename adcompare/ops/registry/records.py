@@ -164,6 +164,7 @@ class OpDef:
         self.takes_complex = self.complex in COMPLEX_RULES
         #: The VJP rules by position for the reverse sweep (``None``: variadic, see vjp_at).
         self.vjp_rules = self.vjp if self.nargs is not None else None
+        self.into = self.hints.into  # read by the dispatch at every application
         self.accumulate_vjp = self.hints.accumulate_vjp
         self.vjp_same = self.hints.vjp_same
         #: Whether an input's cotangent may come out larger than the input, to be summed
