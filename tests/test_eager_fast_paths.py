@@ -269,3 +269,18 @@ def test_gmm_records_thirty_five_ops_and_its_gradient_takes_forty_two_more():
     assert backward.sweeps == 1 and backward.ops["numpy"] == 42
     np.testing.assert_allclose(value.detach().numpy(), gmm.reference["objective"], rtol=1e-12)
     np.testing.assert_allclose(x.grad.numpy(), gmm.reference["gradient"], rtol=1e-8, atol=1e-10)
+
+
+def test_a_one_argument_op_whose_parameters_broadcast_sums_its_cotangent_down():
+    # clip's bounds are static parameters wider than x: the output, and the rule's
+    # cotangent, have the bounds' shape, so the sweep still sums it down to x's.
+    lo, hi = np.zeros((3, 2)), np.ones((3, 2))
+    x0 = np.array([0.2, 0.5])
+    x = ad.Tensor(x0, requires_grad=True)
+    ad.sum(ad.clip(x, lo, hi)).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])
+    np.testing.assert_array_equal(ad.grad(lambda z: ad.sum(ad.clip(z, lo, hi)))(x0), [3.0, 3.0])
+    compiled = ad.compile(lambda z: ad.sum(ad.clip(z, lo, hi)), x0)
+    np.testing.assert_array_equal(compiled.grad(x0), [3.0, 3.0])
+    jacobian = ad.jacrev(lambda z: ad.clip(z, lo, hi))(x0)
+    np.testing.assert_array_equal(jacobian, np.broadcast_to(np.eye(2), (3, 2, 2)))

@@ -151,7 +151,8 @@ def _send(
     else:
         args, out = rule_inputs(node)
     op, params, nexts, in_shapes = node.op, node.params, node.next, node.in_shapes
-    rules, unbroadcasts, same = op.vjp_rules, op.unbroadcasts, op.vjp_same
+    rules, same = op.vjp_rules, op.vjp_same
+    unbroadcasts = op.unbroadcasts or (op.elementwise and params)  # clip(x, wider bounds)
     accumulate = op.accumulate_vjp if in_place else None
     passed_on = owner is SHARED  # the cotangent already went where it may be handed out
     if same is not None and nexts[0] is nexts[1] is not None and args[0] is args[1]:

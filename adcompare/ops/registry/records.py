@@ -168,8 +168,9 @@ class OpDef:
         self.accumulate_vjp = self.hints.accumulate_vjp
         self.vjp_same = self.hints.vjp_same
         #: Whether an input's cotangent may come out larger than the input, to be summed
-        #: down: elementwise ops of several arguments broadcast; a one-argument one's
-        #: output has its argument's shape, and so has the product its rule returns.
+        #: down: elementwise ops of several arguments broadcast. A one-argument one's
+        #: output has its argument's shape unless static parameters broadcast against it
+        #: (``clip(x, lo, hi)`` with wider bounds): the sweep tests those records too.
         self.unbroadcasts = self.elementwise and self.nargs != 1
         #: Whether the tape keeps what ``saves`` names whichever positions need a gradient.
         self.keeps_all_read = self.hints.vjp_reads is None
