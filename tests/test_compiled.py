@@ -527,3 +527,17 @@ def test_numpy_on_a_global_array_is_recomputed_after_the_array_changes():
         assert compiled.recordings == 2
     finally:
         MASK_OWNER[1] = -1.0
+
+
+def test_a_constant_cotangent_is_not_mistaken_for_a_freed_traced_number():
+    # On 0-d inputs numpy returns scalars, whose traced copies are found by memory
+    # address; a constant cotangent (here +1 for the inner sum) allocated where a freed
+    # one had been was read as that slot, and dy came back -1 instead of +1.
+    def g(x, y):
+        return ad.sum(-(x - ad.sum(ad.where(y > 0, y, -y))) + ad.where(x > 5, x, -x))
+
+    compiled = ad.compile(g, np.array(1.0), np.array(1.0), argnums=(0, 1))
+    for point in [(1.0, 1.0), (7.0, -2.0), (-3.0, 0.5)]:
+        args = tuple(np.array(v) for v in point)
+        expected = ad.grad(g, argnums=(0, 1))(*args)
+        np.testing.assert_array_equal(compiled.grad(*args), expected)

@@ -59,7 +59,9 @@ class Recording:
     ``externals`` maps the slots of arrays ``f`` read without receiving them
     as arguments to those arrays: a replay reads them as they are then.
     ``boxes`` keeps the traced values alive while recording, since slots are
-    found by memory address and a freed value's address could be reused.
+    found by memory address (``addresses``: ``(slot, array)``, the array kept
+    alive too: ``np.asarray`` of a numpy scalar is new memory nothing else holds)
+    and a freed value's address could be reused.
     """
 
     inputs: list = field(default_factory=list)

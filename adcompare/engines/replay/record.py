@@ -152,7 +152,7 @@ def _watch(recording: Recording, value, slot: int) -> Watched:
     watched = np.asarray(value).view(Watched)
     watched._slot = slot
     watched._recording = recording
-    recording.addresses[_memory_key(watched)] = slot
+    recording.addresses[_memory_key(watched)] = (slot, watched)  # alive: see Recording
     return watched
 
 
@@ -170,9 +170,9 @@ def _source_slot(value: np.ndarray, recording: Recording | None) -> int | None:
     if isinstance(value, Watched) and value._slot is not None:
         return value._slot
     if recording is not None:
-        slot = recording.addresses.get(_memory_key(value))
-        if slot is not None:
-            return slot
+        entry = recording.addresses.get(_memory_key(value))
+        if entry is not None:
+            return entry[0]
     if isinstance(value, Watched):
         raise CompileError(
             "f uses a value computed from the inputs in a way the recording cannot follow "
@@ -222,7 +222,7 @@ def _guarded_index(value):
 def _external(recording: Recording, value: np.ndarray) -> int:
     slot = recording.new_slot(value)
     recording.externals[slot] = value
-    recording.addresses[_memory_key(value)] = slot
+    recording.addresses[_memory_key(value)] = (slot, value)
     return slot
 
 
