@@ -41,7 +41,7 @@ cos = defop(
     method="cos",
     sym=sympy.cos,
     jvp=lambda out, x, x_dot: negative(sin(x)) * x_dot,
-    vjp=lambda out, x, out_bar: -(out_bar * sin(x)),
+    vjp=lambda out, x, out_bar: negative(out_bar * sin(x)),
     doc="Cosine, elementwise.",
     example="cos(0.0) -> 1.0",
 )
