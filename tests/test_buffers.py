@@ -57,6 +57,18 @@ def test_small_mixed_or_broadcast_arguments_get_numpys_own_result():
     assert pooled(ad.add(big, 1))
 
 
+def test_a_broadcast_value_beside_a_large_array_still_gets_a_cached_buffer():
+    # A sum's cotangent is a stride-0 view: the backward's products with it are pooled.
+    x = np.linspace(-1.0, 1.0, LARGE)
+    seed = np.broadcast_to(np.float64(2.5), x.shape)
+    for args in ((seed, x), (x, seed)):
+        out = ad.multiply(*args)
+        assert pooled(out) and out.flags.c_contiguous
+        np.testing.assert_array_equal(out, 2.5 * x)
+    partly = np.broadcast_to(x[:256], (LARGE // 256, 256))  # strides (0, 8): numpy's own
+    assert not pooled(ad.multiply(partly, 1.5))
+
+
 def test_a_buffer_comes_back_and_is_reused_once_its_result_is_gone():
     x = np.linspace(0.0, 1.0, LARGE)
     y = ad.sin(x)

@@ -150,10 +150,10 @@ def run_into(into, args: tuple, params: dict):
     """``into(out, *args, **params)`` into a cached buffer, or ``None`` when not worth it.
 
     Only C-contiguous plain arrays of one shape and one floating dtype, with
-    Python numbers beside them, qualify (their result has that shape, dtype and
-    layout), and only from :data:`POOLED_FROM_BYTES` on. Nothing qualifies where
-    reference counts are not exact (see ``_baseline_references``) or inside
-    :func:`disabled`.
+    Python numbers and broadcast values (every stride 0) beside them, qualify
+    (their result has that shape, dtype and layout), and only from
+    :data:`POOLED_FROM_BYTES` on. Nothing qualifies where reference counts are
+    not exact (see ``_baseline_references``) or inside :func:`disabled`.
 
     >>> import numpy as np
     >>> x = np.ones(POOLED_FROM_BYTES // 8)
@@ -173,8 +173,10 @@ def run_into(into, args: tuple, params: dict):
                 model = a
             elif a.shape != model.shape or a.dtype != model.dtype:
                 return None
-            if not a.flags.c_contiguous:
-                return None  # a C-ordered result would be written across its strides
+            if not a.flags.c_contiguous and any(a.strides):
+                # A C-ordered result would be written across a strided input's
+                # strides; a broadcast value (all strides 0, a sum's cotangent) has none.
+                return None
         elif type(a) not in _SCALARS:
             return None
     if model is None or _ONLY_OURS is None or not _state["enabled"]:
