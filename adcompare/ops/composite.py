@@ -29,6 +29,7 @@ from adcompare.ops.elementwise import (
     tanh,
     where,
 )
+from adcompare.ops.joining import concatenate
 from adcompare.ops.matrix_functions import svdvals
 from adcompare.ops.reductions import _logsumexp, _stop_max, max, min, sum
 from adcompare.ops.registry import (
@@ -39,7 +40,7 @@ from adcompare.ops.registry import (
     raw,
     shape_of,
 )
-from adcompare.ops.shape import concatenate, expand_dims, getitem, reshape, squeeze, transpose
+from adcompare.ops.shape import expand_dims, getitem, reshape, squeeze, transpose
 
 
 @composite(method="square", cli=True)

@@ -38,6 +38,7 @@ import sympy
 from adcompare.ops.complex_parts import real
 from adcompare.ops.composite import composite
 from adcompare.ops.elementwise import multiply
+from adcompare.ops.joining import concatenate
 from adcompare.ops.links import Links, element_numbers
 from adcompare.ops.registry import (
     ARRAY_ONLY,
@@ -51,7 +52,7 @@ from adcompare.ops.registry import (
     raw,
     shape_of,
 )
-from adcompare.ops.shape import concatenate, getitem
+from adcompare.ops.shape import getitem
 
 NORMS = ("backward", "ortho", "forward")
 

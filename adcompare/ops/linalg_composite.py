@@ -19,11 +19,12 @@ import numpy as np
 
 from adcompare.ops.composite import composite
 from adcompare.ops.elementwise import add, divide, multiply, subtract
+from adcompare.ops.joining import concatenate
 from adcompare.ops.linalg import inv, logabsdet, matmul, solve
 from adcompare.ops.matrix_functions import cholesky, eigh_vectors, eigvalsh, svdvals
 from adcompare.ops.reductions import sum
 from adcompare.ops.registry import ndim_of, raw, shape_of
-from adcompare.ops.shape import concatenate, expand_dims, getitem, transpose
+from adcompare.ops.shape import expand_dims, getitem, transpose
 
 
 class SlogdetResult(NamedTuple):

@@ -21,11 +21,11 @@ from collections.abc import Callable
 import numpy as np
 
 from adcompare.ops.elementwise import where
+from adcompare.ops.joining import concatenate
 from adcompare.ops.reductions import sum
 from adcompare.ops.registry import OPS, Box, composite, raw, shape_of
 from adcompare.ops.shape import (
     broadcast_to,
-    concatenate,
     getitem,
     reshape,
     scatter_add,

@@ -1,8 +1,9 @@
-"""Shape primitives: reshape, transpose, broadcasting, indexing, concatenation.
+"""Shape primitives: reshape, transpose, broadcasting and indexing.
 
 All of them are linear, so each JVP rule is the op itself applied to the
 tangent, with the lane axis kept in front. Indexing and ``scatter_add`` are
 each other's adjoints; repeated indices accumulate (``np.add.at``).
+Joining arrays is :mod:`adcompare.ops.joining`.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from adcompare.ops.registry import (
     ndim_of,
     normalize_axes,
     pad_lanes,
-    public_face,
     raw,
     shape_of,
     unbroadcast,
@@ -347,12 +347,27 @@ def _sym_getitem(x, index):
     return np.asarray(x, dtype=object)[index]
 
 
-def _getitem_accumulate(total, out, x, out_bar, index):
-    """Add ``x[index]``'s cotangent into ``total`` where it lands."""
-    if any(isinstance(item, np.ndarray) for item in index):
-        np.add.at(total, index, out_bar)  # integer arrays may repeat a position
-    else:
+def _getitem_accumulate(total, out, x, out_bar, how, index):
+    """Add ``x[index]``'s cotangent into ``total`` where it lands (``how``: see ``Hints``)."""
+    advanced = any(isinstance(item, np.ndarray) for item in index)
+    ranges = None if advanced or how != "negate_add" else _covered_ranges(index, total.shape)
+    if how == "negate_add" and ranges is None:
+        np.subtract(0.0, total, out=total)  # as 0 - total: zeros stay +0, as below
+        how = "add"
+    if advanced:  # integer arrays may repeat a position
+        (np.subtract if how == "subtract" else np.add).at(total, index, out_bar)
+    elif how == "add":
         total[index] += out_bar
+    elif how == "subtract":
+        total[index] -= out_bar
+    else:  # the box becomes out_bar - total in one pass; only what lies outside is negated
+        box = total[index]
+        if isinstance(box, np.ndarray):
+            np.subtract(out_bar, box, out=box)
+        else:  # integers on every axis select one element, as a scalar
+            total[index] = out_bar - box
+        for slab in _outside(ranges):
+            np.subtract(0.0, total[slab], out=total[slab])
 
 
 getitem = defop(
@@ -440,11 +455,18 @@ def _scatter_value(v, index, shape):
     # and then overwriting the box: one pass over the memory instead of two.
     out = np.empty(shape, dtype=dtype)
     out[index] = v
-    for axis, (lo, hi) in enumerate(ranges):
-        before = (slice(None),) * axis
-        out[before + (slice(0, lo),)] = 0
-        out[before + (slice(hi, None),)] = 0
+    for slab in _outside(ranges):
+        out[slab] = 0
     return out
+
+
+def _outside(ranges):
+    """The slabs outside the box ``ranges``, each element in one: before and after
+    the box along each axis, within the box on the axes before."""
+    for axis, (lo, hi) in enumerate(ranges):
+        inside = tuple(slice(a, b) for a, b in ranges[:axis])
+        yield inside + (slice(0, lo),)
+        yield inside + (slice(hi, None),)
 
 
 def _prepare_scatter(v, *, index, shape):
@@ -506,89 +528,3 @@ scatter_add = defop(
     example="scatter_add([1.0, 2.0], index=[0, 0], shape=(2,)) -> [3. 0.]",
     sparsity=_scatter_sparsity,
 )
-
-
-# --- concatenate ---------------------------------------------------------------------
-
-
-def _prepare_concatenate(*arrays, axis=0):
-    if not arrays:
-        raise ValueError("concatenate needs at least one array")
-    shapes = [shape_of(a) for a in arrays]
-    n = len(shapes[0])
-    if n == 0:
-        raise ValueError("concatenate: zero-dimensional arrays cannot be concatenated")
-    (axis,) = normalize_axes(axis, n)
-
-    def others(shape):
-        return shape[: n + axis] + shape[n + axis + 1 :]
-
-    if any(len(s) != n or others(s) != others(shapes[0]) for s in shapes):
-        raise ValueError(
-            f"concatenate: shapes {shapes} differ outside axis {axis}; all arrays "
-            "must have the same shape except along the joining axis"
-        )
-    return {"axis": axis, "sizes": tuple(s[axis] for s in shapes)}
-
-
-def _concatenate_jvp(out, arrays, tangents, axis, sizes):
-    """Join the tangents; constant arguments contribute zeros of their shape."""
-    given = [(t, a) for t, a in zip(tangents, arrays) if t is not None]
-    lanes = max((_lanes(t, a) for t, a in given), key=len)
-    dtype = np.result_type(*[raw(t) for t, _ in given])
-    pieces = [
-        np.zeros(lanes + shape_of(a), dtype=dtype)
-        if t is None
-        else (t if _lanes(t, a) == lanes else broadcast_to(t, lanes + shape_of(a)))
-        for t, a in zip(tangents, arrays)
-    ]
-    return _concatenate(*pieces, axis=axis)
-
-
-def _concatenate_vjp(i, out, *rest, axis, sizes):
-    out_bar = rest[-1]
-    start = sum(sizes[:i])
-    return getitem(
-        out_bar, (Ellipsis, slice(start, start + sizes[i])) + (slice(None),) * (-axis - 1)
-    )
-
-
-def _concatenate_sparsity(out, *arrays, local, axis, sizes):
-    """Each output element is one element of one argument: split the output's numbers."""
-    pieces = np.split(element_numbers(shape_of(out)), np.cumsum(sizes)[:-1], axis=axis)
-    return Links(tuple((piece.ravel(), np.arange(piece.size)) for piece in pieces))
-
-
-_concatenate = defop(
-    "concatenate",
-    lambda *arrays, axis, sizes: np.concatenate(arrays, axis=axis),
-    batch=LEADING_AXIS,
-    replay=ARRAY_ONLY,
-    complex=HOLOMORPHIC,
-    nargs=None,
-    saves=(),
-    prepare=_prepare_concatenate,
-    cases=[
-        (((2, 3), (4, 3)), {"axis": 0}),
-        (((2, 3), (2, 1), (2, 2)), {"axis": 1}),
-        (((3,),), {}),
-    ],
-    label="Cat",
-    sym=lambda *arrays, axis, sizes: np.concatenate(
-        [np.asarray(a, dtype=object) for a in arrays], axis=axis
-    ),
-    jvp=_concatenate_jvp,
-    vjp=_concatenate_vjp,
-    doc="Join arrays along an existing axis (the arrays as separate arguments).",
-    sparsity=_concatenate_sparsity,
-)
-
-
-@public_face(_concatenate)
-def concatenate(arrays, axis: int = 0):
-    """Join a sequence of arrays along an existing axis, as ``np.concatenate``.
-
-    >>> print(concatenate([[1.0], [2.0, 3.0]]))
-    [1. 2. 3.]
-    """
-    return _concatenate(*arrays, axis=axis)

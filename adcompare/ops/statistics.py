@@ -14,10 +14,11 @@ import numpy as np
 
 from adcompare.ops.composite import mean, stack
 from adcompare.ops.elementwise import add, divide, multiply, sqrt, subtract
+from adcompare.ops.joining import concatenate
 from adcompare.ops.rearrange import ravel, sort
 from adcompare.ops.reductions import sum
 from adcompare.ops.registry import Box, composite, ndim_of, normalize_axes, raw, shape_of
-from adcompare.ops.shape import broadcast_to, concatenate, expand_dims, getitem, reshape
+from adcompare.ops.shape import broadcast_to, expand_dims, getitem, reshape
 
 _AXES = [
     (((3, 4),), {}),

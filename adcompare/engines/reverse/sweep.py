@@ -14,14 +14,27 @@ to it, as HIPS autograd's ``add_outgrads`` does:
 ``SHARED``
     an array that also went elsewhere (``add`` passes one cotangent to both
     inputs) or was already handed out: a copy is handed out.
+
+A negation is carried, not computed. The rules are linear in the cotangent, so
+the share ``y - x`` or ``-x`` sends to ``x`` is held as the plain cotangent
+with ``x``'s record marked negated, and ``x``'s own rules run on it unchanged:
+their shares are negated in turn. The sign is folded into the sum that meets a
+share of the other sign (a subtraction instead of an addition), and is only
+computed, by one negation, where a value leaves the sweep (a leaf's ``.grad``,
+a target, a retained gradient) or would fan out to several inputs. Rosenbrock's
+backward at n = 10⁶ loses both of its full-size negations this way. Negation is
+exact, so every value is bit for bit what negating first gives.
 """
 
 from __future__ import annotations
 
+import math
 from heapq import heapify, heappop, heappush
 
+# hot paths: numpy's module __getattr__ makes `np.ndarray` a slow lookup
 from numpy import add as _np_add
-from numpy import ndarray  # hot paths: numpy's module __getattr__ makes `np.ndarray` a slow lookup
+from numpy import ndarray
+from numpy import subtract as _np_subtract
 
 from adcompare.engines.reverse.tape import (
     FREED_GRAPH,
@@ -31,7 +44,7 @@ from adcompare.engines.reverse.tape import (
     placeholders,
     saved_inputs,
 )
-from adcompare.ops import add
+from adcompare.ops import add, subtract
 from adcompare.ops.registry import shape_of, unbroadcast
 from adcompare.runtime import cost
 from adcompare.runtime.hooks import RECORDING_HOOKS
@@ -73,10 +86,10 @@ def _seeded(roots, cotangents) -> dict:
     seeds = []
     for node, cotangent in zip(roots, cotangents):
         if node in grads:
-            grads[node] = (add(grads[node][0], cotangent), LENT)
+            grads[node] = (add(grads[node][0], cotangent), LENT, False)
         else:
             shared = any(cotangent is seed for seed in seeds)
-            grads[node] = (cotangent, SHARED if shared else LENT)
+            grads[node] = (cotangent, SHARED if shared else LENT, False)
         seeds.append(cotangent)
     return grads
 
@@ -109,7 +122,11 @@ def sweep(
     captured = {}
     while pending:
         node = heappop(pending)[2]
-        cotangent, owner = grads.pop(node)
+        # ``flipped``: the cotangent is held negated (see the module's docstring)
+        cotangent, owner, flipped = grads.pop(node)
+        if flipped and not _carries_sign(node, targets):
+            cotangent, owner = _unflip(cotangent, owner)
+            flipped = False
         if targets is not None and node in targets:
             captured[node] = _hand_out(cotangent, owner)
             owner = SHARED
@@ -127,7 +144,7 @@ def sweep(
             if kept is not None:
                 kept._accumulate(_hand_out(cotangent, owner))
                 owner = SHARED
-        _send(node, cotangent, owner, grads, pending, rule_inputs, in_place)
+        _send(node, cotangent, owner, grads, pending, rule_inputs, in_place, flipped)
         if not retain_graph:  # release what the record saved
             if cost.ACTIVE:
                 cost.record_release(node.saved_bytes)
@@ -136,11 +153,50 @@ def sweep(
     return captured
 
 
-def _send(
-    node: Node, cotangent, owner: str, grads: dict, pending: list, rule_inputs, in_place: bool
-) -> None:
-    """Run a record's VJP rules and add each input's share into ``grads``; an input's
-    record that receives its first share joins the heap ``pending``."""
+def _carries_sign(node, targets) -> bool:
+    """Whether a record's rules may run on its cotangent held negated: not where the
+    value leaves the sweep, nor where it would fan out (each share negated later), nor
+    where the share grows (a sum's cotangent is cheaper to negate before it is spread),
+    unless it lands in slices, which fold the sign where they land."""
+    if type(node) is AccumulateGrad or (targets is not None and node in targets):
+        return False
+    needed = [i for i, n in enumerate(node.next) if n is not None]
+    if node.retained is not None or len(needed) != 1:
+        return False
+    if node.op.accumulate_vjp is not None:
+        return True
+    shapes = node.in_shapes or [shape_of(a) for a in node.saved_args]
+    return math.prod(shapes[needed[0]]) <= math.prod(node.out_shape)
+
+
+def _unflip(cotangent, owner: str) -> tuple:
+    """The value of a cotangent held negated, in place where the sweep owns it.
+
+    Taken as ``0 - c`` rather than ``-c``: the zeros a rule wrote (a slice's
+    scatter, a mask) were never negated, and stay ``+0`` as they would have.
+    """
+    if owner is MINE:
+        _np_subtract(0.0, cotangent, out=cotangent)
+        if cost.ACTIVE:
+            cost.record_numpy(subtract.op, (0.0, cotangent), cotangent)
+        return cotangent, MINE
+    return subtract(0.0, cotangent), LENT
+
+
+_NO_HINTS = (None, None)
+
+#: What an ``accumulate_vjp`` hook does, by (share held negated, total held negated).
+_HOW = {
+    (False, False): "add",
+    (True, True): "add",
+    (True, False): "subtract",
+    (False, True): "negate_add",
+}
+
+
+def _send(node, cotangent, owner, grads, pending, rule_inputs, in_place, flipped) -> None:
+    """Add each input's share (its VJP rule's) into ``grads``; a record's first share puts it
+    on the heap ``pending``. ``flipped``: the cotangent is held negated, as every share is."""
     if rule_inputs is saved_inputs:  # saved_inputs, inline: this runs once per record
         args = node.saved_args
         if args is None:
@@ -153,7 +209,7 @@ def _send(
     op, params, nexts, in_shapes = node.op, node.params, node.next, node.in_shapes
     rules, same = op.vjp_rules, op.vjp_same
     unbroadcasts = op.unbroadcasts or (op.elementwise and params)  # clip(x, wider bounds)
-    accumulate = op.accumulate_vjp if in_place else None
+    accumulate, negates = op.sweep_hints if in_place else _NO_HINTS
     passed_on = owner is SHARED  # the cotangent already went where it may be handed out
     if same is not None and nexts[0] is nexts[1] is not None and args[0] is args[1]:
         nexts, rules = nexts[:1], (same,)  # x * x: one rule for both positions
@@ -161,17 +217,19 @@ def _send(
         if nxt is None:
             continue
         previous = grads.get(nxt)
+        sign = flipped
         if (
             accumulate is not None
             and previous is not None
             and previous[1] is MINE
-            and type(cotangent) is ndarray
-            and cotangent.dtype == previous[0].dtype
+            and _accumulated(accumulate, grads, nxt, previous, out, args, cotangent, sign, params)
         ):
-            accumulate(previous[0], out, *args, cotangent, **params)
             continue
-        rule = rules[i] if rules is not None else op.vjp_at(i)
-        contribution = rule(out, *args, cotangent, **params)
+        if negates is not None and negates[i] and type(cotangent) is ndarray:
+            contribution, sign = cotangent, not sign  # the negation, carried
+        else:
+            rule = rules[i] if rules is not None else op.vjp_at(i)
+            contribution = rule(out, *args, cotangent, **params)
         if unbroadcasts:  # shapes read inline: shape_of's call costs more than the test
             if in_shapes is not None:
                 shape = in_shapes[i]
@@ -185,27 +243,45 @@ def _send(
             kind = SHARED if passed_on else LENT
             passed_on = True
         elif accumulate is not None and previous is None and type(contribution) is ndarray:
-            # A fresh scatter into zeros: later slices add into it in place, which
-            # beats a scatter and a sum per slice at any size.
+            # A fresh scatter: later slices add into it in place (beats scatter + sum)
             kind = MINE
         else:
             kind = LENT
         if previous is None:
-            grads[nxt] = (contribution, kind)
+            grads[nxt] = (contribution, kind, sign)
             heappush(pending, (-nxt.seq, id(nxt), nxt))
+        elif sign is previous[2]:
+            _add_into(grads, nxt, previous, contribution, in_place)  # held as the total is
         else:
-            _add_into(grads, nxt, previous, contribution, in_place)
+            _subtract_into(grads, nxt, previous, contribution, in_place)
 
 
-def _add_into(grads: dict, nxt, previous: tuple, contribution, in_place: bool) -> None:
-    """Add ``contribution`` to the cotangent ``previous`` that ``nxt`` has so far."""
-    total, total_owner = previous
-    if (
+def _accumulated(accumulate, grads, nxt, previous, out, args, cotangent, sign, params) -> bool:
+    """Add a share into the total the sweep owns with the op's ``accumulate_vjp`` hook;
+    ``False`` where it does not apply (the share is not a plain array of its dtype)."""
+    total, _, held = previous  # held: the total so far is held negated
+    if type(cotangent) is not ndarray or cotangent.dtype != total.dtype:
+        return False
+    accumulate(total, out, *args, cotangent, _HOW[sign, held], **params)
+    if held and not sign:  # made the value, no longer negated
+        grads[nxt] = (total, MINE, False)
+    return True
+
+
+def _into_own(total, total_owner: str, contribution) -> bool:
+    """Whether ``contribution`` can be summed into ``total`` in place: the sweep owns it."""
+    return (
         total_owner is MINE
         and type(contribution) is ndarray
         and contribution.shape == total.shape
         and contribution.dtype == total.dtype
-    ):
+    )
+
+
+def _add_into(grads: dict, nxt, previous: tuple, contribution, in_place: bool) -> None:
+    """Add ``contribution`` to the cotangent ``previous`` that ``nxt`` has so far."""
+    total, total_owner, held = previous
+    if _into_own(total, total_owner, contribution):
         total += contribution
     elif (
         type(total) is ndarray
@@ -219,7 +295,22 @@ def _add_into(grads: dict, nxt, previous: tuple, contribution, in_place: bool) -
         summed = _np_add(total, contribution)
         if cost.ACTIVE:
             cost.record_numpy(add.op, (total, contribution), summed)
-        grads[nxt] = (summed, LENT)
+        grads[nxt] = (summed, LENT, held)
     else:
         total = add(total, contribution)
-        grads[nxt] = (total, MINE if in_place and _worth_owning(total) else LENT)
+        grads[nxt] = (total, MINE if in_place and _worth_owning(total) else LENT, held)
+
+
+def _subtract_into(grads: dict, nxt, previous: tuple, contribution, in_place: bool) -> None:
+    """Add to ``nxt``'s cotangent a share of the other sign: one of the two is held
+    negated, so their sum is a difference, and it is no longer negated."""
+    total, total_owner, held = previous
+    if _into_own(total, total_owner, contribution):
+        if held:
+            _np_subtract(contribution, total, out=total)
+        else:
+            _np_subtract(total, contribution, out=total)
+        grads[nxt] = (total, MINE, False)
+        return
+    total = subtract(contribution, total) if held else subtract(total, contribution)
+    grads[nxt] = (total, MINE if in_place and _worth_owning(total) else LENT, False)

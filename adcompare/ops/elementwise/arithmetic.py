@@ -69,6 +69,7 @@ subtract = defop(
         lambda out, x, y, out_bar: out_bar,
         lambda out, x, y, out_bar: negative(unbroadcast(out_bar, shape_of(y))),
     ),
+    hints=Hints(vjp_negates=(False, True)),
     doc="Difference of two arrays, elementwise (``x - y``).",
     example="subtract(2.0, 3.0) -> -1.0",
 )
@@ -135,6 +136,7 @@ negative = defop(
     sym=lambda x: -x,
     jvp=lambda out, x, x_dot: negative(x_dot),
     vjp=lambda out, x, out_bar: negative(out_bar),
+    hints=Hints(vjp_negates=(True,)),
     doc="Negation, elementwise (``-x``).",
     example="negative(2.0) -> -2.0",
 )

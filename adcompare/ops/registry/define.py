@@ -106,6 +106,9 @@ def _record_fields(name: str, value: Callable, fields: dict) -> dict:
 
 
 def _checked_hints(name: str, nargs: int | None, hints: Hints) -> Hints:
+    negates = hints.vjp_negates
+    if negates is not None and (nargs is None or len(negates) != nargs):
+        raise ValueError(f"op {name!r}: vjp_negates needs one bool per argument position")
     vjp_reads = hints.vjp_reads
     if vjp_reads is None:
         return hints

@@ -61,7 +61,13 @@ class Hints:
     slice rather than scattering into zeros first). ``vjp_same(out, x, y,
     out_bar)`` is the sum of both positions' VJPs of a binary op applied to
     one value twice (``x * x``): the sweep calls it once instead of two rules
-    and a sum.
+    and a sum. ``accumulate_vjp`` is called with ``how`` after ``out_bar``:
+    ``"add"``, ``"subtract"`` (add its negation), or ``"negate_add"`` (``total``
+    holds the negation of its value: make it the value, plus the share).
+    ``vjp_negates`` marks, per position, the rules that return the cotangent
+    negated (summed to the argument's shape): the eager sweep then carries the
+    sign instead of negating, and folds it into a later sum (``- x`` and
+    ``y - x``; see :mod:`adcompare.engines.reverse.sweep`).
     """
 
     into: Callable | None = None
@@ -69,6 +75,7 @@ class Hints:
     work: Callable | None = None
     accumulate_vjp: Callable | None = None
     vjp_same: Callable | None = None
+    vjp_negates: tuple[bool, ...] | None = None
 
 
 NO_HINTS = Hints()
@@ -153,6 +160,7 @@ class OpDef:
         return self.module.startswith("adcompare.ops")
 
     def __post_init__(self):
+        self._hinted_vjp = self.vjp  # the rules the hints were written for
         self._derive()
 
     def _derive(self) -> None:
@@ -167,6 +175,10 @@ class OpDef:
         self.into = self.hints.into  # read by the dispatch at every application
         self.accumulate_vjp = self.hints.accumulate_vjp
         self.vjp_same = self.hints.vjp_same
+        # Rules swapped in later (a test injecting a wrong one) run: no sign is carried for them.
+        self.vjp_negates = self.hints.vjp_negates if self.vjp is self._hinted_vjp else None
+        #: What the eager sweep reads of the hints, at every record it sweeps.
+        self.sweep_hints = (self.accumulate_vjp, self.vjp_negates)
         #: Whether an input's cotangent may come out larger than the input, to be summed
         #: down: elementwise ops of several arguments broadcast. A one-argument one's
         #: output has its argument's shape unless static parameters broadcast against it
