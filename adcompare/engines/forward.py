@@ -80,9 +80,11 @@ def in_dtype(derivative, dtype: np.dtype):
     dtype('float32')
     >>> in_dtype(np.ones(2, complex), np.dtype(np.float32)).dtype
     dtype('complex128')
+    >>> in_dtype(np.float64(2.0), np.dtype(np.float32)).dtype  # a 0-d result, as numpy's
+    dtype('float32')
     """
     if (
-        type(derivative) is np.ndarray
+        (type(derivative) is np.ndarray or isinstance(derivative, np.floating))
         and derivative.dtype != dtype
         and derivative.dtype.kind == "f"
         and dtype.kind == "f"

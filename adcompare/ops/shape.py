@@ -290,9 +290,18 @@ def _prepare_index(x, index):
                 "vmap: an index or mask that differs from example to example is not "
                 "supported; select with adcompare.where, or index outside vmap"
             )
-        if isinstance(item, (list, np.ndarray)):
+        if isinstance(item, (bool, np.bool_)) or (
+            isinstance(item, np.ndarray) and item.ndim == 0 and item.dtype == bool
+        ):
+            # numpy reads a boolean scalar as a 0-d mask (a new axis of length 1 or 0):
+            # kept as an array, so that every path takes it for the advanced index it is.
+            parts.append(np.asarray(item))
+            continue
+        if isinstance(item, (list, tuple, range, np.ndarray)):
+            # A sequence inside the index is an integer array to numpy, and may repeat
+            # a position: as an array, the derivative accumulates it (np.add.at).
             array = np.asarray(item)
-            if array.dtype == bool:
+            if array.dtype == bool and array.ndim:
                 # A boolean mask means the positions of its true entries (nonzero of
                 # the mask as given: compile's recording sees it and recomputes it).
                 parts.extend(np.nonzero(item))
@@ -347,7 +356,7 @@ def _sym_getitem(x, index):
     return np.asarray(x, dtype=object)[index]
 
 
-def _getitem_accumulate(total, out, x, out_bar, how, index):
+def _getitem_accumulate(total, out, x, out_bar, index, how="add"):
     """Add ``x[index]``'s cotangent into ``total`` where it lands (``how``: see ``Hints``)."""
     advanced = any(isinstance(item, np.ndarray) for item in index)
     ranges = None if advanced or how != "negate_add" else _covered_ranges(index, total.shape)
@@ -432,8 +441,10 @@ def _covered_ranges(index: tuple, shape: tuple) -> list[tuple[int, int]] | None:
                 return None
             ends = sorted((positions[0], positions[-1])) if positions else (0, -1)
             ranges.append((ends[0], ends[1] + 1))
-        else:
+        elif isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
             ranges.append((int(item) % n, int(item) % n + 1))
+        else:
+            return None  # not a basic index item: no box is known
     ranges.extend((0, n) for n in shape[len(ranges) :])
     return ranges
 

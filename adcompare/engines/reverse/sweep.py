@@ -21,9 +21,12 @@ with ``x``'s record marked negated, and ``x``'s own rules run on it unchanged:
 their shares are negated in turn. The sign is folded into the sum that meets a
 share of the other sign (a subtraction instead of an addition), and is only
 computed, by one negation, where a value leaves the sweep (a leaf's ``.grad``,
-a target, a retained gradient) or would fan out to several inputs. Rosenbrock's
-backward at n = 10⁶ loses both of its full-size negations this way. Negation is
-exact, so every value is bit for bit what negating first gives.
+a target, a retained gradient) or would fan out to several inputs, or where a
+rule is a user's (``custom_vjp`` rules need not be linear). Rosenbrock's backward
+at n = 10⁶ loses both of its full-size negations this way. Negation is exact, so
+every value is bit for bit what negating first gives, except that a zero may
+come out with the other sign: a held total cannot tell the zeros a rule wrote
+(a slice's scatter) from negated ones.
 """
 
 from __future__ import annotations
@@ -161,8 +164,8 @@ def _carries_sign(node, targets) -> bool:
     if type(node) is AccumulateGrad or (targets is not None and node in targets):
         return False
     needed = [i for i, n in enumerate(node.next) if n is not None]
-    if node.retained is not None or len(needed) != 1:
-        return False
+    if node.freed or node.retained is not None or len(needed) != 1 or not node.op.built_in:
+        return False  # a user's rule (custom_vjp) need not be linear: clip(g), say
     if node.op.accumulate_vjp is not None:
         return True
     shapes = node.in_shapes or [shape_of(a) for a in node.saved_args]
@@ -173,7 +176,7 @@ def _unflip(cotangent, owner: str) -> tuple:
     """The value of a cotangent held negated, in place where the sweep owns it.
 
     Taken as ``0 - c`` rather than ``-c``: the zeros a rule wrote (a slice's
-    scatter, a mask) were never negated, and stay ``+0`` as they would have.
+    scatter, a mask), which negating first would not have negated, stay ``+0``.
     """
     if owner is MINE:
         _np_subtract(0.0, cotangent, out=cotangent)
@@ -184,14 +187,6 @@ def _unflip(cotangent, owner: str) -> tuple:
 
 
 _NO_HINTS = (None, None)
-
-#: What an ``accumulate_vjp`` hook does, by (share held negated, total held negated).
-_HOW = {
-    (False, False): "add",
-    (True, True): "add",
-    (True, False): "subtract",
-    (False, True): "negate_add",
-}
 
 
 def _send(node, cotangent, owner, grads, pending, rule_inputs, in_place, flipped) -> None:
@@ -222,7 +217,7 @@ def _send(node, cotangent, owner, grads, pending, rule_inputs, in_place, flipped
             accumulate is not None
             and previous is not None
             and previous[1] is MINE
-            and _accumulated(accumulate, grads, nxt, previous, out, args, cotangent, sign, params)
+            and _accumulated(op, grads, nxt, previous, out, args, cotangent, sign, params)
         ):
             continue
         if negates is not None and negates[i] and type(cotangent) is ndarray:
@@ -256,14 +251,22 @@ def _send(node, cotangent, owner, grads, pending, rule_inputs, in_place, flipped
             _subtract_into(grads, nxt, previous, contribution, in_place)
 
 
-def _accumulated(accumulate, grads, nxt, previous, out, args, cotangent, sign, params) -> bool:
+def _accumulated(op, grads, nxt, previous, out, args, cotangent, sign, params) -> bool:
     """Add a share into the total the sweep owns with the op's ``accumulate_vjp`` hook;
-    ``False`` where it does not apply (the share is not a plain array of its dtype)."""
+    ``False`` where it does not apply (the share is not a plain array of its dtype, or
+    the signs differ and the hook is a user's, which only adds)."""
     total, _, held = previous  # held: the total so far is held negated
     if type(cotangent) is not ndarray or cotangent.dtype != total.dtype:
         return False
-    accumulate(total, out, *args, cotangent, _HOW[sign, held], **params)
-    if held and not sign:  # made the value, no longer negated
+    if sign == held:
+        op.accumulate_vjp(total, out, *args, cotangent, **params)
+        return True
+    if not op.built_in:
+        return False
+    op.accumulate_vjp(
+        total, out, *args, cotangent, how="subtract" if sign else "negate_add", **params
+    )
+    if held:  # made the value, no longer negated
         grads[nxt] = (total, MINE, False)
     return True
 

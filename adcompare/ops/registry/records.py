@@ -61,8 +61,8 @@ class Hints:
     slice rather than scattering into zeros first). ``vjp_same(out, x, y,
     out_bar)`` is the sum of both positions' VJPs of a binary op applied to
     one value twice (``x * x``): the sweep calls it once instead of two rules
-    and a sum. ``accumulate_vjp`` is called with ``how`` after ``out_bar``:
-    ``"add"``, ``"subtract"`` (add its negation), or ``"negate_add"`` (``total``
+    and a sum. A built-in op's ``accumulate_vjp`` also takes ``how=``
+    ``"subtract"`` (add the share's negation) or ``"negate_add"`` (``total``
     holds the negation of its value: make it the value, plus the share).
     ``vjp_negates`` marks, per position, the rules that return the cotangent
     negated (summed to the argument's shape): the eager sweep then carries the
