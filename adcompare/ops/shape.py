@@ -283,6 +283,9 @@ def _prepare_index(x, index):
         return {"index": index}  # slices of axes that exist: nothing to check
     parts = []
     for item in index:
+        if type(item) is slice or type(item) is int:  # basic: nothing to convert
+            parts.append(item)
+            continue
         if isinstance(item, Box):
             item = raw(item)
         if isinstance(item, BatchArray):
@@ -290,21 +293,17 @@ def _prepare_index(x, index):
                 "vmap: an index or mask that differs from example to example is not "
                 "supported; select with adcompare.where, or index outside vmap"
             )
-        if isinstance(item, (bool, np.bool_)) or (
-            isinstance(item, np.ndarray) and item.ndim == 0 and item.dtype == bool
-        ):
-            # numpy reads a boolean scalar as a 0-d mask (a new axis of length 1 or 0):
-            # kept as an array, so that every path takes it for the advanced index it is.
-            parts.append(np.asarray(item))
-            continue
-        if isinstance(item, (list, tuple, range, np.ndarray)):
+        if isinstance(item, (np.ndarray, list, tuple, range, bool, np.bool_)):
             # A sequence inside the index is an integer array to numpy, and may repeat
             # a position: as an array, the derivative accumulates it (np.add.at).
             array = np.asarray(item)
-            if array.dtype == bool and array.ndim:
-                # A boolean mask means the positions of its true entries (nonzero of
-                # the mask as given: compile's recording sees it and recomputes it).
-                parts.extend(np.nonzero(item))
+            if array.dtype == bool:
+                if array.ndim:
+                    # A mask means the positions of its true entries (nonzero of the
+                    # mask as given: compile's recording sees it and recomputes it).
+                    parts.extend(np.nonzero(item))
+                else:  # a boolean scalar is a 0-d mask to numpy (a new axis of 1 or 0)
+                    parts.append(array)
                 continue
             item = array
             if item.dtype.kind not in "iu":  # np.issubdtype(..., np.integer), for less

@@ -161,15 +161,21 @@ def _carries_sign(node, targets) -> bool:
     value leaves the sweep, nor where it would fan out (each share negated later), nor
     where the share grows (a sum's cotangent is cheaper to negate before it is spread),
     unless it lands in slices, which fold the sign where they land."""
-    if type(node) is AccumulateGrad or (targets is not None and node in targets):
+    if type(node) is AccumulateGrad or node.freed or node.retained is not None:
         return False
-    needed = [i for i, n in enumerate(node.next) if n is not None]
-    if node.freed or node.retained is not None or len(needed) != 1 or not node.op.built_in:
+    op, nexts = node.op, node.next
+    if not op.linear_rules or (targets is not None and node in targets):
         return False  # a user's rule (custom_vjp) need not be linear: clip(g), say
-    if node.op.accumulate_vjp is not None:
+    if len(nexts) == 1:
+        i = 0  # recorded, so its one input needs a gradient
+    elif len(nexts) == 2 and (nexts[0] is None) is not (nexts[1] is None):
+        i = 1 if nexts[0] is None else 0
+    else:
+        return False  # several inputs need it (or a variadic op): negated once, here
+    if op.accumulate_vjp is not None:
         return True
-    shapes = node.in_shapes or [shape_of(a) for a in node.saved_args]
-    return math.prod(shapes[needed[0]]) <= math.prod(node.out_shape)
+    shape = node.in_shapes[i] if node.in_shapes is not None else shape_of(node.saved_args[i])
+    return math.prod(shape) <= math.prod(node.out_shape)
 
 
 def _unflip(cotangent, owner: str) -> tuple:
@@ -261,7 +267,7 @@ def _accumulated(op, grads, nxt, previous, out, args, cotangent, sign, params) -
     if sign == held:
         op.accumulate_vjp(total, out, *args, cotangent, **params)
         return True
-    if not op.built_in:
+    if not op.linear_rules:  # a user's hook only adds
         return False
     op.accumulate_vjp(
         total, out, *args, cotangent, how="subtract" if sign else "negate_add", **params

@@ -177,6 +177,9 @@ class OpDef:
         self.vjp_same = self.hints.vjp_same
         # Rules swapped in later (a test injecting a wrong one) run: no sign is carried for them.
         self.vjp_negates = self.hints.vjp_negates if self.vjp is self._hinted_vjp else None
+        #: Whether every VJP rule is linear in its cotangent, as the op set's are (a
+        #: user's custom_vjp need not be): the eager sweep may carry a sign through them.
+        self.linear_rules = self.built_in
         #: What the eager sweep reads of the hints, at every record it sweeps.
         self.sweep_hints = (self.accumulate_vjp, self.vjp_negates)
         #: Whether an input's cotangent may come out larger than the input, to be summed
