@@ -107,11 +107,17 @@ register_pytree_node(
 
 def _is_number_literal(value) -> bool:
     """A plain number, or a (nested) list/tuple of plain numbers: numpy reads it as one array."""
-    if isinstance(value, (numbers.Number, np.number, np.bool_)):
+    kind = type(value)  # exact types first: isinstance against numbers.Number, an ABC, is slow
+    if kind in _PLAIN_NUMBERS:
         return True
-    if type(value) in (list, tuple) and value:
-        return all(_is_number_literal(v) for v in value)
-    return False
+    if kind is np.ndarray:
+        return False
+    if kind in (list, tuple):
+        return bool(value) and all(_is_number_literal(v) for v in value)
+    return isinstance(value, (numbers.Number, np.number, np.bool_))
+
+
+_PLAIN_NUMBERS = (float, int, bool, complex)
 
 
 def _node_of(value):

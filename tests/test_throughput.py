@@ -286,3 +286,17 @@ def test_auto_jacobian_probes_once_per_signature_then_costs_what_its_mode_costs(
     assert again.as_dict() == reverse.as_dict()
     assert first.ops["numpy"] > again.ops["numpy"]  # the first call also probed f
     np.testing.assert_allclose(jac, (1 - np.tanh(weights @ x) ** 2)[:, None] * weights)
+
+
+def test_auto_jacobian_remembers_its_choice_per_shape_for_plain_arrays_and_trees():
+    # Plain arrays are keyed by shape and dtype without flattening a tree: the key
+    # must still tell (1,) from (1000,), and a list of numbers from both.
+    f = lambda x: ad.sum(x * x) * np.ones(3)  # 3 outputs
+    auto = ad.jacobian(f)
+    for x, mode in ((np.ones(1), "forward"), (np.ones(1000), "reverse"), (np.ones(1), "forward")):
+        jac = auto(x)
+        assert auto.last_choice.mode == mode
+        np.testing.assert_allclose(jac, np.broadcast_to(2.0 * x, (3, x.size)))
+    jac = auto([1.0, 2.0, 3.0, 4.0])
+    assert auto.last_choice.mode == "reverse"
+    np.testing.assert_allclose(jac, np.broadcast_to([2.0, 4.0, 6.0, 8.0], (3, 4)))

@@ -7,6 +7,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from adcompare.ops.registry import shape_of
 from adcompare.pytree import tree_flatten, tree_leaves
 from adcompare.transforms.arguments import (
@@ -107,8 +109,11 @@ def jacobian(
 
     @functools.wraps(f)
     def auto_jacobian(*args):
-        leaves, treedef = tree_flatten(args)
-        signature = (treedef, tuple([(shape_of(a), dtype_of(a)) for a in leaves]))
+        if all([type(a) is np.ndarray for a in args]):  # plain arrays: no tree to flatten
+            signature = tuple([(a.shape, a.dtype) for a in args])
+        else:
+            leaves, treedef = tree_flatten(args)
+            signature = (treedef, tuple([(shape_of(a), dtype_of(a)) for a in leaves]))
         known = chosen.get(signature)
         if known is None:
             flat = Flat(args, argnums, "jacobian")
