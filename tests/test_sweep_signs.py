@@ -299,3 +299,22 @@ def test_a_float32_input_gets_a_float32_gradient_through_a_wider_constant():
     leaf = ad.Tensor(y32, requires_grad=True)
     (g,) = ad.autograd_grad(c64 - ad.sum(leaf), [leaf])
     assert g.dtype == np.float32 and float(g.numpy()) == -1.0
+
+
+def test_an_empty_sequence_in_an_index_selects_nothing_as_in_numpy():
+    x = np.arange(20.0).reshape(4, 5)
+    for index in ((range(0),), (slice(None), ()), ((), 1), ([],)):
+        assert ad.Tensor(x)[index].shape == x[index].shape
+    g = ad.grad(lambda a: ad.sum(a[range(0)]) + ad.sum(a[:, ()]) + ad.sum(a[0] * 2.0))(x)
+    np.testing.assert_array_equal(g, np.where(np.arange(4)[:, None] == 0, 2.0, 0.0) + 0 * x)
+
+
+@pytest.mark.parametrize("mask", [[True, False], np.ones((1, 4), bool), np.ones(5, bool)])
+def test_a_mask_of_the_wrong_shape_is_refused_as_numpy_refuses_it(mask):
+    x = np.arange(20.0).reshape(4, 5)
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        x[mask]
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        ad.Tensor(x)[mask]
+    with pytest.raises(IndexError, match="boolean index did not match"):
+        ad.grad(lambda a: ad.sum(a[mask]))(x)

@@ -282,9 +282,11 @@ def _prepare_index(x, index):
     elif len(index) <= ndim_of(x) and all([type(item) is slice for item in index]):
         return {"index": index}  # slices of axes that exist: nothing to check
     parts = []
+    checked = []  # the index as numpy reads it, masks whole, so that numpy checks their shapes
     for item in index:
         if type(item) is slice or type(item) is int:  # basic: nothing to convert
             parts.append(item)
+            checked.append(item)
             continue
         if isinstance(item, Box):
             item = raw(item)
@@ -297,7 +299,10 @@ def _prepare_index(x, index):
             # A sequence inside the index is an integer array to numpy, and may repeat
             # a position: as an array, the derivative accumulates it (np.add.at).
             array = np.asarray(item)
+            if array.size == 0 and array.dtype.kind == "f":
+                array = array.astype(np.intp)  # () or range(0): no positions, to numpy
             if array.dtype == bool:
+                checked.append(array)
                 if array.ndim:
                     # A mask means the positions of its true entries (nonzero of the
                     # mask as given: compile's recording sees it and recomputes it).
@@ -312,9 +317,10 @@ def _prepare_index(x, index):
                     "convert with .astype(int)"
                 )
         parts.append(item)
+        checked.append(item)
     index = tuple(parts)
     try:
-        np.empty(shape_of(x), dtype=np.bool_)[index]
+        np.empty(shape_of(x), dtype=np.bool_)[tuple(checked)]
     except IndexError as error:
         raise IndexError(f"getitem: {error} (array of shape {shape_of(x)})") from None
     return {"index": index}
