@@ -109,11 +109,7 @@ def jacobian(
 
     @functools.wraps(f)
     def auto_jacobian(*args):
-        if all([type(a) is np.ndarray for a in args]):  # plain arrays: no tree to flatten
-            signature = tuple([(a.shape, a.dtype) for a in args])
-        else:
-            leaves, treedef = tree_flatten(args)
-            signature = (treedef, tuple([(shape_of(a), dtype_of(a)) for a in leaves]))
+        signature = _signature(args)
         known = chosen.get(signature)
         if known is None:
             flat = Flat(args, argnums, "jacobian")
@@ -129,6 +125,14 @@ def jacobian(
 
     auto_jacobian.last_choice = None
     return auto_jacobian
+
+
+def _signature(args: tuple) -> tuple:
+    """What ``jacobian(mode="auto")`` remembers its choice by: structure, shapes, dtypes."""
+    if all([type(a) is np.ndarray for a in args]):  # plain arrays: no tree to flatten
+        return tuple([(a.shape, a.dtype) for a in args])
+    leaves, treedef = tree_flatten(args)
+    return (treedef, tuple([(shape_of(a), dtype_of(a)) for a in leaves]))
 
 
 def _extra_jacobian(f: Callable, argnums, mode: str) -> Callable:
