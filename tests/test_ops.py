@@ -90,6 +90,32 @@ def test_vjp_passes_dot_product_test(case):
     assert_vjp_matches_jvp(op, args, params, list(positions(op, shapes)), np.random.default_rng(4))
 
 
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_vjp_is_odd_in_its_cotangent(case):
+    # The eager sweep carries a negation through the op set's rules instead of computing
+    # it (Hints.vjp_negates, OpDef.linear_rules): that holds only if each rule gives the
+    # negated share for a negated cotangent, exactly. A rule that clipped or branched on
+    # its cotangent would break it; seeds are never carried, so this compares the rules.
+    op, shapes, params = case
+    if not op.linear_rules:
+        return
+    args, params = draw(op, shapes, params, seed=7)
+    out = op.fn(*args, **params)
+    u = np.random.default_rng(8).standard_normal(np.shape(out))
+    if np.iscomplexobj(out):
+        u = u + 1j * np.random.default_rng(9).standard_normal(np.shape(out))
+    shares = []
+    for seed in (u, -u):
+        wanted = list(positions(op, shapes))
+        tensors = [
+            ad.Tensor(a, requires_grad=True) if i in wanted else a for i, a in enumerate(args)
+        ]
+        op.fn(*tensors, **params).backward(seed)
+        shares.append([tensors[i].grad.numpy() for i in wanted])
+    for plus, minus in zip(*shares):
+        np.testing.assert_array_equal(minus, -plus, err_msg=f"{op.name}: VJP is not odd")
+
+
 SEVERAL_POSITIONS = [case for case in CASES if len(positions(case[0], case[1])) > 1]
 
 
