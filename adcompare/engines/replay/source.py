@@ -158,7 +158,7 @@ class _Writer:
 
     def __init__(self, recording: Recording, steps: list, outputs: list, kernel, inputs):
         self.recording, self.outputs, self.kernel = recording, outputs, kernel
-        self.namespace = {"GuardFlip": GuardFlip, "_copy": np.array, "_array": _to_array}
+        self.namespace = {"GuardFlip": GuardFlip, "_copy": np.array, "array": np.array}
         self.names = _Names(self.namespace)
         inputs = [*inputs, *(f"a{i}" for i in range(len(inputs), len(recording.inputs)))]
         self.labels = _value_names(recording, steps, outputs, inputs, self.names)
@@ -258,11 +258,11 @@ class _Writer:
         results = []
         input_slots = set(self.recording.inputs) | self.recording.externals.keys()
         for kind, value in self.outputs:
-            if self.kernel:
+            if self.kernel:  # the number back into an array: one call, nested to its shape
                 like = np.asarray(self.recording.values[value] if kind == "s" else value)
-                name = self.names.unique("shape")
-                self.namespace[name] = (like.shape, like.dtype)
-                results.append(f"_array({self.operand((kind, value))}, {name})")
+                dtype = self.names.constant(like.dtype, "dtype")
+                number = "[" * like.ndim + self.operand((kind, value)) + "]" * like.ndim
+                results.append(f"array({number}, {dtype})")
             elif kind == "c" or value in input_slots:
                 results.append(f"_copy({self.operand((kind, value))})")
             else:
@@ -300,10 +300,11 @@ def generate(
             dead.append(step.out)  # computed into another array's memory: nobody reads it
         if dead:
             lines.append(f"del {', '.join(dict.fromkeys(writer.labels[s] for s in dead))}")
+    results = ", ".join(writer.results())  # first: the constants they name are described
     header = "# forward pass with tangents" if recording.tangents else "# forward pass"
     body = "\n".join("    " + line for line in [*writer.names.described, header, *lines])
     params = ", ".join(writer.labels[slot] for slot in recording.inputs)
-    source = f"def replay({params}):\n{body}\n    return ({', '.join(writer.results())},)\n"
+    source = f"def replay({params}):\n{body}\n    return ({results},)\n"
     exec(compile(source, "<adcompare.compile>", "exec"), writer.namespace)
     return source, writer.namespace["replay"]
 
@@ -336,10 +337,3 @@ def _to_scalar(value):
 
 def _scalar_convert(convert):
     return convert if convert in (bool, float, int) else keep_number
-
-
-def _to_array(value, shape_dtype):
-    shape, dtype = shape_dtype
-    array = np.empty(shape, dtype)  # np.full's argument handling costs as much again
-    array.fill(value)
-    return array
