@@ -30,6 +30,15 @@ def assert_bit_identical(got, expected):
         assert g.tobytes() == e.tobytes(), f"{g} != {e}"
 
 
+def assert_identical_but_nan_signs(got, expected):
+    """Bit-identical, except that a NaN matches a NaN of either sign (IEEE leaves
+    the sign of an operation's NaN unspecified: ``a - b`` and ``a + (-b)`` differ)."""
+    for g, e in zip(_leaves(got), _leaves(expected), strict=True):
+        g, e = np.asarray(g), np.asarray(e)
+        assert np.array_equal(np.isnan(g), np.isnan(e))
+        assert_bit_identical(np.where(np.isnan(g), np.nan, g), np.where(np.isnan(e), np.nan, e))
+
+
 def _leaves(value):
     if isinstance(value, tuple):
         return [leaf for part in value for leaf in _leaves(part)]
@@ -116,6 +125,56 @@ def test_simplify_removes_exact_identities_and_folds_negations_into_sums():
     # it go too, and the negations of the multiply's rules fold into the sums.
     assert ops(optimised) == ["multiply", "add", "multiply", "add", "sum", "add", "add"]
     assert_bit_identical(optimised.value_and_grad(x, y), plain.value_and_grad(x, y))
+
+
+def _negations(compiled) -> int:
+    return sum(getattr(s, "op", None) is ad.OPS["negative"] for s in compiled.program.steps)
+
+
+def _cos_chain(x):
+    # Each cos's rule negates sin(...); the products that read it carry the sign
+    # on to a sum, or to the next cos's negation, which cancels it.
+    y = x
+    for _ in range(3):
+        y = ad.cos(y * x) + x
+    return ad.sum(y)
+
+
+@pytest.mark.parametrize("n", [6, 1], ids=["array", "size-1 (the scalar program)"])
+def test_negations_are_carried_through_products_until_a_sum_folds_them(n):
+    x = np.linspace(-2.5, 1.7, n)
+    plain, optimised = both(_cos_chain, (x,), 0)
+    assert _negations(plain) == 3
+    assert _negations(optimised) == 0
+    assert optimised.program.scalar == (n == 1)
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e308]
+    points = [-x, x * 0.9] + [np.full(n, v) for v in special]
+    for point in points:
+        with np.errstate(all="ignore"):
+            got, expected = optimised.value_and_grad(point), plain.value_and_grad(point)
+        assert_identical_but_nan_signs(got, expected)
+
+
+def test_negations_are_carried_through_quotients_both_ways():
+    x, y = np.array([1.5, -0.0, 0.0, 2.0]), np.array([0.5, 3.0, -2.0, -0.0])
+    # -cos(y) * y divides; the quotient's rule negates again for y; sin(x)'s share too.
+    f = lambda x, y: ad.sum(ad.exp(x) - ad.sin(x) / (-ad.cos(y) * y))
+    plain, optimised = both(f, (x + 1.0, y + 1.0), (0, 1))
+    assert (_negations(plain), _negations(optimised)) == (4, 0)  # 2 left if not carried
+    for point in ((x, y), (y, x), (-x, y)):
+        with np.errstate(all="ignore"):  # zeros on both sides of a quotient
+            got, expected = optimised.value_and_grad(*point), plain.value_and_grad(*point)
+        assert_identical_but_nan_signs(got, expected)
+
+
+def test_a_negation_nothing_folds_stays_where_it_is_computed_once():
+    # Carried, -x would be computed on x*y and on x*z (sin reads both), and on each
+    # gradient: more elements than negating x once, so the pass does not carry it.
+    f = lambda x, y, z: ad.sum(ad.sin(-x * y) + ad.sin(-x * z))
+    args = (np.array([0.5, -1.0, 0.0]), np.array([2.0, 0.0, -0.0]), np.array([1.0, 3.0, -2.0]))
+    plain, optimised = both(f, args, (1, 2))
+    assert _negations(optimised) == 1
+    assert_bit_identical(optimised.value_and_grad(*args), plain.value_and_grad(*args))
 
 
 def test_adding_positive_zero_is_kept_because_it_turns_negative_zero_positive():

@@ -109,11 +109,12 @@ def compiled_program(expression, values):
     >>> program = compiled_program(parse_expression("x*y"), [2.0, 3.0]).program
     >>> print(program.source)
     def replay(x, y):
+        # dtype = dtype('float64')
         # forward pass
         x = x.item()
         y = y.item()
         value = x * y
-        return (_array(value, shape), _array(y, shape_2), _array(x, shape_3),)
+        return (array(value, dtype), array(y, dtype), array(x, dtype),)
     <BLANKLINE>
     """
     from adcompare.engines.replay import compile as record_program

@@ -6,8 +6,10 @@ and its outputs, and returns new ones that compute bit-identical results:
 - :func:`simplify`: algebra that IEEE arithmetic keeps exact: ``x * 1``,
   ``x / 1``, ``x - 0``, ``x + (-0)``, ``-(-x)``, a negation folded into the
   sum or product that uses it (``a + (-b)`` is ``a - b`` to the bit) or into
-  a constant factor (``-(c * v)`` is ``(-c) * v``), and a constant array of
-  one repeated number read as that number (the reverse sweep's seed);
+  a constant factor (``-(c * v)`` is ``(-c) * v``), a negation carried through
+  products and quotients to the sum that folds it (``(-a) * b`` is
+  ``-(a * b)``), and a constant array of one repeated number read as that
+  number (the reverse sweep's seed);
 - :func:`eliminate_common_subexpressions`: an instruction that repeats an
   earlier one (same function, same operands) reuses its result, such as
   a value the forward pass computed and a rule computes again in the
@@ -23,7 +25,9 @@ and its outputs, and returns new ones that compute bit-identical results:
 Constants need no pass: an op whose arguments hold no traced value runs once,
 while ``f`` is recorded, and its result enters the program as a constant.
 Guards are never removed while they read a value that can change: a replay
-stays valid only where the recording's branches hold.
+stays valid only where the recording's branches hold. Bit-identical means every
+bit but a NaN's sign, which IEEE leaves to each operation (``a - b`` and
+``a + (-b)`` give NaNs of opposite signs).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from adcompare.engines.replay.memory import (
     accumulate_in_place,
     note_shares,
     peak_live_bytes,
+    reads,
     reuse_buffers,
 )
 from adcompare.engines.replay.record import Guard, Instruction, Recording
@@ -198,10 +203,29 @@ def _fold_sign(step: Instruction, inner: list, products: dict):
 
 
 def simplify(recording: Recording, steps: Steps, outputs: list) -> tuple[Steps, list]:
-    """Apply the exact algebraic identities (see the module's docstring)."""
+    """Apply the exact algebraic identities (see the module's docstring).
+
+    A negation is also carried through the products and quotients that read it,
+    ``(-a) * b`` written ``-(a * b)``, until a sum folds it (``c + (-(a * b))`` is
+    ``c - a * b``) or a second negation cancels it, as in the reverse sweep of a
+    chain of ``cos``. Carried, a negation that nothing folds is computed on each
+    product it reached instead of once on ``a``; so the carried program is kept
+    only where it negates fewer elements than the one that does not carry.
+    """
+    kept, kept_outputs = _simplify(recording, steps, outputs, carry=False)
+    negated = _negated_elements(recording, kept, kept_outputs)
+    if negated:  # else there is nothing to carry
+        carried, carried_outputs = _simplify(recording, steps, outputs, carry=True)
+        if _negated_elements(recording, carried, carried_outputs) < negated:
+            return carried, carried_outputs
+    return kept, kept_outputs
+
+
+def _simplify(recording: Recording, steps: Steps, outputs: list, carry: bool):
     negated: dict[int, tuple] = {}  # slot of negative(v) -> the operand v
     products: dict[int, tuple] = {}  # slot of multiply(x, y) -> (x, y)
     replaced: dict = {}
+    carried: set[int] = set()  # slots of the negations carried past a product
     kept: Steps = []
     for sweep, step in steps:
         step = _substitute([(sweep, step)], [], replaced)[0][0][1] if replaced else step
@@ -231,14 +255,51 @@ def simplify(recording: Recording, steps: Steps, outputs: list) -> tuple[Steps, 
             step = _op_instruction(step, "subtract", (args[1], inner[0]))
         elif name == "subtract" and inner[1] is not None:
             step = _op_instruction(step, "add", (args[0], inner[1]))
-        elif name == "multiply" and inner[0] is not None and inner[1] is not None:
-            step = _op_instruction(step, "multiply", (inner[0], inner[1]))
+        elif name in ("multiply", "divide") and inner[0] is not None and inner[1] is not None:
+            step = _op_instruction(step, name, (inner[0], inner[1]))
+        elif carry and name in ("multiply", "divide") and not step.kwargs:
+            step = _carry_sign(recording, step, inner, kept, sweep)
+            if step.op.name == "negative":
+                carried.add(step.out)
         if step.op.name == "negative" and not step.kwargs:
             negated[step.out] = step.args[0]
         if step.op.name == "multiply" and not step.kwargs:
             products[step.out] = step.args
         kept.append((sweep, step))
-    return _substitute(kept, outputs, replaced)
+    kept, outputs = _substitute(kept, outputs, replaced)
+    if not carried:
+        return kept, outputs
+    read = {slot for _, step in kept for slot in reads(step)}
+    read.update(slot for kind, slot in outputs if kind == "s")
+    unread = carried - read
+    kept = [(w, step) for w, step in kept if isinstance(step, Guard) or step.out not in unread]
+    return kept, outputs
+
+
+def _carry_sign(recording: Recording, step: Instruction, inner: list, kept: Steps, sweep: str):
+    """``(-a) * b`` (or ``/``) as ``t = a * b`` appended to ``kept`` and ``-t`` returned:
+    exact, since IEEE rounding is symmetric in sign; only where ``-t`` is real or complex."""
+    position = 0 if inner[0] is not None else 1 if inner[1] is not None else None
+    value = recording.values[step.out]
+    if position is None or np.asarray(value).dtype.kind not in "fc":
+        return step
+    args = list(step.args)
+    args[position] = inner[position]
+    unsigned = dataclasses.replace(step, args=tuple(args), out=recording.new_slot(-value))
+    kept.append((sweep, unsigned))
+    return _op_instruction(step, "negative", (("s", unsigned.out),))
+
+
+def _negated_elements(recording: Recording, steps: Steps, outputs: list) -> int:
+    """How many elements the program's negations compute once repeats and dead code go."""
+    live, _ = eliminate_dead_code(
+        recording, *eliminate_common_subexpressions(recording, steps, outputs)
+    )
+    return sum(
+        int(np.size(recording.values[step.out]))
+        for _, step in live
+        if isinstance(step, Instruction) and step.op is not None and step.op.name == "negative"
+    )
 
 
 def _key_of(spec):
