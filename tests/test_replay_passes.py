@@ -177,6 +177,66 @@ def test_a_negation_nothing_folds_stays_where_it_is_computed_once():
     assert_bit_identical(optimised.value_and_grad(*args), plain.value_and_grad(*args))
 
 
+_ONES = np.ones(1)
+_Z, _W, _ZERO = np.array([1 + 1j]), np.array([1 + 0j]), np.array([0j])
+
+
+@pytest.mark.parametrize(
+    "f, recorded_at, replayed_at",
+    [
+        # Complex: parts cancel to +0 one way and -0 the other; a complex quotient by
+        # zero divides by its absolute real part; a real operand's imaginary part is +0.
+        (lambda x, z, w: ad.sum(ad.real(-((-z) * w)) * x), (_ONES, _Z, _Z), (_ONES, _Z, _Z)),
+        (lambda x, z, w: ad.sum(ad.real(1.0 + w / (-z)) * x), (_ONES, _Z, _W), (_ONES, _ZERO, _W)),
+        (lambda x, z, w: ad.sum(ad.real((-w) / (-z)) * x), (_ONES, _Z, _W), (_ONES, _ZERO, _W)),
+        (
+            lambda x, z, w: ad.sum(ad.imag((-x) * (-z))),
+            (_ONES, _Z, _W),
+            (np.array([2.0]), np.array([-1 - 0.0j]), _W),
+        ),
+        # (inf+nanj) * 1 is nan+nanj, not the identity it is on real numbers.
+        (
+            lambda x, z, w: ad.sum(ad.real(z * 1.0) * x),
+            (_ONES, _Z, _W),
+            (_ONES, np.array([complex(np.inf, np.nan)]), _W),
+        ),
+        # Integers: a negation wraps (-uint8(1) is 255), so no sign folds past one.
+        (
+            lambda x, n: ad.sum(x + ad.negative(n) * x),
+            (np.array([1.0, 2.0]), np.array([1, 2], np.uint8)),
+            (np.array([1.0, 2.0]), np.array([1, 2], np.uint8)),
+        ),
+        (
+            lambda x, n: ad.sum(x + ad.negative(n)),
+            (np.array([1.0]), np.array([1], np.uint8)),
+            (np.array([1.0]), np.array([1], np.uint8)),
+        ),
+        (
+            lambda x, n, m: ad.sum(((-n) / (-m)) * x),
+            (np.array([1.0, 2.0]), np.array([1, 2], np.uint8), np.array([3, 4], np.uint8)),
+            (np.array([1.0, 2.0]), np.array([1, 2], np.uint8), np.array([3, 4], np.uint8)),
+        ),
+    ],
+    ids=[
+        "complex-product",
+        "complex-quotient-by-negated-zero",
+        "complex-both-negated",
+        "real-times-complex",
+        "complex-times-one",
+        "uint8-product",
+        "uint8-sum",
+        "uint8-quotient",
+    ],
+)
+def test_signs_fold_only_where_exact_real_floats_not_complex_or_integers(
+    f, recorded_at, replayed_at
+):
+    plain, optimised = both(f, recorded_at, 0)
+    with np.errstate(all="ignore"):
+        got, expected = optimised.value_and_grad(*replayed_at), plain.value_and_grad(*replayed_at)
+    assert_identical_but_nan_signs(got, expected)
+
+
 def test_adding_positive_zero_is_kept_because_it_turns_negative_zero_positive():
     x = np.array([-0.0, 1.0])
     plain, optimised = both(lambda x: ad.sum((x + 0.0) * np.array([1.0, 0.0])), (x,), 0)

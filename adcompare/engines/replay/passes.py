@@ -182,8 +182,14 @@ def _negated_constant(spec) -> tuple | None:
     return None
 
 
-def _fold_sign(step: Instruction, inner: list, products: dict):
-    """``(-v) * c`` or ``(-v) / c`` as ``v * (-c)``, ``v / (-c)``; ``-(v * c)`` as ``v * (-c)``."""
+def _fold_sign(recording: Recording, step: Instruction, inner: list, products: dict):
+    """``(-v) * c`` or ``(-v) / c`` as ``v * (-c)``, ``v / (-c)``; ``-(v * c)`` as ``v * (-c)``.
+
+    Real floats only: a complex product's parts can cancel to +0 one way and -0
+    the other, and a complex quotient by zero divides by its absolute real part.
+    """
+    if _kind(recording, step.out) != "f":
+        return None
     name, args = step.op.name, step.args
     if name in ("multiply", "divide") and inner[0] is not None:
         negated = _negated_constant(args[1])
@@ -234,14 +240,15 @@ def _simplify(recording: Recording, steps: Steps, outputs: list, carry: bool):
             continue
         step = _uniform_constants(recording, step)
         name, args = step.op.name, step.args
-        same = _identity_operand(step)
+        # Not on complex values: (inf+nanj) * 1 is nan+nanj, and z + (-0.0) adds +0j.
+        same = _identity_operand(step) if _kind(recording, step.out) != "c" else None
         if same is not None and _same_layout(recording, same, step.out):
             replaced[step.out] = same
             continue
         inner = [negated.get(a[1]) if a[0] == "s" else None for a in args]
-        folded = _fold_sign(step, inner, products) if not step.kwargs else None
+        folded = _fold_sign(recording, step, inner, products) if not step.kwargs else None
         if folded is not None:
-            if name == "negative":  # still the negation of its operand, for later folds
+            if name == "negative" and _kind(recording, step.out) in "fc":  # for later folds
                 negated[step.out] = args[0]
             step, name, args = folded, folded.op.name, folded.args
             inner = [negated.get(a[1]) if a[0] == "s" else None for a in args]
@@ -249,20 +256,22 @@ def _simplify(recording: Recording, steps: Steps, outputs: list, carry: bool):
             if _same_layout(recording, inner[0], step.out):
                 replaced[step.out] = inner[0]
                 continue
+        elif _kind(recording, step.out) != "f":
+            pass  # complex: a real operand's imaginary part is +0, negated or not
         elif name == "add" and inner[1] is not None:
             step = _op_instruction(step, "subtract", (args[0], inner[1]))
         elif name == "add" and inner[0] is not None:
             step = _op_instruction(step, "subtract", (args[1], inner[0]))
         elif name == "subtract" and inner[1] is not None:
             step = _op_instruction(step, "add", (args[0], inner[1]))
-        elif name in ("multiply", "divide") and inner[0] is not None and inner[1] is not None:
+        elif name in ("multiply", "divide") and None not in inner:
             step = _op_instruction(step, name, (inner[0], inner[1]))
         elif carry and name in ("multiply", "divide") and not step.kwargs:
             step = _carry_sign(recording, step, inner, kept, sweep)
             if step.op.name == "negative":
                 carried.add(step.out)
-        if step.op.name == "negative" and not step.kwargs:
-            negated[step.out] = step.args[0]
+        if step.op.name == "negative" and not step.kwargs and _kind(recording, step.out) in "fc":
+            negated[step.out] = step.args[0]  # an integer's negation wraps: -uint8(1) is 255
         if step.op.name == "multiply" and not step.kwargs:
             products[step.out] = step.args
         kept.append((sweep, step))
@@ -278,16 +287,25 @@ def _simplify(recording: Recording, steps: Steps, outputs: list, carry: bool):
 
 def _carry_sign(recording: Recording, step: Instruction, inner: list, kept: Steps, sweep: str):
     """``(-a) * b`` (or ``/``) as ``t = a * b`` appended to ``kept`` and ``-t`` returned:
-    exact, since IEEE rounding is symmetric in sign; only where ``-t`` is real or complex."""
+    exact for real floats, since IEEE rounding is symmetric in sign. Not for complex
+    values, whose parts can cancel to +0 either way, or whose quotient by a zero
+    divides by its absolute real part."""
     position = 0 if inner[0] is not None else 1 if inner[1] is not None else None
-    value = recording.values[step.out]
-    if position is None or np.asarray(value).dtype.kind not in "fc":
+    if position is None or _kind(recording, step.out) != "f":
         return step
+    if np.result_type(_value_of(recording, inner[position])).kind != "f":
+        return step
+    value = recording.values[step.out]
     args = list(step.args)
     args[position] = inner[position]
     unsigned = dataclasses.replace(step, args=tuple(args), out=recording.new_slot(-value))
     kept.append((sweep, unsigned))
     return _op_instruction(step, "negative", (("s", unsigned.out),))
+
+
+def _kind(recording: Recording, slot: int) -> str:
+    """The dtype kind of a slot's value (``"f"``, ``"c"``, ``"i"``, ...)."""
+    return np.result_type(recording.values[slot]).kind
 
 
 def _negated_elements(recording: Recording, steps: Steps, outputs: list) -> int:
