@@ -541,3 +541,41 @@ def test_a_constant_cotangent_is_not_mistaken_for_a_freed_traced_number():
         args = tuple(np.array(v) for v in point)
         expected = ad.grad(g, argnums=(0, 1))(*args)
         np.testing.assert_array_equal(compiled.grad(*args), expected)
+
+
+@pytest.mark.parametrize(
+    "f, args",
+    [
+        # x * y's gradient for x is y, here as a view of it (a reshape, a transpose, a slice).
+        (lambda x, y: ad.sum(x * ad.reshape(y, (3,))), (np.ones(3), np.arange(3.0).reshape(3, 1))),
+        (lambda x, y: ad.sum(x * ad.transpose(y)), (np.ones((2, 3)), np.arange(6.0).reshape(3, 2))),
+        (lambda x, y: ad.sum(x * y[1:]), (np.ones(3), np.arange(4.0))),
+        # A keepdims sum over a length-1 axis: its gradient is a broadcast to the same shape.
+        (
+            lambda x, y: ad.sum(ad.tanh(ad.sum(x, axis=-1, keepdims=True))) + ad.sum(y),
+            (np.array([[-2.9], [-0.9]]), np.ones(2)),
+        ),
+        # Both gradients are the same traced value.
+        (lambda x, y: ad.sum(ad.sin(x[0]) * (x + y)), (np.array([0.3, 0.7]), np.array([1.0, 2.0]))),
+    ],
+    ids=[
+        "reshape-of-input",
+        "transpose-of-input",
+        "slice-of-input",
+        "broadcast",
+        "one-value-twice",
+    ],
+)
+def test_replayed_gradients_are_fresh_arrays_that_share_nothing(f, args):
+    # A gradient that shared an input's memory would change under `x -= lr * gx`.
+    compiled = ad.compile(f, *args, argnums=(0, 1))
+    inputs = [np.copy(a) for a in args]
+    gradients = compiled.grad(*inputs)
+    expected = ad.grad(f, argnums=(0, 1))(*args)
+    for g, e in zip(gradients, expected, strict=True):
+        np.testing.assert_array_equal(g, e)
+        assert g.flags.writeable
+        assert not any(np.shares_memory(g, a) for a in inputs)
+    assert not np.shares_memory(gradients[0], gradients[1])
+    again = compiled.grad(*inputs)
+    assert not any(np.shares_memory(g, h) for g in gradients for h in again)

@@ -158,6 +158,7 @@ class _Writer:
 
     def __init__(self, recording: Recording, steps: list, outputs: list, kernel, inputs):
         self.recording, self.outputs, self.kernel = recording, outputs, kernel
+        self.views = _views(steps)
         self.namespace = {"GuardFlip": GuardFlip, "_copy": np.array, "array": np.array}
         self.names = _Names(self.namespace)
         inputs = [*inputs, *(f"a{i}" for i in range(len(inputs), len(recording.inputs)))]
@@ -254,20 +255,47 @@ class _Writer:
         return None
 
     def results(self) -> list[str]:
-        """The outputs: copies of inputs and constants, numbers back into arrays."""
+        """The outputs: numbers back into arrays; and a copy of each array the caller
+        must not share: an input or a constant, a view of one (``y.reshape(...)``
+        as ``x * y``'s gradient), a read-only broadcast, or memory an earlier
+        output returns, so that writing into a result never changes another."""
         results = []
-        input_slots = set(self.recording.inputs) | self.recording.externals.keys()
+        shared = set(self.recording.inputs) | self.recording.externals.keys() | {_CONSTANT}
+        roots, read_only = self.views
         for kind, value in self.outputs:
             if self.kernel:  # the number back into an array: one call, nested to its shape
                 like = np.asarray(self.recording.values[value] if kind == "s" else value)
                 dtype = self.names.constant(like.dtype, "dtype")
                 number = "[" * like.ndim + self.operand((kind, value)) + "]" * like.ndim
                 results.append(f"array({number}, {dtype})")
-            elif kind == "c" or value in input_slots:
+                continue
+            root = roots.get(value, value) if kind == "s" else _CONSTANT
+            if root in shared or value in read_only:
                 results.append(f"_copy({self.operand((kind, value))})")
             else:
                 results.append(self.operand((kind, value)))
+            shared.add(root)
         return results
+
+
+#: The root of a view of a constant: constants live as long as the program.
+_CONSTANT = -1
+
+
+def _views(steps: list) -> tuple[dict[int, int], set[int]]:
+    """For each view's slot, the slot whose memory it shares (its root, or
+    ``_CONSTANT``); and the views that are read-only (broadcasts, and views of them)."""
+    roots: dict[int, int] = {}
+    read_only: set[int] = set()
+    for step in steps:
+        if not isinstance(step, Instruction) or not step.shares:
+            continue
+        keywords = dict(step.kwargs)
+        kind, base = next(step.args[p] if isinstance(p, int) else keywords[p] for p in step.shares)
+        roots[step.out] = roots.get(base, base) if kind == "s" else _CONSTANT
+        if (step.op is not None and step.op.name == "broadcast_to") or base in read_only:
+            read_only.add(step.out)
+    return roots, read_only
 
 
 def generate(
