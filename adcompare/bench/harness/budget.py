@@ -62,7 +62,10 @@ def budget_reason(
     measured = [
         c
         for c in results.cells
-        if c["problem"] == problem.name and c["mode"] == mode and c["status"] == "ok"
+        if c["problem"] == problem.name
+        and c["mode"] == mode
+        and c["status"] == "ok"
+        and c["size"].keys() == size.keys()  # sizes by other names do not compare
     ]
     for cell in measured:
         smaller = all(cell["size"][k] <= v for k, v in size.items()) and cell["size"] != size
