@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from adcompare.bench.harness.results import (
@@ -352,6 +352,7 @@ def assert_kept(path: Path, good: list[dict]):
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(changes=corruptions, command=st.sampled_from(["report", "bench"]))
+@example(changes=[(0, ("size",), {})], command="bench")  # was a KeyError in the budget
 def test_fuzz_corrupt_results_end_in_a_sentence(measured, changes, command):
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)

@@ -132,8 +132,6 @@ def cell_problem(cell) -> str | None:
     True
     >>> cell_problem(cell | {"time": {"median": "fast"}})
     "has median time 'fast'; expected a positive number of seconds"
-    >>> cell_problem(cell | {"size": {}})  # a resumed sweep compares sizes by name
-    "has size {}; expected positive whole numbers by name, like {'n': 64}"
     """
     if not isinstance(cell, dict):
         return f"is a {type(cell).__name__}, not an object"
@@ -149,10 +147,8 @@ def cell_problem(cell) -> str | None:
         if problem:
             return problem
     size = cell["size"]
-    if (
-        not isinstance(size, dict)
-        or not size
-        or not all(isinstance(k, str) and _count(v) for k, v in size.items())
+    if not isinstance(size, dict) or not all(
+        isinstance(k, str) and _count(v) for k, v in size.items()
     ):
         return f"has size {size!r}; expected positive whole numbers by name, like {{'n': 64}}"
     for name in _TEXT_FIELDS:
