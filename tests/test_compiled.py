@@ -557,6 +557,11 @@ def test_a_constant_cotangent_is_not_mistaken_for_a_freed_traced_number():
         ),
         # Both gradients are the same traced value.
         (lambda x, y: ad.sum(ad.sin(x[0]) * (x + y)), (np.array([0.3, 0.7]), np.array([1.0, 2.0]))),
+        # A 0-d input: y * 1.0 is y after simplify, and the expand_dims a view of it.
+        (lambda x, y: ad.sum(x * ad.expand_dims(y * 1.0, 0)), (np.ones(1), np.array(3.0))),
+        # A broadcast of a 0-d traced value; imag of a real array (both read-only in numpy).
+        (lambda x, y: ad.sin(ad.sum(x)) + ad.sum(y), (np.arange(1.0, 4.0), np.ones(2))),
+        (lambda x, y: ad.sum(x * ad.imag(y)) + ad.sum(y), (np.ones(3), np.arange(1.0, 4.0))),
     ],
     ids=[
         "reshape-of-input",
@@ -564,6 +569,9 @@ def test_a_constant_cotangent_is_not_mistaken_for_a_freed_traced_number():
         "slice-of-input",
         "broadcast",
         "one-value-twice",
+        "view-of-a-0-d-input",
+        "broadcast-of-0-d",
+        "imag-of-real",
     ],
 )
 def test_replayed_gradients_are_fresh_arrays_that_share_nothing(f, args):
@@ -579,3 +587,25 @@ def test_replayed_gradients_are_fresh_arrays_that_share_nothing(f, args):
     assert not np.shares_memory(gradients[0], gradients[1])
     again = compiled.grad(*inputs)
     assert not any(np.shares_memory(g, h) for g in gradients for h in again)
+
+
+def test_a_view_found_only_at_call_time_is_copied_too():
+    # Recorded with a transposed y, reshape copies; called with a contiguous y, it is
+    # a view, so which outputs are views is decided per call, not per recording.
+    f = lambda x, y: ad.sum(x * ad.reshape(y, (6,)))
+    compiled = ad.compile(f, np.ones(6), np.arange(6.0).reshape(3, 2).T, argnums=(0, 1))
+    y = np.arange(6.0).reshape(2, 3)
+    gx, _ = compiled.grad(np.ones(6), y)
+    gx -= 1.0
+    np.testing.assert_array_equal(y, np.arange(6.0).reshape(2, 3))
+    value = ad.compile(ad.ravel, np.ones((4, 3)).T, mode="forward")(y)
+    assert not np.shares_memory(value, y)
+
+
+@pytest.mark.parametrize("reduce", [ad.sum, ad.mean], ids=["sum", "mean"])
+def test_a_scalar_replay_sums_minus_zero_to_plus_zero_as_numpy_does(reduce):
+    f = lambda x: reduce(-x)
+    compiled = ad.compile(f, np.array([0.5]))
+    assert compiled.program.scalar
+    value = compiled(np.array([0.0]))
+    assert not np.signbit(value) and not np.signbit(np.sum(np.array([-0.0])))

@@ -19,11 +19,13 @@ line per op, in the order of the tape.
 
 from __future__ import annotations
 
+import functools
 import keyword
 import math
 import operator
 
 import numpy as np
+from numpy import ndarray
 
 from adcompare.engines.replay.lower import Form
 from adcompare.engines.replay.memory import last_uses, reads
@@ -158,7 +160,6 @@ class _Writer:
 
     def __init__(self, recording: Recording, steps: list, outputs: list, kernel, inputs):
         self.recording, self.outputs, self.kernel = recording, outputs, kernel
-        self.views = _views(steps)
         self.namespace = {"GuardFlip": GuardFlip, "_copy": np.array, "array": np.array}
         self.names = _Names(self.namespace)
         inputs = [*inputs, *(f"a{i}" for i in range(len(inputs), len(recording.inputs)))]
@@ -255,47 +256,52 @@ class _Writer:
         return None
 
     def results(self) -> list[str]:
-        """The outputs: numbers back into arrays; and a copy of each array the caller
-        must not share: an input or a constant, a view of one (``y.reshape(...)``
-        as ``x * y``'s gradient), a read-only broadcast, or memory an earlier
-        output returns, so that writing into a result never changes another."""
+        """The outputs: numbers back into arrays, constants as arrays of their own."""
         results = []
-        shared = set(self.recording.inputs) | self.recording.externals.keys() | {_CONSTANT}
-        roots, read_only = self.views
         for kind, value in self.outputs:
             if self.kernel:  # the number back into an array: one call, nested to its shape
                 like = np.asarray(self.recording.values[value] if kind == "s" else value)
                 dtype = self.names.constant(like.dtype, "dtype")
                 number = "[" * like.ndim + self.operand((kind, value)) + "]" * like.ndim
                 results.append(f"array({number}, {dtype})")
-                continue
-            root = roots.get(value, value) if kind == "s" else _CONSTANT
-            if root in shared or value in read_only:
+            elif kind == "c":
                 results.append(f"_copy({self.operand((kind, value))})")
             else:
                 results.append(self.operand((kind, value)))
-            shared.add(root)
         return results
 
 
-#: The root of a view of a constant: constants live as long as the program.
-_CONSTANT = -1
+def _root(array: ndarray) -> ndarray:
+    """The array that owns ``array``'s memory (itself, unless it is a view)."""
+    while isinstance(array.base, ndarray):
+        array = array.base
+    return array
 
 
-def _views(steps: list) -> tuple[dict[int, int], set[int]]:
-    """For each view's slot, the slot whose memory it shares (its root, or
-    ``_CONSTANT``); and the views that are read-only (broadcasts, and views of them)."""
-    roots: dict[int, int] = {}
-    read_only: set[int] = set()
-    for step in steps:
-        if not isinstance(step, Instruction) or not step.shares:
-            continue
-        keywords = dict(step.kwargs)
-        kind, base = next(step.args[p] if isinstance(p, int) else keywords[p] for p in step.shares)
-        roots[step.out] = roots.get(base, base) if kind == "s" else _CONSTANT
-        if (step.op is not None and step.op.name == "broadcast_to") or base in read_only:
-            read_only.add(step.out)
-    return roots, read_only
+def _unshared(outputs: tuple, inputs: tuple, held: frozenset) -> tuple:
+    """``outputs``, each array copied where the caller must not share it: read-only
+    (a broadcast), or memory an input, an array the program holds (``held``: ids
+    of constants and of arrays ``f`` reads) or an earlier output owns, so that
+    writing into a result never changes anything else. Which outputs are views
+    depends on the strides of the arrays passed, so it is found at each call.
+
+    >>> x = np.arange(4.0)
+    >>> a, b, c = _unshared((x[1:], np.ones(2), np.broadcast_to(1.0, (2,))), (x,), frozenset())
+    >>> np.shares_memory(a, x), b.base is None, c.flags.writeable
+    (False, True, True)
+    """
+    owners = set(held)
+    owners.update(id(_root(a)) for a in inputs if type(a) is ndarray)
+    fresh = []
+    for out in outputs:
+        if type(out) is ndarray:
+            root = id(_root(out))
+            if root in owners or not out.flags.writeable:
+                out = out.copy()
+                root = id(out)
+            owners.add(root)
+        fresh.append(out)
+    return tuple(fresh)
 
 
 def generate(
@@ -332,7 +338,13 @@ def generate(
     header = "# forward pass with tangents" if recording.tangents else "# forward pass"
     body = "\n".join("    " + line for line in [*writer.names.described, header, *lines])
     params = ", ".join(writer.labels[slot] for slot in recording.inputs)
-    source = f"def replay({params}):\n{body}\n    return ({results},)\n"
+    if kernel:  # every output is an array just built
+        source = f"def replay({params}):\n{body}\n    return ({results},)\n"
+    else:
+        inputs = f"({params},)" if params else "()"
+        source = f"def replay({params}):\n{body}\n    return _unshared(({results},), {inputs})\n"
+        held = frozenset(id(_root(v)) for v in writer.namespace.values() if type(v) is ndarray)
+        writer.namespace["_unshared"] = functools.partial(_unshared, held=held)
     exec(compile(source, "<adcompare.compile>", "exec"), writer.namespace)
     return source, writer.namespace["replay"]
 
