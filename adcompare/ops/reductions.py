@@ -25,6 +25,7 @@ from adcompare.ops.registry import (
     public_face,
     raw,
     shape_of,
+    sum_number,
 )
 from adcompare.ops.shape import broadcast_to, getitem, reshape
 
@@ -144,7 +145,7 @@ sum = defop(
     "sum",
     _sum_value,
     batch=LEADING_AXIS,
-    replay=keep_number,
+    replay=sum_number,
     complex=HOLOMORPHIC,
     saves=(),
     prepare=_prepare_axes,

@@ -23,7 +23,7 @@ import numpy as np
 from adcompare.engines.replay.passes import PASSES, optimise
 from adcompare.engines.replay.record import Guard, Instruction, Recording, shapes
 from adcompare.engines.replay.source import GuardFlip, externals_read, generate
-from adcompare.ops.registry import keep_number
+from adcompare.ops.registry import keep_number, sum_number
 
 __all__ = ["GuardFlip", "Program", "build"]
 
@@ -57,6 +57,8 @@ def _scalar_kernel(instruction: Instruction):
     base, method = instruction.base
     if method == "__call__":
         return UFUNC_KERNELS.get(base)
+    if (method == "reduce" and base is np.add) or base is np.sum:
+        return sum_number
     if method in ("reduce", "getitem") or base in _ONE_ELEMENT_FUNCTIONS:
         return keep_number
     if method == "astype":

@@ -64,6 +64,7 @@ from adcompare.ops.registry.records import (
     Hints,
     OpDef,
     keep_number,
+    sum_number,
 )
 from adcompare.ops.registry.values import anywhere, everywhere, ndim_of, shape_of
 from adcompare.runtime.boxes import Box, mixed_levels_error, raw
@@ -104,5 +105,6 @@ __all__ = [
     "raw",
     "register_numpy_names",
     "shape_of",
+    "sum_number",
     "unbroadcast",
 ]
