@@ -290,13 +290,12 @@ def _unshared(outputs: tuple, inputs: tuple, held: frozenset) -> tuple:
     >>> np.shares_memory(a, x), b.base is None, c.flags.writeable
     (False, True, True)
     """
-    owners = set(held)
-    owners.update(id(_root(a)) for a in inputs if type(a) is ndarray)
+    owners = {id(_root(a)) for a in inputs if type(a) is ndarray}
     fresh = []
     for out in outputs:
         if type(out) is ndarray:
             root = id(_root(out))
-            if root in owners or not out.flags.writeable:
+            if root in owners or root in held or not out.flags.writeable:
                 out = out.copy()
                 root = id(out)
             owners.add(root)
