@@ -9,7 +9,9 @@ and its outputs, and returns new ones that compute bit-identical results:
   a constant factor (``-(c * v)`` is ``(-c) * v``), a negation carried through
   products and quotients to the sum that folds it (``(-a) * b`` is
   ``-(a * b)``), and a constant array of one repeated number read as that
-  number (the reverse sweep's seed);
+  number (the reverse sweep's seed); sign folds only on real floats, where IEEE
+  keeps them exact (an integer's negation wraps; complex parts cancel to either
+  zero), and no identity on complex values (``(inf+nanj) * 1`` is ``nan+nanj``);
 - :func:`eliminate_common_subexpressions`: an instruction that repeats an
   earlier one (same function, same operands) reuses its result, such as
   a value the forward pass computed and a rule computes again in the
