@@ -101,6 +101,7 @@ class CompiledFunction:
         ...     print(f"{name}: {before} -> {after}")
         simplify: 16 -> 10
         eliminate_common_subexpressions: 10 -> 10
+        carry_signs: 10 -> 10
         fuse_unbroadcast: 10 -> 10
         eliminate_dead_code: 10 -> 8
         accumulate_in_place: 8 -> 8

@@ -6,16 +6,18 @@ and its outputs, and returns new ones that compute bit-identical results:
 - :func:`simplify`: algebra that IEEE arithmetic keeps exact: ``x * 1``,
   ``x / 1``, ``x - 0``, ``x + (-0)``, ``-(-x)``, a negation folded into the
   sum or product that uses it (``a + (-b)`` is ``a - b`` to the bit) or into
-  a constant factor (``-(c * v)`` is ``(-c) * v``), a negation carried through
-  products and quotients to the sum that folds it (``(-a) * b`` is
-  ``-(a * b)``), and a constant array of one repeated number read as that
-  number (the reverse sweep's seed); sign folds only on real floats, where IEEE
-  keeps them exact (an integer's negation wraps; complex parts cancel to either
-  zero), and no identity on complex values (``(inf+nanj) * 1`` is ``nan+nanj``);
+  a constant factor (``-(c * v)`` is ``(-c) * v``), and a constant array of
+  one repeated number read as that number (the reverse sweep's seed); sign
+  folds only on real floats, where IEEE keeps them exact (an integer's negation
+  wraps; complex parts cancel to either zero), and no identity on complex
+  values (``(inf+nanj) * 1`` is ``nan+nanj``);
 - :func:`eliminate_common_subexpressions`: an instruction that repeats an
   earlier one (same function, same operands) reuses its result, such as
   a value the forward pass computed and a rule computes again in the
   reverse sweep;
+- :func:`carry_signs`: a negation carried through the products and quotients
+  that read it (``(-a) * b`` is ``-(a * b)``) to the sum that folds it or the
+  negation that cancels it, where that leaves fewer elements negated;
 - :func:`fuse_unbroadcast`: a ``broadcast_to`` read by an elementwise op,
   and a ``sum`` keeping axes for a ``reshape`` to drop, fused into that op;
 - :func:`eliminate_dead_code`: what neither an output nor a guard reads;
@@ -55,6 +57,7 @@ __all__ = [
     "PASSES",
     "PassStats",
     "accumulate_in_place",
+    "carry_signs",
     "eliminate_common_subexpressions",
     "eliminate_dead_code",
     "fuse_unbroadcast",
@@ -211,22 +214,26 @@ def _fold_sign(recording: Recording, step: Instruction, inner: list, products: d
 
 
 def simplify(recording: Recording, steps: Steps, outputs: list) -> tuple[Steps, list]:
-    """Apply the exact algebraic identities (see the module's docstring).
+    """Apply the exact algebraic identities (see the module's docstring)."""
+    return _simplify(recording, steps, outputs, carry=False)
 
-    A negation is also carried through the products and quotients that read it,
+
+def carry_signs(recording: Recording, steps: Steps, outputs: list) -> tuple[Steps, list]:
+    """Carry each negation through the products and quotients that read it,
     ``(-a) * b`` written ``-(a * b)``, until a sum folds it (``c + (-(a * b))`` is
     ``c - a * b``) or a second negation cancels it, as in the reverse sweep of a
     chain of ``cos``. Carried, a negation that nothing folds is computed on each
     product it reached instead of once on ``a``; so the carried program is kept
-    only where it negates fewer elements than the one that does not carry.
+    only where it negates fewer elements. Runs after common subexpressions, so
+    that a repeated negation is counted once.
     """
-    kept, kept_outputs = _simplify(recording, steps, outputs, carry=False)
-    negated = _negated_elements(recording, kept, kept_outputs)
-    if negated:  # else there is nothing to carry
-        carried, carried_outputs = _simplify(recording, steps, outputs, carry=True)
-        if _negated_elements(recording, carried, carried_outputs) < negated:
-            return carried, carried_outputs
-    return kept, kept_outputs
+    negated = _negated_elements(recording, steps, outputs)
+    if not negated:  # nothing to carry
+        return steps, outputs
+    carried, carried_outputs = _simplify(recording, steps, outputs, carry=True)
+    if _negated_elements(recording, carried, carried_outputs) < negated:
+        return carried, carried_outputs
+    return steps, outputs
 
 
 def _simplify(recording: Recording, steps: Steps, outputs: list, carry: bool):
@@ -264,6 +271,8 @@ def _simplify(recording: Recording, steps: Steps, outputs: list, carry: bool):
             step = _op_instruction(step, "subtract", (args[0], inner[1]))
         elif name == "add" and inner[0] is not None:
             step = _op_instruction(step, "subtract", (args[1], inner[0]))
+        elif name == "subtract" and None not in inner:  # (-a) - (-b) is b - a, to the bit
+            step = _op_instruction(step, "subtract", (inner[1], inner[0]))
         elif name == "subtract" and inner[1] is not None:
             step = _op_instruction(step, "add", (args[0], inner[1]))
         elif name in ("multiply", "divide") and None not in inner:
@@ -311,10 +320,8 @@ def _kind(recording: Recording, slot: int) -> str:
 
 
 def _negated_elements(recording: Recording, steps: Steps, outputs: list) -> int:
-    """How many elements the program's negations compute once repeats and dead code go."""
-    live, _ = eliminate_dead_code(
-        recording, *eliminate_common_subexpressions(recording, steps, outputs)
-    )
+    """How many elements the program's live negations compute."""
+    live, _ = eliminate_dead_code(recording, steps, outputs)
     return sum(
         int(np.size(recording.values[step.out]))
         for _, step in live
@@ -462,6 +469,7 @@ def eliminate_dead_code(recording: Recording, steps: Steps, outputs: list) -> tu
 PASSES: tuple[Callable, ...] = (
     simplify,
     eliminate_common_subexpressions,
+    carry_signs,
     fuse_unbroadcast,
     eliminate_dead_code,
     accumulate_in_place,
