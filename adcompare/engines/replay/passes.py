@@ -47,7 +47,6 @@ from adcompare.engines.replay.memory import (
     accumulate_in_place,
     note_shares,
     peak_live_bytes,
-    reads,
     reuse_buffers,
 )
 from adcompare.engines.replay.record import Guard, Instruction, Recording
@@ -187,14 +186,13 @@ def _negated_constant(spec) -> tuple | None:
     return None
 
 
-def _fold_sign(recording: Recording, step: Instruction, inner: list, products: dict):
+def _fold_sign(step: Instruction, inner: list, products: dict):
     """``(-v) * c`` or ``(-v) / c`` as ``v * (-c)``, ``v / (-c)``; ``-(v * c)`` as ``v * (-c)``.
 
-    Real floats only: a complex product's parts can cancel to +0 one way and -0
-    the other, and a complex quotient by zero divides by its absolute real part.
+    Real floats only (the caller's check): a complex product's parts can cancel to
+    +0 one way and -0 the other, and a complex quotient by zero divides by its
+    absolute real part.
     """
-    if _kind(recording, step.out) != "f":
-        return None
     name, args = step.op.name, step.args
     if name in ("multiply", "divide") and inner[0] is not None:
         negated = _negated_constant(args[1])
@@ -227,20 +225,17 @@ def carry_signs(recording: Recording, steps: Steps, outputs: list) -> tuple[Step
     only where it negates fewer elements. Runs after common subexpressions, so
     that a repeated negation is counted once.
     """
-    negated = _negated_elements(recording, steps, outputs)
+    negated = _negated_elements(recording, eliminate_dead_code(recording, steps, outputs)[0])
     if not negated:  # nothing to carry
         return steps, outputs
-    carried, carried_outputs = _simplify(recording, steps, outputs, carry=True)
-    if _negated_elements(recording, carried, carried_outputs) < negated:
-        return carried, carried_outputs
-    return steps, outputs
+    carried = eliminate_dead_code(recording, *_simplify(recording, steps, outputs, carry=True))
+    return carried if _negated_elements(recording, carried[0]) < negated else (steps, outputs)
 
 
 def _simplify(recording: Recording, steps: Steps, outputs: list, carry: bool):
     negated: dict[int, tuple] = {}  # slot of negative(v) -> the operand v
     products: dict[int, tuple] = {}  # slot of multiply(x, y) -> (x, y)
     replaced: dict = {}
-    carried: set[int] = set()  # slots of the negations carried past a product
     kept: Steps = []
     for sweep, step in steps:
         step = _substitute([(sweep, step)], [], replaced)[0][0][1] if replaced else step
@@ -249,15 +244,16 @@ def _simplify(recording: Recording, steps: Steps, outputs: list, carry: bool):
             continue
         step = _uniform_constants(recording, step)
         name, args = step.op.name, step.args
+        kind = np.result_type(recording.values[step.out]).kind  # every rewrite keeps the out
         # Not on complex values: (inf+nanj) * 1 is nan+nanj, and z + (-0.0) adds +0j.
-        same = _identity_operand(step) if _kind(recording, step.out) != "c" else None
+        same = _identity_operand(step) if kind != "c" else None
         if same is not None and _same_layout(recording, same, step.out):
             replaced[step.out] = same
             continue
         inner = [negated.get(a[1]) if a[0] == "s" else None for a in args]
-        folded = _fold_sign(recording, step, inner, products) if not step.kwargs else None
+        folded = _fold_sign(step, inner, products) if kind == "f" and not step.kwargs else None
         if folded is not None:
-            if name == "negative" and _kind(recording, step.out) in "fc":  # for later folds
+            if name == "negative":  # still the negation of its operand, for later folds
                 negated[step.out] = args[0]
             step, name, args = folded, folded.op.name, folded.args
             inner = [negated.get(a[1]) if a[0] == "s" else None for a in args]
@@ -265,7 +261,7 @@ def _simplify(recording: Recording, steps: Steps, outputs: list, carry: bool):
             if _same_layout(recording, inner[0], step.out):
                 replaced[step.out] = inner[0]
                 continue
-        elif _kind(recording, step.out) != "f":
+        elif kind != "f":
             pass  # complex: a real operand's imaginary part is +0, negated or not
         elif name == "add" and inner[1] is not None:
             step = _op_instruction(step, "subtract", (args[0], inner[1]))
@@ -279,30 +275,20 @@ def _simplify(recording: Recording, steps: Steps, outputs: list, carry: bool):
             step = _op_instruction(step, name, (inner[0], inner[1]))
         elif carry and name in ("multiply", "divide") and not step.kwargs:
             step = _carry_sign(recording, step, inner, kept, sweep)
-            if step.op.name == "negative":
-                carried.add(step.out)
-        if step.op.name == "negative" and not step.kwargs and _kind(recording, step.out) in "fc":
+        if step.op.name == "negative" and not step.kwargs and kind in "fc":
             negated[step.out] = step.args[0]  # an integer's negation wraps: -uint8(1) is 255
         if step.op.name == "multiply" and not step.kwargs:
             products[step.out] = step.args
         kept.append((sweep, step))
-    kept, outputs = _substitute(kept, outputs, replaced)
-    if not carried:
-        return kept, outputs
-    read = {slot for _, step in kept for slot in reads(step)}
-    read.update(slot for kind, slot in outputs if kind == "s")
-    unread = carried - read
-    kept = [(w, step) for w, step in kept if isinstance(step, Guard) or step.out not in unread]
-    return kept, outputs
+    return _substitute(kept, outputs, replaced)
 
 
 def _carry_sign(recording: Recording, step: Instruction, inner: list, kept: Steps, sweep: str):
-    """``(-a) * b`` (or ``/``) as ``t = a * b`` appended to ``kept`` and ``-t`` returned:
-    exact for real floats, since IEEE rounding is symmetric in sign. Not for complex
-    values, whose parts can cancel to +0 either way, or whose quotient by a zero
-    divides by its absolute real part."""
+    """``(-a) * b`` (or ``/``) of real floats as ``t = a * b`` appended to ``kept`` and
+    ``-t`` returned: exact, since IEEE rounding is symmetric in sign (see _fold_sign
+    for why not complex values). ``-t`` is dead code once every reader folds it."""
     position = 0 if inner[0] is not None else 1 if inner[1] is not None else None
-    if position is None or _kind(recording, step.out) != "f":
+    if position is None:
         return step
     if np.result_type(_value_of(recording, inner[position])).kind != "f":
         return step
@@ -314,17 +300,11 @@ def _carry_sign(recording: Recording, step: Instruction, inner: list, kept: Step
     return _op_instruction(step, "negative", (("s", unsigned.out),))
 
 
-def _kind(recording: Recording, slot: int) -> str:
-    """The dtype kind of a slot's value (``"f"``, ``"c"``, ``"i"``, ...)."""
-    return np.result_type(recording.values[slot]).kind
-
-
-def _negated_elements(recording: Recording, steps: Steps, outputs: list) -> int:
-    """How many elements the program's live negations compute."""
-    live, _ = eliminate_dead_code(recording, steps, outputs)
+def _negated_elements(recording: Recording, steps: Steps) -> int:
+    """How many elements the negations among ``steps`` compute."""
     return sum(
         int(np.size(recording.values[step.out]))
-        for _, step in live
+        for _, step in steps
         if isinstance(step, Instruction) and step.op is not None and step.op.name == "negative"
     )
 
