@@ -2,7 +2,9 @@
 
 Every op on a tensor that requires grad appends a record (:mod:`.tape`);
 ``backward`` sweeps the records reachable from the output in reverse order
-(:mod:`.sweep`), never recursing, so a chain of a million ops is fine.
+(:mod:`.sweep`), never recursing, so a chain of a million ops is fine;
+:mod:`.reference` is the same sweep written plainly, to read first and to
+test the fast one against.
 :mod:`.tensor` is the ``Tensor`` face, :mod:`.memory` what views and in-place
 writes share, :mod:`.grad_mode` ``no_grad``, and :mod:`.interface` what the
 transforms use: lift values onto a tape, seed a sweep, read cotangents.
@@ -17,6 +19,7 @@ from adcompare.engines.reverse.interface import (
     node_of,
     pullback,
 )
+from adcompare.engines.reverse.reference import reference_jacrev, reference_sweep
 from adcompare.engines.reverse.sweep import IN_PLACE_FROM
 from adcompare.engines.reverse.tape import AccumulateGrad, Node, Placeholder
 from adcompare.engines.reverse.tensor import Tensor, run_backward
@@ -36,5 +39,7 @@ __all__ = [
     "no_grad",
     "node_of",
     "pullback",
+    "reference_jacrev",
+    "reference_sweep",
     "run_backward",
 ]
