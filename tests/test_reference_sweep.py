@@ -260,36 +260,61 @@ def test_repeated_indices_added_into_an_owned_total_are_reassociated_within_one_
 # --- what the optimisations buy, in counts ------------------------------------------------
 
 
-def test_on_rosenbrock_the_fast_sweep_computes_no_negation_and_scatters_once():
-    n = LARGE
+#: Rosenbrock reads x three times (x[1:], and x[:-1] twice) and subtracts twice
+#: (x[1:] - x[:-1]², 1 - x[:-1]): three shares reach x, two of them negated. Each sweep's
+#: op applications for them, as (negative, scatter_add, add, subtract), with the fast
+#: sweep's hints that each row turns off; and its element work over the next row's.
+#: A sum into an array the sweep owns is numpy's in-place add, not an op application:
+#: count() does not see it, so it shows as an allocation saved, not as arithmetic.
+WHAT_EACH_BUYS = {
+    # negates both shares (n - 1 each), scatters each into zeros of n, sums the three
+    "reference": (None, (2, 3, 2, 0), lambda n: n),
+    # the same, but the second sum goes into the first (n elements), which it owns
+    "fast, no hints": (("vjp_negates", "accumulate_vjp"), (2, 3, 1, 0), lambda n: 0),
+    # carried signs alone: a slice's share is the larger, so each is computed before its
+    # scatter, as 0 - c where the reference takes -c: the same work
+    "fast, slices scattered": (("accumulate_vjp",), (0, 3, 1, 2), lambda n: 3 * n),
+    # later slices add into the first one's scatter where they land: two scatters into
+    # zeros and a full-size sum fewer
+    "fast, negations computed": (("vjp_negates",), (2, 1, 0, 0), lambda n: 2 * (n - 1)),
+    # both: the signs fold into the slices' sums (a subtraction where they land)
+    "fast": ((), (0, 1, 0, 0), None),
+}
+
+
+def _rosenbrock_sweep_cost(sweep: str, n: int) -> ad.Cost:
     x0 = np.where(np.arange(n) % 2 == 0, -1.2, 1.0)
-    counts = {}
-    for sweep in ("reference", "fast"):
-        (x,) = lift([x0])
-        with ad.enable_grad():
-            y = rosenbrock(x)
-        with ad.count() as counts[sweep]:
-            if sweep == "reference":
-                g = reference_sweep(node_of(y), np.ones(()))[node_of(x)]
-            else:
-                (g,) = cotangents_at([node_of(y)], [np.ones(())], [x], retain_graph=False)
-        np.testing.assert_allclose(g, rosenbrock_gradient(x0), rtol=1e-13)
-    reference, fast = counts["reference"].by_op, counts["fast"].by_op
-    # Rosenbrock reads x three times (x[1:] and x[:-1] twice) and subtracts twice
-    # (x[1:] - x[:-1]², 1 - x[:-1]). The reference negates both (n - 1) shares, scatters
-    # each slice's share into zeros of n and adds the three totals of n (two sums). The
-    # fast sweep carries both negations, scatters its first slice and adds the other two
-    # into it where they land: numpy's in-place adds, 2 (n - 1) elements that are not op
-    # applications, so count() does not see them. It saves the negations' 2 (n - 1)
-    # element operations and four arrays of n, two scatters and two sums, allocated
-    # and filled.
-    assert (reference["numpy", "negative"], fast["numpy", "negative"]) == (2, 0)
-    assert (reference["numpy", "scatter_add"], fast["numpy", "scatter_add"]) == (3, 1)
-    assert (reference["numpy", "add"], fast["numpy", "add"]) == (2, 0)
-    saved = counts["reference"].elements["numpy"] - counts["fast"].elements["numpy"]
-    assert saved == 2 * (n - 1) + 2 * n + 2 * n
-    # The rules themselves are the same calls in both.
-    assert reference["numpy", "multiply"] == fast["numpy", "multiply"]
+    (x,) = lift([x0])
+    with ad.enable_grad():
+        y = rosenbrock(x)
+    with ad.count() as cost:
+        if sweep == "reference":
+            g = reference_sweep(node_of(y), np.ones(()))[node_of(x)]
+        else:
+            (g,) = cotangents_at([node_of(y)], [np.ones(())], [x], retain_graph=False)
+    np.testing.assert_allclose(g, rosenbrock_gradient(x0), rtol=1e-13)
+    return cost
+
+
+def test_what_each_optimisation_of_the_sweep_buys_on_rosenbrock(monkeypatch):
+    n = LARGE
+    costs, products = [], set()
+    for sweep, (hints_off, applications, _) in WHAT_EACH_BUYS.items():
+        with monkeypatch.context() as patch:
+            for op in OPS.values():
+                for hint in hints_off or ():
+                    if getattr(op.hints, hint) is not None:
+                        patch.setattr(op, "hints", dataclasses.replace(op.hints, **{hint: None}))
+            cost = _rosenbrock_sweep_cost(sweep, n)
+        names = ("negative", "scatter_add", "add", "subtract")
+        assert tuple(cost.by_op["numpy", name] for name in names) == applications, sweep
+        products.add(cost.by_op["numpy", "multiply"])
+        costs.append(cost.elements["numpy"])
+    for (sweep, (_, _, more_than_next)), work, next_work in zip(
+        WHAT_EACH_BUYS.items(), costs, costs[1:]
+    ):
+        assert work - next_work == more_than_next(n), sweep
+    assert len(products) == 1  # the rules' own products are the same calls in every row
 
 
 # --- the reference on its own --------------------------------------------------------------
