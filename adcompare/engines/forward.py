@@ -25,8 +25,9 @@ from adcompare.ops.registry import (
     shape_of,
 )
 from adcompare.runtime import cost
+from adcompare.runtime.dtypes import as_float
 
-__all__ = ["LANE_BUDGET", "Dual", "default_chunk", "float_dtype", "in_dtype", "lower", "seed"]
+__all__ = ["LANE_BUDGET", "Dual", "default_chunk", "lower", "seed"]
 
 #: How many tangent elements (lanes × inputs) one forward pass may hold: the
 #: default chunk is ``min(n, LANE_BUDGET // n)`` lanes. 2**17 float64 values
@@ -43,54 +44,6 @@ def default_chunk(n: int) -> int:
     (10, 131, 13)
     """
     return max(1, min(n, LANE_BUDGET // max(n, 1)))
-
-
-def as_float(value):
-    """A plain value as a floating numpy array (integers and bools become float64)."""
-    if isinstance(value, Box):
-        return value
-    value = np.asarray(value)
-    if value.dtype.kind not in "fc":  # np.issubdtype(dtype, np.inexact), for less
-        value = value.astype(np.float64)
-    return value
-
-
-def float_dtype(value) -> np.dtype:
-    """The dtype of derivatives with respect to ``value``: its own inexact dtype.
-
-    float16 stays float16 and float32 stays float32 (as PyTorch and JAX keep
-    them); integers and bools become float64, as :func:`as_float` makes them.
-
-    >>> float_dtype(np.float16(0.5)), float_dtype(np.arange(3)), float_dtype(2.0)
-    (dtype('float16'), dtype('float64'), dtype('float64'))
-    """
-    dtype = np.result_type(raw(value))
-    return dtype if dtype.kind in "fc" else np.dtype(np.float64)  # inexact stays
-
-
-def in_dtype(derivative, dtype: np.dtype):
-    """``derivative`` in ``dtype``, the input's dtype, where both are real floating.
-
-    A wider constant in the function (a float64 array times a float16 input)
-    widens the derivative; it comes back in the input's dtype, as
-    ``Tensor.backward`` gives it. Boxes and complex values pass unchanged
-    (casting a complex value to a real dtype would drop its imaginary part).
-
-    >>> in_dtype(np.ones(2), np.dtype(np.float32)).dtype
-    dtype('float32')
-    >>> in_dtype(np.ones(2, complex), np.dtype(np.float32)).dtype
-    dtype('complex128')
-    >>> in_dtype(np.float64(2.0), np.dtype(np.float32)).dtype  # a 0-d result, as numpy's
-    dtype('float32')
-    """
-    if (
-        (type(derivative) is np.ndarray or isinstance(derivative, np.floating))
-        and derivative.dtype != dtype
-        and derivative.dtype.kind == "f"
-        and dtype.kind == "f"
-    ):
-        return derivative.astype(dtype)
-    return derivative
 
 
 def _level_of(*values) -> int:

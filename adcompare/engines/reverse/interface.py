@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from adcompare.engines.forward import in_dtype
 from adcompare.engines.reverse.tensor import Tensor, _cotangent, run_backward
-from adcompare.ops.registry import Box, new_level
+from adcompare.ops.registry import new_level
+from adcompare.runtime.dtypes import as_float, in_dtype
 
 
 def lift(values, level: int | None = None) -> list[Tensor]:
@@ -32,14 +32,7 @@ def lift(values, level: int | None = None) -> list[Tensor]:
     """
     if level is None:
         level = new_level()
-    return [Tensor._wrap(_as_leaf_value(v), level, requires_grad=True) for v in values]
-
-
-def _as_leaf_value(value):
-    if isinstance(value, Box):
-        return value
-    value = np.asarray(value)
-    return value if value.dtype.kind in "fc" else value.astype(np.float64)  # inexact stays
+    return [Tensor._wrap(as_float(v), level, requires_grad=True) for v in values]
 
 
 def node_of(tensor: Tensor):
