@@ -7,7 +7,7 @@ per output. ``jacobian(mode="auto")`` picks whichever needs less work and
 says why. These functions know nothing about individual ops.
 """
 
-from adcompare.engines.forward import LANE_BUDGET, default_chunk
+from adcompare.engines.forward.interface import LANE_BUDGET, default_chunk
 from adcompare.transforms.auto_mode import ModeChoice, choose_mode, jacobian
 from adcompare.transforms.forward_mode import jacfwd, jvp
 from adcompare.transforms.modes import register_mode, registered_modes

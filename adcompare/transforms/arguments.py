@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from adcompare.engines.reverse import Tensor
+from adcompare.engines.reverse.interface import Tensor
 from adcompare.ops.registry import Box, raw, shape_of
 from adcompare.pytree import (
     LEAF,

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from adcompare.engines.forward import default_chunk, lower, seed
+from adcompare.engines.forward.interface import default_chunk, lower, seed
 from adcompare.ops import concatenate, reshape, transpose
 from adcompare.ops.registry import new_level, raw, shape_of
 from adcompare.pytree import tree_flatten, tree_unflatten

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from adcompare.engines.reverse import cotangents_at, enable_grad, lift, lower
+from adcompare.engines.reverse.interface import cotangents_at, enable_grad, lift, lower
 from adcompare.ops import real, reshape, stack
 from adcompare.ops.registry import new_level, raw, shape_of
 from adcompare.pytree import tree_flatten, tree_unflatten
