@@ -23,7 +23,6 @@ from adcompare import pytree, symbolic  # symbolic registers mode="symbolic"
 from adcompare.check import check_grad, compare
 from adcompare.checkpointing import checkpoint
 from adcompare.custom import custom_jvp, custom_vjp
-from adcompare.engines.batched import vmap
 from adcompare.engines.forward import Dual
 from adcompare.engines.replay import CompiledFunction, compile  # noqa: A004 - the API's name
 from adcompare.engines.reverse import (
@@ -52,6 +51,7 @@ from adcompare.transforms import (
     jvp,
     value_and_grad,
     vjp,
+    vmap,
 )
 
 __version__ = "0.1.0"

@@ -16,12 +16,24 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1] / "adcompare"
 
+# The engines: the interpreters that carry derivatives (or a batch) through the op set, each
+# a package of engines/ with an ``interface`` module, its face for the transforms. No engine
+# imports another: what they share lives below them (``runtime``, ``ops``) or is "engines",
+# the shared face of their boxes (``engines/box.py`` and the package itself), which is no
+# engine and imports none. ``engines.replay`` is no engine either: it records with the
+# forward engine's ``Dual`` and the reverse engine's tape and sweep, so it is a layer above
+# them (and below the transforms, which do not use it).
+ENGINES = {"engines.forward", "engines.reverse", "engines.batched"}
+
 # Lowest first. A module may import its own layer and those below it. "adcompare" is the
-# package's public face (adcompare/__init__.py): only the layers above it may use it.
+# package's public face (adcompare/__init__.py): only the layers above it may use it. A unit
+# is a top-level package or module, or a subpackage named here ("engines.replay"): a module
+# belongs to the longest unit its name starts with.
 LAYERS = [
     {"runtime", "durations"},
     {"ops"},
-    {"engines", "pytree"},
+    {"engines", *ENGINES, "pytree"},
+    {"engines.replay"},
     {"transforms", "checkpointing", "revolve"},
     {"symbolic", "graph", "optim", "custom", "sparsity"},
     {"check", "testing", "nn"},
@@ -43,23 +55,37 @@ def _modules():
 
 
 def _unit(module: str) -> str:
-    """The layer unit of a dotted module name: ``adcompare.ops.shape`` -> ``ops``."""
+    """The layer unit of a dotted module name: ``adcompare.ops.shape`` -> ``ops``,
+    ``adcompare.engines.forward.dual`` -> ``engines.forward``."""
     parts = module.split(".")
+    for end in range(len(parts), 2, -1):
+        if ".".join(parts[1:end]) in LAYER_OF:
+            return ".".join(parts[1:end])
     return parts[1] if len(parts) > 1 else "adcompare"
 
 
 def _imports(path: pathlib.Path):
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    yield from _imports_in(ast.parse(path.read_text(encoding="utf-8")))
+
+
+def _imports_in(tree: ast.AST):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             if node.module == "adcompare":  # from adcompare import symbolic: the submodule
                 yield from (f"adcompare.{alias.name}" for alias in node.names)
+            elif any(f"{node.module}.{alias.name}" in MODULE_NAMES for alias in node.names):
+                # from adcompare.engines import forward: the submodules it names
+                for alias in node.names:
+                    submodule = f"{node.module}.{alias.name}"
+                    yield submodule if submodule in MODULE_NAMES else node.module
             else:
                 yield node.module
 
 
 MODULES = list(_modules())
+MODULE_NAMES = {module for module, _ in MODULES}
 
 
 def test_every_package_and_module_has_a_layer():
@@ -78,6 +104,71 @@ def test_no_module_imports_a_higher_layer(module, path):
         if name.split(".")[0] == "adcompare" and LAYER_OF.get(_unit(name), own) > own
     )
     assert not above, f"{module} (layer {own}) imports higher layers: {above}"
+
+
+# --- Engines that do not meet -----------------------------------------------------------
+
+
+def _engine_crossings(module: str, tree: ast.AST) -> list[str]:
+    """The imports of an engine other than ``module``'s own: every one, for a module of an
+    engine or the shared face; those of anything but the engine's ``interface`` module, for
+    a module of ``transforms/``."""
+    own = _unit(module)
+    crossings = []
+    for name in _imports_in(tree):
+        if name.split(".")[0] != "adcompare" or _unit(name) not in ENGINES - {own}:
+            continue
+        through_interface = name == f"adcompare.{_unit(name)}.interface"
+        if own in ENGINES | {"engines"} or (own == "transforms" and not through_interface):
+            crossings.append(name)
+    return crossings
+
+
+def test_every_module_of_the_engines_is_an_engine_replay_or_the_shared_face():
+    shared_face = {"adcompare.engines", "adcompare.engines.box"}
+    placed = {m for m, _ in MODULES if _unit(m) in ENGINES | {"engines.replay"}}
+    unplaced = {m for m, _ in MODULES if m.startswith("adcompare.engines")} - placed
+    assert unplaced <= shared_face, (
+        f"name these in ENGINES here and in ARCHITECTURE.md, or put them in one: "
+        f"{unplaced - shared_face}"
+    )
+
+
+@pytest.mark.parametrize("engine", sorted(ENGINES))
+def test_every_engine_has_an_interface_module(engine):
+    assert f"adcompare.{engine}.interface" in MODULE_NAMES
+
+
+MEETING_POINTS = [(m, p) for m, p in MODULES if _unit(m) in ENGINES | {"engines", "transforms"}]
+
+
+@pytest.mark.parametrize("module,path", MEETING_POINTS, ids=[m for m, _ in MEETING_POINTS])
+def test_no_engine_imports_another_and_transforms_use_only_their_interfaces(module, path):
+    crossings = _engine_crossings(module, ast.parse(path.read_text(encoding="utf-8")))
+    assert not crossings, (
+        f"{module} ({_unit(module)}) reaches into engines: {crossings}; move what engines "
+        "share below them (runtime/), and reach an engine from a transform through its "
+        "interface module"
+    )
+
+
+@pytest.mark.parametrize(
+    "module, source, crossings",
+    [
+        ("adcompare.engines.reverse.interface", "from adcompare.engines.forward import x", 1),
+        ("adcompare.engines.reverse.tape", "def f():\n    import adcompare.engines.batched", 1),
+        ("adcompare.engines.batched.batch", "from adcompare.engines import forward, box", 1),
+        ("adcompare.engines.box", "from adcompare.engines.reverse.tensor import Tensor", 1),
+        ("adcompare.engines.reverse.interface", "from adcompare.engines.reverse import x", 0),
+        ("adcompare.engines.forward.dual", "from adcompare.runtime.dtypes import as_float", 0),
+        ("adcompare.transforms.x", "from adcompare.engines.forward.dual import Dual", 1),
+        ("adcompare.transforms.x", "from adcompare.engines.reverse import lift", 1),
+        ("adcompare.transforms.x", "from adcompare.engines.reverse.interface import lift", 0),
+        ("adcompare.engines.replay.record", "from adcompare.engines.reverse.sweep import s", 0),
+    ],
+)
+def test_the_engine_check_sees_each_kind_of_crossing(module, source, crossings):
+    assert len(_engine_crossings(module, ast.parse(source))) == crossings
 
 
 @pytest.mark.parametrize("module,path", [(m, p) for m, p in MODULES if _unit(m) == "ops"])
@@ -140,7 +231,6 @@ def _private_names_defined(tree: ast.AST) -> set[str]:
 
 
 TREES = {module: ast.parse(path.read_text(encoding="utf-8")) for module, path in MODULES}
-MODULE_NAMES = set(TREES)
 DEFINED_IN = {}
 for _module, _tree in TREES.items():
     DEFINED_IN.setdefault(_unit(_module), set()).update(_private_names_defined(_tree))
@@ -234,7 +324,8 @@ def test_the_private_access_allow_list_has_no_stale_entries():
         ("adcompare.check", "import adcompare.runtime.cost as c\nc._ACTIVE", {"_ACTIVE"}),
         ("adcompare.check", "import adcompare\nadcompare.runtime.cost._ACTIVE", {"_ACTIVE"}),
         ("adcompare.check", "def f(dual):\n    return dual._tangent", {"_tangent"}),
-        ("adcompare.engines.x", "def f(dual):\n    return dual._tangent", set()),
+        ("adcompare.engines.forward.x", "def f(dual):\n    return dual._tangent", set()),
+        ("adcompare.engines.reverse.x", "def f(dual):\n    return dual._tangent", {"_tangent"}),
         ("adcompare.check", "def f(x):\n    return x._defined_nowhere_in_adcompare", set()),
         ("adcompare.check", "import sys\nsys._getframe", set()),
     ],

@@ -12,8 +12,8 @@ from adcompare.check.arguments import _argnums, _check_scalar, _value
 from adcompare.check.derivatives import _reference, derivative_blocks
 from adcompare.check.reports import _describe, _labeller
 from adcompare.check.tolerances import _checked_tolerances
-from adcompare.engines.forward import as_float
 from adcompare.pytree import flat_call
+from adcompare.runtime.dtypes import as_float
 
 
 @dataclass

@@ -19,8 +19,8 @@ from adcompare.check.reports import (
 )
 from adcompare.check.tolerances import default_tolerance
 from adcompare.durations import format_duration
-from adcompare.engines.forward import as_float
 from adcompare.runtime.cost import count
+from adcompare.runtime.dtypes import as_float
 
 
 @dataclass

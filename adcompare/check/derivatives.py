@@ -10,7 +10,7 @@ import numpy as np
 from adcompare import symbolic, transforms
 from adcompare.check.arguments import _check_scalar
 from adcompare.check.numeric import complex_step, finite_differences
-from adcompare.engines.forward import as_float
+from adcompare.runtime.dtypes import as_float
 
 #: Second-order modes: (outer Jacobian, inner gradient mode).
 SECOND_ORDER_MODES = {

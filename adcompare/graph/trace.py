@@ -27,11 +27,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from adcompare.engines.box import ArrayBox
-from adcompare.engines.forward import Dual, as_float
+from adcompare.engines.forward import Dual
 from adcompare.engines.reverse import Tensor, autograd_grad
 from adcompare.ops.registry import OpDef, apply, new_level, raw, shape_of
 from adcompare.runtime import cost
 from adcompare.runtime.boxes import unbox
+from adcompare.runtime.dtypes import as_float
 
 __all__ = ["TraceRow", "TraceTable", "trace_table"]
 

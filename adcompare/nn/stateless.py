@@ -86,8 +86,7 @@ def per_example_gradients(
     >>> grads["weight"].shape, grads["bias"].shape
     ((5, 2, 3), (5, 2))
     """
-    from adcompare.engines.batched import vmap
-    from adcompare.transforms import grad
+    from adcompare.transforms import grad, vmap
 
     targets = np.asarray(raw(targets)) if not isinstance(targets, Box) else targets
     if not np.issubdtype(np.result_type(raw(targets)), np.floating):

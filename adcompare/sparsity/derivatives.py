@@ -16,9 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sparse
 
-from adcompare.engines.forward import Dual, as_float
+from adcompare.engines.forward import Dual
 from adcompare.ops.registry import new_level, shape_of
 from adcompare.runtime import cost
+from adcompare.runtime.dtypes import as_float
 from adcompare.sparsity.colouring import (
     acyclic_colouring,
     adjacency_graph,

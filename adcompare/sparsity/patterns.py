@@ -7,8 +7,8 @@ from collections.abc import Callable
 import numpy as np
 import scipy.sparse as sparse
 
-from adcompare.engines.forward import as_float
 from adcompare.ops.registry import shape_of
+from adcompare.runtime.dtypes import as_float
 from adcompare.sparsity.tracer import Trace, Tracer
 
 __all__ = ["hessian_pattern", "jacobian_pattern"]

@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from adcompare.engines.forward import as_float
 from adcompare.ops.registry import Box, new_level
 from adcompare.pytree import argnum_positions
+from adcompare.runtime.dtypes import as_float
 from adcompare.symbolic.box import Symbolic, _TraceState
 from adcompare.symbolic.deadline import deadline
 from adcompare.symbolic.expressions import (

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from adcompare.engines.forward import as_float
+from adcompare.runtime.dtypes import as_float
 from adcompare.symbolic.recording import _trace_for, argument_positions
 from adcompare.symbolic.trace import Trace, _check_scalar
 

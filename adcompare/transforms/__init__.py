@@ -4,15 +4,17 @@
 ``k`` lanes of the identity, so ``n`` inputs take ``ceil(n / k)`` passes.
 ``jacrev`` builds it row by row: one recorded pass, then one backward sweep
 per output. ``jacobian(mode="auto")`` picks whichever needs less work and
-says why. These functions know nothing about individual ops.
+says why. ``vmap`` runs a function written for one example on a batch.
+These functions know nothing about individual ops.
 """
 
-from adcompare.engines.forward import LANE_BUDGET, default_chunk
+from adcompare.engines.forward.interface import LANE_BUDGET, default_chunk
 from adcompare.transforms.auto_mode import ModeChoice, choose_mode, jacobian
 from adcompare.transforms.forward_mode import jacfwd, jvp
 from adcompare.transforms.modes import register_mode, registered_modes
 from adcompare.transforms.reverse_mode import grad, jacrev, value_and_grad, vjp
 from adcompare.transforms.second_order import HESSIAN_MODES, hessian, hvp
+from adcompare.transforms.vectorize import vmap
 
 __all__ = [
     "HESSIAN_MODES",
@@ -31,4 +33,5 @@ __all__ = [
     "registered_modes",
     "value_and_grad",
     "vjp",
+    "vmap",
 ]

@@ -7,8 +7,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from adcompare.engines.forward import as_float
-from adcompare.engines.reverse import Tensor
+from adcompare.engines.reverse.interface import Tensor
 from adcompare.ops.registry import Box, raw, shape_of
 from adcompare.pytree import (
     LEAF,
@@ -20,6 +19,7 @@ from adcompare.pytree import (
     tree_map,
     tree_unflatten,
 )
+from adcompare.runtime.dtypes import as_float
 
 
 def replace_at(args: Sequence, positions: Sequence[int], values: Sequence) -> list:

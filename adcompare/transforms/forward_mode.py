@@ -13,11 +13,12 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from adcompare.engines.forward import as_float, default_chunk, float_dtype, in_dtype, lower, seed
+from adcompare.engines.forward.interface import default_chunk, lower, seed
 from adcompare.ops import concatenate, reshape, transpose
 from adcompare.ops.registry import new_level, raw, shape_of
 from adcompare.pytree import tree_flatten, tree_unflatten
 from adcompare.runtime import cost
+from adcompare.runtime.dtypes import as_float, float_dtype, in_dtype
 from adcompare.transforms.arguments import (
     Flat,
     as_output,

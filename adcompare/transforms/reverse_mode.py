@@ -13,11 +13,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from adcompare.engines.forward import as_float, float_dtype, in_dtype
-from adcompare.engines.reverse import cotangents_at, enable_grad, lift, lower
+from adcompare.engines.reverse.interface import cotangents_at, enable_grad, lift, lower
 from adcompare.ops import real, reshape, stack
 from adcompare.ops.registry import new_level, raw, shape_of
 from adcompare.pytree import tree_flatten, tree_unflatten
+from adcompare.runtime.dtypes import as_float, float_dtype, in_dtype
 from adcompare.transforms.arguments import (
     Flat,
     as_output,

@@ -5,10 +5,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-from adcompare.engines.forward import as_float
 from adcompare.ops import sum as op_sum
 from adcompare.ops.registry import shape_of
 from adcompare.pytree import tree_flatten, tree_leaves, tree_map
+from adcompare.runtime.dtypes import as_float
 from adcompare.transforms.arguments import Flat
 from adcompare.transforms.forward_mode import jacfwd, jvp
 from adcompare.transforms.modes import registered, registered_modes

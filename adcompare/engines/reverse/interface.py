@@ -4,16 +4,29 @@ As JAX's ``Trace`` is to its transformations: :func:`lift` puts values on a
 tape at a nesting level, :func:`lower` reads a traced output's value and
 record back, :func:`node_of` gives a tensor's record, and :func:`cotangents`
 seeds one sweep and reads what reaches the leaves. Transforms use these and
-nothing private.
+nothing private; the module also names the engine's box, ``Tensor``, and
+``enable_grad``, so that this module is all the transforms import of the engine.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from adcompare.engines.forward import in_dtype
+from adcompare.engines.reverse.grad_mode import enable_grad
 from adcompare.engines.reverse.tensor import Tensor, _cotangent, run_backward
-from adcompare.ops.registry import Box, new_level
+from adcompare.ops.registry import new_level
+from adcompare.runtime.dtypes import as_float, in_dtype
+
+__all__ = [
+    "Tensor",
+    "autograd_grad",
+    "cotangents_at",
+    "enable_grad",
+    "lift",
+    "lower",
+    "node_of",
+    "pullback",
+]
 
 
 def lift(values, level: int | None = None) -> list[Tensor]:
@@ -32,14 +45,7 @@ def lift(values, level: int | None = None) -> list[Tensor]:
     """
     if level is None:
         level = new_level()
-    return [Tensor._wrap(_as_leaf_value(v), level, requires_grad=True) for v in values]
-
-
-def _as_leaf_value(value):
-    if isinstance(value, Box):
-        return value
-    value = np.asarray(value)
-    return value if value.dtype.kind in "fc" else value.astype(np.float64)  # inexact stays
+    return [Tensor._wrap(as_float(v), level, requires_grad=True) for v in values]
 
 
 def node_of(tensor: Tensor):

@@ -1,4 +1,4 @@
-"""The forward engine: dual numbers with tangent lanes.
+"""The forward engine's box: ``Dual``, a primal value with tangent lanes.
 
 A ``Dual`` carries a primal value and its tangent. The tangent may have a
 leading *lane* axis of size ``k``: one pass through the function then
@@ -25,72 +25,9 @@ from adcompare.ops.registry import (
     shape_of,
 )
 from adcompare.runtime import cost
+from adcompare.runtime.dtypes import as_float
 
-__all__ = ["LANE_BUDGET", "Dual", "default_chunk", "float_dtype", "in_dtype", "lower", "seed"]
-
-#: How many tangent elements (lanes × inputs) one forward pass may hold: the
-#: default chunk is ``min(n, LANE_BUDGET // n)`` lanes. 2**17 float64 values
-#: are 1 MiB, so the tangent of an input-sized intermediate stays in a core's
-#: cache between the ops that read it; at n = 1000 that is 131 lanes a pass,
-#: and 8 such passes run faster than one pass of 1000 lanes.
-LANE_BUDGET = 2**17
-
-
-def default_chunk(n: int) -> int:
-    """The default number of lanes for ``n`` inputs: all of them, within a budget.
-
-    >>> default_chunk(10), default_chunk(1000), default_chunk(10_000)
-    (10, 131, 13)
-    """
-    return max(1, min(n, LANE_BUDGET // max(n, 1)))
-
-
-def as_float(value):
-    """A plain value as a floating numpy array (integers and bools become float64)."""
-    if isinstance(value, Box):
-        return value
-    value = np.asarray(value)
-    if value.dtype.kind not in "fc":  # np.issubdtype(dtype, np.inexact), for less
-        value = value.astype(np.float64)
-    return value
-
-
-def float_dtype(value) -> np.dtype:
-    """The dtype of derivatives with respect to ``value``: its own inexact dtype.
-
-    float16 stays float16 and float32 stays float32 (as PyTorch and JAX keep
-    them); integers and bools become float64, as :func:`as_float` makes them.
-
-    >>> float_dtype(np.float16(0.5)), float_dtype(np.arange(3)), float_dtype(2.0)
-    (dtype('float16'), dtype('float64'), dtype('float64'))
-    """
-    dtype = np.result_type(raw(value))
-    return dtype if dtype.kind in "fc" else np.dtype(np.float64)  # inexact stays
-
-
-def in_dtype(derivative, dtype: np.dtype):
-    """``derivative`` in ``dtype``, the input's dtype, where both are real floating.
-
-    A wider constant in the function (a float64 array times a float16 input)
-    widens the derivative; it comes back in the input's dtype, as
-    ``Tensor.backward`` gives it. Boxes and complex values pass unchanged
-    (casting a complex value to a real dtype would drop its imaginary part).
-
-    >>> in_dtype(np.ones(2), np.dtype(np.float32)).dtype
-    dtype('float32')
-    >>> in_dtype(np.ones(2, complex), np.dtype(np.float32)).dtype
-    dtype('complex128')
-    >>> in_dtype(np.float64(2.0), np.dtype(np.float32)).dtype  # a 0-d result, as numpy's
-    dtype('float32')
-    """
-    if (
-        (type(derivative) is np.ndarray or isinstance(derivative, np.floating))
-        and derivative.dtype != dtype
-        and derivative.dtype.kind == "f"
-        and dtype.kind == "f"
-    ):
-        return derivative.astype(dtype)
-    return derivative
+__all__ = ["Dual"]
 
 
 def _level_of(*values) -> int:
@@ -215,35 +152,3 @@ class Dual(ArrayBox):
         if cost.ACTIVE:
             cost.record_forward(op.name, k, out)
         return Dual._make(out, total, lanes, level)
-
-
-# --- what transforms use of the forward engine ------------------------------------------
-
-
-def seed(primal, tangent, level: int, lanes: int | None = None) -> Dual:
-    """A ``Dual`` at nesting ``level``: ``primal`` seeded with ``tangent``.
-
-    One direction (``lanes`` None, ``tangent`` shaped like the primal), or
-    ``lanes`` directions at once (``tangent`` of shape ``(lanes, *shape)``).
-    Unlike ``Dual(...)`` it neither converts nor checks: it is how transforms,
-    which have done both, lift their inputs.
-
-    >>> import numpy as np
-    >>> x = seed(np.array([1.0, 2.0]), np.eye(2), level=9, lanes=2)
-    >>> lower(x * x, 9)
-    (array([1., 4.]), array([[2., 0.],
-           [0., 4.]]))
-    """
-    if lanes is None:
-        tangent = reshape(tangent, (1,) + shape_of(primal))
-    return Dual._make(primal, tangent, lanes, level)
-
-
-def lower(value, level: int) -> tuple:
-    """``(primal, tangent lanes)`` of an output at ``level``; the lanes, shaped
-    ``(k, *primal.shape)``, are ``None`` where the output does not depend on the
-    seeded inputs (a constant, or a box of another transform).
-    """
-    if isinstance(value, Dual) and value.level == level:
-        return value.primal, value._tangent
-    return value, None
