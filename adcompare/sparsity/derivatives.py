@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sparse
 
+from adcompare.engines.batched import vmap
 from adcompare.engines.forward import Dual, as_float
 from adcompare.ops.registry import new_level, shape_of
 from adcompare.runtime import cost
@@ -134,7 +135,7 @@ class JacobianPlan:
 
     @property
     def reverse_sweeps(self) -> int:
-        """One VJP per row colour."""
+        """One VJP per row colour (the lanes of one backward sweep)."""
         return _count(self.row_colours)
 
     @property
@@ -154,12 +155,10 @@ class JacobianPlan:
             values[forward] = compressed[rows[forward], self.column_colours[cols[forward]]]
         if self.reverse_sweeps:
             out, pullback = vjp(f, x)
-            compressed = np.stack(
-                [
-                    np.ravel(pullback((self.row_colours == r).reshape(np.shape(out)) * 1.0)[0])
-                    for r in range(self.reverse_sweeps)
-                ]
-            )
+            # One sweep carries every row colour as a cotangent lane, as forward mode's
+            # one pass carries every column colour.
+            seeds = _seeds(self.row_colours, np.shape(out))
+            compressed = np.reshape(vmap(lambda u: pullback(u)[0])(seeds), (len(seeds), -1))
             backward = ~forward
             values[backward] = compressed[self.row_colours[rows[backward]], cols[backward]]
         return sparse.csr_array((values, (rows, cols)), shape=self.pattern.shape)
