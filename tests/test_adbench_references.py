@@ -128,10 +128,12 @@ def test_ba_jacobian_by_forward_mode_matches_the_csr_reference(problems, ba_jaco
     assert_close(problem.csr_values(forward), problem.reference["jacobian_csr_values"])
 
 
-def test_ba_jacobian_by_reverse_mode_takes_30_sweeps_and_matches(problems, ba_jacobians):
+def test_ba_jacobian_by_reverse_mode_takes_30_rows_in_one_sweep_and_matches(problems, ba_jacobians):
     problem = problems["adbench-ba-test"]
     _, _, reverse, cost = ba_jacobians
-    assert cost.sweeps == 30 and cost.passes == 0
+    # 30 rows within the lane budget: one sweep carries them all, as one forward pass
+    # carries the 62 columns.
+    assert (cost.sweeps, cost.cotangent_seeds, cost.passes) == (1, 30, 0)
     assert_close(problem.csr_values(reverse), problem.reference["jacobian_csr_values"])
 
 

@@ -29,9 +29,9 @@ def test_sparse_jacobian_equals_the_dense_one_in_one_pass_per_colour(name, size,
     with ad.count() as cost:
         again = jac(instance.x + 0.1)
     assert jac.last_plan is plan, "the plan is kept per input shape"
-    # The JVPs are the lanes of one forward pass; the VJPs one sweep each.
-    assert (cost.seeds, cost.sweeps) == (plan.forward_passes, plan.reverse_sweeps)
-    assert cost.passes == (plan.forward_passes > 0)
+    # The JVPs are the lanes of one forward pass, the VJPs the lanes of one sweep.
+    assert (cost.seeds, cost.cotangent_seeds) == (plan.forward_passes, plan.reverse_sweeps)
+    assert (cost.passes, cost.sweeps) == (plan.forward_passes > 0, plan.reverse_sweeps > 0)
     shifted = get_sparse_problem(name).build(size)
     np.testing.assert_allclose(
         again.toarray(),
@@ -50,7 +50,7 @@ def test_arrowhead_takes_three_passes_where_dense_modes_take_n(n):
     plan = jac.last_plan
     assert plan.mode == "bidirectional" and "fewest passes" in plan.reason
     assert (plan.forward_passes, plan.reverse_sweeps) == (2, 1)
-    assert (cost.passes, cost.seeds, cost.sweeps) == (1, 2, 1)
+    assert (cost.passes, cost.seeds, cost.sweeps, cost.cotangent_seeds) == (1, 2, 1, 1)
     forward = prepare_jacobian(instance.on(ad), instance.x, "forward")
     reverse = prepare_jacobian(instance.on(ad), instance.x, "reverse")
     assert forward.passes == reverse.passes == n
@@ -85,7 +85,7 @@ def test_laplacian_takes_five_passes(mode):
     with ad.count() as cost:
         found = jac(instance.x)
     np.testing.assert_allclose(found.toarray(), dense, rtol=1e-12, atol=1e-12)
-    assert jac.last_plan.passes == cost.seeds + cost.sweeps == 5
+    assert jac.last_plan.passes == cost.seeds + cost.cotangent_seeds == 5
     largest_first = prepare_jacobian(instance.on(ad), instance.x, "forward", order="largest-first")
     assert largest_first.passes == 7
 

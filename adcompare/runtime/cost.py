@@ -19,7 +19,9 @@ report:
 A backward sweep's rule applications show up as ``"numpy"`` work (or as
 forward or reverse work when derivatives are nested). ``passes`` counts
 forward passes with dual numbers and ``sweeps`` counts backward sweeps;
-``seeds`` counts the tangent directions the passes carried (one per lane).
+``seeds`` counts the tangent directions the passes carried (one per lane), and
+``cotangent_seeds`` the cotangent directions the sweeps carried (one per
+lane of a sweep mapped by ``vmap``, as ``jacrev`` maps its rows).
 
 Checkpointing trades memory for recomputation, so both sides are counted:
 ``live_tape_bytes`` is what the tape holds now (records not yet freed by a
@@ -66,6 +68,7 @@ class Cost:
     passes: int = 0
     sweeps: int = 0
     seeds: int = 0
+    cotangent_seeds: int = 0
     live_tape_bytes: int = 0
     peak_tape_bytes: int = 0
     recomputed_ops: int = 0
@@ -87,6 +90,7 @@ class Cost:
             "passes": self.passes,
             "sweeps": self.sweeps,
             "seeds": self.seeds,
+            "cotangent_seeds": self.cotangent_seeds,
             "peak_tape_bytes": self.peak_tape_bytes,
             "recomputed_ops": self.recomputed_ops,
             "recomputed_steps": self.recomputed_steps,
@@ -207,10 +211,11 @@ def record_pass(lanes: int = 1) -> None:
         cost.seeds += lanes
 
 
-def record_sweep() -> None:
-    """Report one backward sweep."""
+def record_sweep(lanes: int = 1) -> None:
+    """Report one backward sweep, carrying ``lanes`` cotangent directions."""
     for cost in ACTIVE:
         cost.sweeps += 1
+        cost.cotangent_seeds += lanes
 
 
 def counting() -> bool:

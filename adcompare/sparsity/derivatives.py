@@ -31,7 +31,7 @@ from adcompare.sparsity.colouring import (
 )
 from adcompare.sparsity.orderings import ORDERINGS
 from adcompare.sparsity.patterns import hessian_pattern, jacobian_pattern
-from adcompare.transforms import grad, hvp, vjp
+from adcompare.transforms import grad, hvp, vjp, vmap
 
 __all__ = [
     "HessianPlan",
@@ -135,7 +135,7 @@ class JacobianPlan:
 
     @property
     def reverse_sweeps(self) -> int:
-        """One VJP per row colour."""
+        """One VJP per row colour (the lanes of one backward sweep)."""
         return _count(self.row_colours)
 
     @property
@@ -155,12 +155,10 @@ class JacobianPlan:
             values[forward] = compressed[rows[forward], self.column_colours[cols[forward]]]
         if self.reverse_sweeps:
             out, pullback = vjp(f, x)
-            compressed = np.stack(
-                [
-                    np.ravel(pullback((self.row_colours == r).reshape(np.shape(out)) * 1.0)[0])
-                    for r in range(self.reverse_sweeps)
-                ]
-            )
+            # One sweep carries every row colour as a cotangent lane, as forward mode's
+            # one pass carries every column colour.
+            seeds = _seeds(self.row_colours, np.shape(out))
+            compressed = np.reshape(vmap(lambda u: pullback(u)[0])(seeds), (len(seeds), -1))
             backward = ~forward
             values[backward] = compressed[self.row_colours[rows[backward]], cols[backward]]
         return sparse.csr_array((values, (rows, cols)), shape=self.pattern.shape)

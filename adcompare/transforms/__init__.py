@@ -2,9 +2,10 @@
 
 ``jacfwd`` builds a Jacobian column block by column block: each pass seeds
 ``k`` lanes of the identity, so ``n`` inputs take ``ceil(n / k)`` passes.
-``jacrev`` builds it row by row: one recorded pass, then one backward sweep
-per output. ``jacobian(mode="auto")`` picks whichever needs less work and
-says why. ``vmap`` runs a function written for one example on a batch.
+``jacrev`` builds it row block by row block: one recorded pass, then each
+backward sweep carries ``k`` rows as cotangent lanes, by the same rule.
+``jacobian(mode="auto")`` picks whichever needs less work and says why.
+``vmap`` runs a function written for one example on a batch.
 These functions know nothing about individual ops.
 """
 

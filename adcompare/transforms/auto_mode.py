@@ -40,31 +40,33 @@ class ModeChoice:
 def choose_mode(n_inputs: int, n_outputs: int) -> ModeChoice:
     """Pick forward or reverse mode for a Jacobian of ``n_outputs × n_inputs``.
 
-    Forward mode does about ``n_inputs`` passes' worth of tangent work (in
-    lanes); reverse mode does one recorded pass and ``n_outputs`` sweeps. On
-    a tie forward mode wins, since it keeps no tape.
+    Both modes batch alike: forward mode carries ``n_inputs`` tangent lanes
+    (``jacfwd``'s chunks), reverse mode one recorded pass and ``n_outputs``
+    cotangent lanes (``jacrev``'s chunks, by the same rule), each lane about
+    one evaluation's work. The fewer lanes win; on a tie forward mode wins,
+    since it keeps no tape.
 
     >>> choice = choose_mode(1000, 1)
     >>> choice.mode
     'reverse'
     >>> print(choice.reason)
-    1 output(s) < 1000 input(s): reverse needs 1 backward sweep(s), forward 1000 lane(s) of
-    tangent work
+    1 output(s) < 1000 input(s): reverse carries 1 cotangent lane(s) over a tape, forward
+    1000 tangent lane(s)
     """
     if n_inputs <= n_outputs:
         return ModeChoice(
             "forward",
             n_inputs,
             n_outputs,
-            f"{n_inputs} input(s) <= {n_outputs} output(s): forward needs {n_inputs} lane(s) "
-            f"of tangent work, reverse {n_outputs} backward sweep(s) and a tape",
+            f"{n_inputs} input(s) <= {n_outputs} output(s): forward carries {n_inputs} "
+            f"tangent lane(s), reverse {n_outputs} cotangent lane(s) and a tape",
         )
     return ModeChoice(
         "reverse",
         n_inputs,
         n_outputs,
-        f"{n_outputs} output(s) < {n_inputs} input(s): reverse needs {n_outputs} backward "
-        f"sweep(s), forward {n_inputs} lane(s) of tangent work",
+        f"{n_outputs} output(s) < {n_inputs} input(s): reverse carries {n_outputs} "
+        f"cotangent lane(s) over a tape, forward {n_inputs} tangent lane(s)",
     )
 
 
@@ -90,7 +92,7 @@ def jacobian(
     if mode == "forward":
         return jacfwd(f, argnums, chunk_size, has_aux)
     if mode == "reverse":
-        return jacrev(f, argnums, has_aux)
+        return jacrev(f, argnums, chunk_size, has_aux)
     if mode in registered_modes("jacobian"):
         if has_aux:
             raise ValueError(
@@ -103,7 +105,10 @@ def jacobian(
             repr(m) for m in ["auto", "forward", "reverse", *registered_modes("jacobian")]
         )
         raise ValueError(f"jacobian: unknown mode {mode!r}; use one of {known}")
-    forward, reverse = jacfwd(f, argnums, chunk_size, has_aux), jacrev(f, argnums, has_aux)
+    forward, reverse = (
+        jacfwd(f, argnums, chunk_size, has_aux),
+        jacrev(f, argnums, chunk_size, has_aux),
+    )
     # Per argument signature (structure, shapes and dtypes): the choice and its transform.
     chosen: dict[tuple, tuple[ModeChoice, Callable]] = {}
 

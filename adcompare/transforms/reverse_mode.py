@@ -13,8 +13,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from adcompare.engines.forward.interface import default_chunk
 from adcompare.engines.reverse.interface import cotangents_at, enable_grad, lift, lower
-from adcompare.ops import real, reshape, stack
+from adcompare.ops import concatenate, expand_dims, real, reshape
 from adcompare.ops.registry import new_level, raw, shape_of
 from adcompare.pytree import tree_flatten, tree_unflatten
 from adcompare.runtime.dtypes import as_float, float_dtype, in_dtype
@@ -30,6 +31,7 @@ from adcompare.transforms.arguments import (
 )
 from adcompare.transforms.forward_mode import jacfwd_at
 from adcompare.transforms.modes import registered, registered_modes
+from adcompare.transforms.vectorize import vmap
 
 
 def _record(f, flat: Flat, level: int):
@@ -245,21 +247,34 @@ def grad(f: Callable, argnums=0, mode: str = "reverse", has_aux: bool = False) -
     return gradient
 
 
-def jacrev(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
-    """The Jacobian, row by row: one recorded pass, one backward sweep per output.
+def jacrev(
+    f: Callable, argnums=0, chunk_size: int | None = None, has_aux: bool = False
+) -> Callable:
+    """The Jacobian, row block by row block: one recorded pass, ``chunk_size`` rows a sweep.
 
-    For array input and output the result has shape ``out.shape + x.shape``.
-    For pytrees it nests the output's structure over the input's, as JAX
-    does: ``J[out_key][in_key]`` has shape ``out_leaf.shape + in_leaf.shape``.
-    With ``has_aux`` the result is ``(jacobian, aux)``.
+    Each backward sweep carries ``chunk_size`` cotangent lanes (rows of the
+    identity), mapped over the pullback by :func:`~adcompare.vmap` as JAX
+    builds ``jacrev``: ``m`` outputs take ``ceil(m / chunk_size)`` sweeps.
+    The default chunk is forward mode's rule (:func:`~adcompare.transforms.default_chunk`
+    of ``m``), so both modes batch alike; ``chunk_size=1`` sweeps one row at
+    a time. For array input and output the result has shape ``out.shape +
+    x.shape``. For pytrees it nests the output's structure over the input's,
+    as JAX does: ``J[out_key][in_key]`` has shape ``out_leaf.shape +
+    in_leaf.shape``. With ``has_aux`` the result is ``(jacobian, aux)``.
 
     >>> import adcompare as ad
     >>> print(ad.jacrev(lambda x: x**2)([1.0, 2.0]))
     [[2. 0.]
      [0. 4.]]
+    >>> with ad.count() as cost:
+    ...     _ = ad.jacrev(lambda x: ad.tanh(x) * x[0], chunk_size=2)([1.0, 2.0, 3.0])
+    >>> cost.sweeps  # ceil(3 / 2)
+    2
     >>> ad.jacrev(lambda p: (p["a"] * p["b"], p["a"]))({"a": 2.0, "b": 3.0})
     ({'a': array(3.), 'b': array(2.)}, {'a': array(1.), 'b': array(0.)})
     """
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size < 1):
+        raise ValueError(f"jacrev: chunk_size must be a positive integer, not {chunk_size!r}")
 
     @functools.wraps(f)
     def jacobian_by_rows(*args):
@@ -269,23 +284,32 @@ def jacrev(f: Callable, argnums=0, has_aux: bool = False) -> Callable:
         out, aux = split_aux(out, has_aux, "jacrev")
         pairs, out_def = _traced_outputs(out, level)
         # The tape is kept until the last sweep, which frees it.
-        sweeps_left = sum(math.prod(shape_of(v)) for v, node in pairs if node is not None)
+        sweeps_left = sum(
+            _sweep_count(math.prod(shape_of(v)), chunk_size)
+            for v, node in pairs
+            if node is not None
+        )
         blocks = []
         for value, node in pairs:
             if value is None:
                 blocks.append(None)
                 continue
-            blocks.append(_rows(value, node, leaves, sweeps_left))
+            blocks.append(_rows(value, node, leaves, chunk_size, sweeps_left))
             if node is not None:
-                sweeps_left -= math.prod(shape_of(value))
+                sweeps_left -= _sweep_count(math.prod(shape_of(value)), chunk_size)
         jacobian = nest(out_def, blocks, flat)
         return (jacobian, strip(aux, level)) if has_aux else jacobian
 
     return jacobian_by_rows
 
 
-def _rows(value, node, leaves, sweeps_left: int) -> list:
-    """One output's Jacobian with respect to each leaf, one sweep per output element."""
+def _sweep_count(m: int, chunk_size: int | None) -> int:
+    """How many sweeps ``m`` rows take in chunks of ``chunk_size`` (forward's default rule)."""
+    return -(-m // (chunk_size or default_chunk(m))) if m else 0
+
+
+def _rows(value, node, leaves, chunk_size: int | None, sweeps_left: int) -> list:
+    """One output's Jacobian with respect to each leaf, ``chunk_size`` rows a sweep."""
     if np.result_type(raw(value)).kind == "c":
         # A real cotangent per row pairs with the real part only: the Jacobian of
         # the imaginary part would be silently dropped.
@@ -296,20 +320,28 @@ def _rows(value, node, leaves, sweeps_left: int) -> list:
         )
     out_shape = shape_of(value)
     m = math.prod(out_shape)
+    k = chunk_size or default_chunk(m)
     dtype = float_dtype(value)
-    rows = [[] for _ in leaves]
-    for i in range(m):
-        seed = np.zeros(m, dtype=dtype)
-        seed[i] = 1.0
+    blocks = [[] for _ in leaves]
+    for start in range(0, m, k):
+        width = min(k, m - start)
+        seeds = np.eye(width, m, k=start, dtype=dtype).reshape((width,) + out_shape)
         if node is not None:
             sweeps_left -= 1
-        grads = _sweep([node], [seed.reshape(out_shape)], leaves, retain_graph=sweeps_left > 0)
-        for row, g in zip(rows, grads):
-            row.append(g)
+        retain = sweeps_left > 0
+        if width == 1:
+            grads = _sweep([node], [seeds[0]], leaves, retain_graph=retain)
+            grads = [expand_dims(g, 0) for g in grads]
+        else:
+            grads = vmap(lambda u, r=retain: tuple(_sweep([node], [u], leaves, retain_graph=r)))(
+                seeds
+            )
+        for block, g, t in zip(blocks, grads, leaves):
+            block.append(in_dtype(as_output(g), float_dtype(t)))
     # One output: its single row is the gradient itself, as grad returns it (no copy).
     return [
-        reshape(row[0] if m == 1 else stack(row), out_shape + t.shape)
-        if row
+        reshape(block[0] if len(block) == 1 else concatenate(block, axis=0), out_shape + t.shape)
+        if block
         else np.zeros(out_shape + t.shape, t.dtype)
-        for row, t in zip(rows, leaves)
+        for block, t in zip(blocks, leaves)
     ]

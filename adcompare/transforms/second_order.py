@@ -75,8 +75,8 @@ def hessian(f: Callable, argnums=0, mode: str = "fwd-over-rev") -> Callable:
 
     Each mode builds it from the matching gradient and Jacobian:
     ``"fwd-over-rev"`` is ``jacfwd(grad(f))`` (n HVPs in lanes),
-    ``"rev-over-rev"`` is ``jacrev(grad(f))`` (n reverse sweeps over a
-    recorded gradient), ``"fwd-over-fwd"`` is ``jacfwd`` of the forward
+    ``"rev-over-rev"`` is ``jacrev(grad(f))`` (n cotangent lanes swept over
+    a recorded gradient), ``"fwd-over-fwd"`` is ``jacfwd`` of the forward
     gradient and ``"rev-over-fwd"`` ``jacrev`` of it; a registered mode such
     as ``"symbolic"`` works too. For a pytree argument the Hessian nests the
     argument's structure over itself, as in JAX.

@@ -379,7 +379,7 @@ def run_backward(roots, cotangents, *, retain_graph: bool, create_graph: bool, t
     differentiated again.
     """
     if cost.ACTIVE:
-        cost.record_sweep()
+        cost.record_sweep(_lanes(cotangents))
     if not create_graph:
         return sweep(roots, cotangents, retain_graph=retain_graph, targets=targets)
     seeds = [
@@ -390,6 +390,17 @@ def run_backward(roots, cotangents, *, retain_graph: bool, create_graph: bool, t
         return sweep(
             roots, seeds, retain_graph=retain_graph, targets=targets, rule_inputs=_graph_inputs
         )
+
+
+def _lanes(cotangents) -> int:
+    """How many cotangent directions a sweep carries: more than one where ``vmap``
+    maps the seeds (their raw values hold a batch axis their shapes do not show)."""
+    lanes = 1
+    for c in cotangents:
+        size = int(np.prod(shape_of(c)))
+        if size:
+            lanes = max(lanes, int(np.size(raw(c))) // size)
+    return lanes
 
 
 def _graph_inputs(node: Node) -> tuple:
