@@ -63,6 +63,8 @@ MARKERS = {"f": "o", "forward1": "s", "forward": "D", "reverse": "^", "fd": "v",
 #: Peers: one colour per library, hollow markers, dashed lines (dotted when jitted);
 #: the marker says what the mode computes, as adcompare's do.
 PEER_COLORS = {"jax": "tab:cyan", "torch": "tab:pink", "autograd": "tab:brown"}
+#: A peer added by an entry point.
+OTHER_PEER_COLOR = "tab:olive"
 PEER_MARKERS = {"grad": "^", "reverse": "^", "jacrev": "v", "jacfwd": "D", "jvp-loop": "s"}
 
 
@@ -79,7 +81,7 @@ def line_style(mode: str) -> dict:
     transform = mode.split(":", 1)[1].split("+")[0]
     return {
         "marker": PEER_MARKERS.get(transform, "o"),
-        "color": PEER_COLORS[peer.library],
+        "color": PEER_COLORS.get(peer.library, OTHER_PEER_COLOR),
         "linestyle": ":" if peer.jit else "--",
         "markerfacecolor": "none",
     }
