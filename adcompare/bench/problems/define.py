@@ -219,6 +219,10 @@ class Problem:
                 f"{self.name} returns an array of shape {out.shape} at {where}; return a "
                 "scalar or a 1-D array (flatten it with .ravel())"
             )
+        if out.size == 0:
+            raise ProblemError(
+                f"{self.name} returns an empty array at {where}; return at least one value"
+            )
         if not np.all(np.isfinite(out)):
             raise ProblemError(
                 f"{self.name} returns NaN or inf at {where}; give it inputs where it is "

@@ -81,7 +81,7 @@ def _crossing(results: Results, problem: str, axis: str) -> str | None:
             f"{mode_label(c.winner)} does not overtake {mode_label(c.loser)} within "
             f"{axis} ≤ {c.sizes[-1]:g}"
         )
-    return f"{mode_label(c.winner)} overtakes {mode_label(c.loser)} at {axis} ≈ {c.value:.2g}"
+    return f"{mode_label(c.winner)} overtakes {mode_label(c.loser)} at {axis} ≈ {c.value:.3g}"
 
 
 def _auto(by_size: dict, axis: str) -> str | None:
@@ -99,16 +99,16 @@ def _auto(by_size: dict, axis: str) -> str | None:
             wrong.setdefault(other, []).append((size, ratio))
     if not picks:
         return None
-    picked = "; ".join(f"{mode} at {_sizes(axis, sizes)}" for mode, sizes in picks.items())
+    picked = " and ".join(f"{mode} at {_sizes(axis, sizes)}" for mode, sizes in picks.items())
     text = f'jacobian(mode="auto") picks {picked}'
     if not wrong:
         return text + ", the faster of forward and reverse at every measured size"
     misses = [
-        f"{mode_label(mode)} is {_ratios([r for _, r in where])} faster at "
-        f'{_sizes(axis, [s for s, _ in where])}, so pass mode="{mode}" there'
+        f"at {_sizes(axis, [s for s, _ in where])} {mode_label(mode)} is "
+        f'{_ratios([r for _, r in where])} faster, so pass mode="{mode}" there'
         for mode, where in wrong.items()
     ]
-    return text + ", which is not the faster there: " + "; ".join(misses)
+    return text + ", but " + " and ".join(misses)
 
 
 def recommendation(results: Results, problem: str) -> str | None:
