@@ -111,7 +111,7 @@ def test_the_recommendation_reads_the_crossover_and_judges_auto():
             results.add(synthetic_cell("mine", "many-inputs", mode, {"n": n}, n, 1, seconds, n))
     assert recommendation(results, "mine") == (
         "**mine** (m = 1): forward, chunked is cheapest at n = 4 (2.5× faster than reverse), "
-        "then reverse at n = 16–256 (1.6–26× faster than forward, chunked); reverse overtakes "
+        "then reverse at n = 16–256 (1.6–25.6× faster than forward, chunked); reverse overtakes "
         'forward, chunked at n ≈ 10; jacobian(mode="auto") picks reverse at n = 4–256, but at '
         'n = 4 forward, chunked is 2.5× faster, so pass mode="forward" there.'
     )

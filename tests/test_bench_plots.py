@@ -114,7 +114,9 @@ def test_figures_are_written_as_png_and_svg(results, tmp_path):
         if cell["problem"] == "fourier":
             fourier.add(cell)
     written = save_figures(fourier, tmp_path, formats=("png", "svg"))
-    assert written == {"fourier": tmp_path / "fourier.png"}
+    # With no many-inputs problem the summary shows the one-input ones against m.
+    assert written == {"summary": tmp_path / "summary.png", "fourier": tmp_path / "fourier.png"}
+    assert summary_figure(fourier).axes[0].get_xlabel().startswith("m, number of outputs")
     assert (tmp_path / "fourier.png").read_bytes()[:4] == b"\x89PNG"
     assert (tmp_path / "fourier.svg").read_text().lstrip().startswith("<?xml")
 

@@ -529,7 +529,7 @@ def render(results: Results, figures: dict | None = None, sources: list[str] | N
         return "\n".join([*lines, "No cell was measured, so there is nothing to report.", ""])
     if "summary" in figures:
         lines += [
-            f"![every many-inputs problem's cost ratio against n]({figures['summary'].name})",
+            f"![each problem's cost ratio against the swept count]({figures['summary'].name})",
             "",
         ]
     lines += _summary(results, problems)

@@ -235,17 +235,27 @@ def _explain_tape_over_peak(ax, results: Results, problem: str) -> None:
     )
 
 
+def _summary_problems(results: Results) -> tuple[str, list[str]]:
+    """The summary's axis and problems: the many-inputs problems against n, or where none
+    was measured (a user's function swept over m), the one-input ones against m."""
+    for family, axis in (("many-inputs", "n"), ("one-input", "m")):
+        problems = [
+            p
+            for p in analysis.problems_in(results)
+            if analysis.family_of(results, p) == family
+            and len(analysis.series(results, p, "reverse", relative=True)[0])
+        ]
+        if problems:
+            return axis, problems
+    return "n", []
+
+
 def summary_figure(results: Results) -> Figure | None:
-    """Every many-inputs problem's cost ratio against n: reverse ÷ f (solid) and forward
-    ÷ f (dashed, chunked lanes; dotted, one lane), one colour per problem. Where the
-    slopes show it, the title says the project's headline: reverse stays flat while
-    forward grows like n."""
-    problems = [
-        p
-        for p in analysis.problems_in(results)
-        if analysis.family_of(results, p) == "many-inputs"
-        and len(analysis.series(results, p, "reverse", relative=True)[0])
-    ]
+    """Every many-inputs problem's cost ratio against n (else every one-input problem's
+    against m): reverse ÷ f (solid) and forward ÷ f (dashed, chunked lanes; dotted, one
+    lane), one colour per problem. Where the slopes show it, the title says the project's
+    headline: reverse stays flat while forward grows like n."""
+    axis, problems = _summary_problems(results)
     if not problems:
         return None
     with rc():
@@ -268,9 +278,9 @@ def summary_figure(results: Results) -> Figure | None:
                         label=f"{problem}, {_label(mode)}",
                     )
         ax.axhline(1.0, color="black", linewidth=1, alpha=0.5)
-        style_log_axes(ax, "n", "time ÷ time of plain f", "")
+        style_log_axes(ax, axis, "time ÷ time of plain f", "")
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8.5)
-        figure.suptitle(_summary_title(results, problems), fontsize=12)
+        figure.suptitle(_summary_title(results, problems, axis), fontsize=12)
     return figure
 
 
@@ -285,7 +295,7 @@ def _relative_slopes(results: Results, problems: list[str], mode: str) -> list[f
     return slopes
 
 
-def _summary_title(results: Results, problems: list[str]) -> str:
+def _summary_title(results: Results, problems: list[str], axis: str) -> str:
     """The summary figure's title: it says a mode stays flat or grows like n only where
     every problem's fitted slope of its time ÷ f's shows it."""
     gradients = all(c["m"] == 1 for c in results.cells if c["problem"] in problems and c.get("m"))
@@ -296,10 +306,10 @@ def _summary_title(results: Results, problems: list[str]) -> str:
         if slopes and all(abs(s) <= 0.3 for s in slopes):
             words = " stays flat"
         elif slopes and all(s >= 0.7 for s in slopes):
-            words = " grows like n"
+            words = f" grows like {axis}"
         parts.append(f"{_label(mode)} ({line}){words}")
     return (
-        f"Cost of the {'gradient' if gradients else 'derivative'} ÷ cost of f, against n\n"
+        f"Cost of the {'gradient' if gradients else 'derivative'} ÷ cost of f, against {axis}\n"
         + "; ".join(parts)
     )
 
