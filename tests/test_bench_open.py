@@ -23,6 +23,7 @@ from adcompare.bench.harness.modes import get_mode
 from adcompare.bench.memory.loops import loop_instance
 from adcompare.bench.peers import PEER_MODES, PeerMode
 from adcompare.bench.problems import REGISTRY, registry
+from adcompare.bench.report.markdown import render as bench_render
 from adcompare.bench.report.plots import problem_figure
 from adcompare.bench.report.recommend import recommendation
 from adcompare.bench.sparse.sweep import run_sparse_sweep
@@ -276,3 +277,16 @@ def test_the_readme_example_runs_and_draws_a_crossover(tmp_path, monkeypatch):
     assert {p.name for p in folder.iterdir()} >= {"results.json", "report.md", "mymodel.png"}
     text = (folder / "report.md").read_text()
     assert "**mymodel** (m = 4): " in text and 'jacobian(mode="auto") picks' in text
+
+
+def test_pytest_benchmark_cells_keep_the_function_description(tmp_path):
+    info = {"problem": "mine", "family": "many-inputs", "mode": "reverse", "size": {"n": 8}}
+    info |= {"n": 8, "m": 1, "description": "my own loss"}
+    bench_json = {
+        "machine_info": {"node": "box"},
+        "benchmarks": [{"name": "t", "extra_info": info, "stats": {"median": 1e-3, "rounds": 3}}],
+    }
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps(bench_json))
+    text = bench_render(bench.load_any(path))
+    assert "## mine: my own loss (many-inputs)" in text

@@ -381,6 +381,7 @@ def _from_pytest_benchmark(data: dict, path: Path) -> Results:
         cell = {
             "problem": info["problem"],
             "family": info.get("family"),
+            "description": info.get("description"),
             "mode": info["mode"],
             "size": info["size"],
             "n": info["n"],
