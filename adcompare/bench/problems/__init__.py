@@ -1,7 +1,11 @@
 """The benchmark problems: families of functions indexed by their sizes.
 
-Each problem is written once against an array namespace ``xp``: with
-``xp=numpy`` it is plain f, the baseline; with ``xp=adcompare`` the same
+Every problem is defined by :func:`problem`, the one way in, which a user's
+own function takes too (:mod:`~adcompare.bench.problems.define`); they live
+in one registry (:mod:`~adcompare.bench.problems.registry`), which the
+``adcompare.problems`` entry points extend and every study reads. The
+benchmark's own are written once against an array namespace ``xp``: with
+``xp=numpy`` each is plain f, the baseline; with ``xp=adcompare`` the same
 code runs on dual numbers and tensors. Building a problem at a size gives
 an :class:`Instance`: the function, a point, the input count ``n`` and the
 output count ``m``.
