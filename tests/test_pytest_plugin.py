@@ -135,18 +135,26 @@ def test_the_fixture_without_the_marker_says_what_it_needs(pytester):
     result.stdout.fnmatch_lines(["*adcompare_bench needs @pytest.mark.adcompare(modes=*"])
 
 
-def test_a_mode_that_cannot_take_the_function_skips_with_the_reason(pytester):
+def test_a_mode_that_cannot_take_the_function_skips_with_the_reason(pytester, tmp_path):
     pytester.makepyfile(
         "import numpy as np, pytest\n"
-        "@pytest.mark.adcompare(modes=['reverse', 'hvp:fwd-over-rev', 'symbolic'], n=[80])\n"
+        "@pytest.mark.adcompare(modes=['reverse', 'hvp:fwd-over-rev', 'symbolic'], n=[80],\n"
+        "                       name='tanh-map')\n"
         "def test_map(adcompare_bench, n):\n"
         "    adcompare_bench(np.tanh, np.linspace(0.0, 1.0, n))\n"
     )
-    result = pytester.runpytest(*QUICK, "-rs")
+    out = tmp_path / "out.json"
+    result = pytester.runpytest(*QUICK, "-rs", f"--benchmark-json={out}")
     result.assert_outcomes(passed=1, skipped=2)
     result.stdout.fnmatch_lines(
         ["*HVPs and Hessians are of scalar-valued functions (m = 1)*", "*n·m ≤ 64 (here 80·80)*"]
     )
+    (bench,) = json.loads(out.read_text(encoding="utf-8"))["benchmarks"]
+    assert bench["group"] == "tanh-map n=80"
+    info = bench["extra_info"]
+    assert (info["problem"], info["mode"], info["n"], info["m"]) == ("tanh-map", "reverse", 80, 80)
+    # The Jacobian of an elementwise map is diagonal: one reverse sweep per output, m = 80.
+    assert info["counts"]["sweeps"] == 80
 
 
 def test_a_suite_that_does_not_use_the_plugin_never_imports_adcompare(pytester):
@@ -160,5 +168,5 @@ def test_a_suite_that_does_not_use_the_plugin_never_imports_adcompare(pytester):
     result = pytester.runpytest_subprocess("-W", "error", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
     assert "warning" not in result.stdout.str().lower()
-    markers = pytester.runpytest_subprocess("--markers")
+    markers = pytester.runpytest("--markers")
     markers.stdout.fnmatch_lines(["@pytest.mark.adcompare(modes, n=None, m=None, name=None):*"])

@@ -93,6 +93,9 @@ def user_instance(f: Callable, x, *, name: str, size: dict) -> Instance:
     ...                      size={"n": 3})
     >>> inst.n, inst.m, inst.family, inst.on(np)(inst.x).tolist()
     (3, 2, 'many-inputs', [6.0, 12.0])
+    >>> grid = user_instance(np.sum, np.ones((2, 3)), name="toy", size={"n": 6, "m": 1})
+    >>> grid.x.shape, grid.family, float(grid.on(np)(grid.x))
+    ((6,), 'jacobian', 6.0)
     """
     point = np.asarray(x, dtype=np.float64)
     if point.size == 0:
