@@ -39,12 +39,17 @@ def marked_modes(modes, sizes: dict) -> list[str]:
 
     >>> marked_modes(["f", "reverse", "hvp"], {"n": [4, 16]})[:3]
     ['f', 'reverse', 'hvp:fwd-over-rev']
+    >>> marked_modes(None, {"n": [4]})
+    Traceback (most recent call last):
+    ...
+    ValueError: modes=None is not a list of mode names; name them as modes=['f', ...]
     >>> marked_modes(["backward"], {"n": [4]})
     Traceback (most recent call last):
     ...
     ValueError: unknown mode 'backward'; the modes are f, forward1, forward, ...
     """
-    if isinstance(modes, str) or not modes or not all(isinstance(m, str) for m in modes):
+    listed = modes if isinstance(modes, (list, tuple)) else []
+    if not listed or not all(isinstance(m, str) for m in listed):
         raise ValueError(
             f"modes={modes!r} is not a list of mode names; "
             "name them as modes=['f', 'forward', 'reverse']"
