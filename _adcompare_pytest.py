@@ -49,11 +49,12 @@ def pytest_generate_tests(metafunc):
     if marker.args:
         pytest.fail(f"{where} takes keywords only: modes=[...], n=[...], m=[...]", pytrace=False)
     sizes = _sizes(marker)
+    problem = None
     try:
-        modes, problem = marked_modes(marker.kwargs.get("modes"), sizes), None
+        modes = marked_modes(marker.kwargs.get("modes"), sizes)
     except ValueError as error:
-        modes, problem = [], str(error)
-    if problem:  # outside the handler, so that the report shows the sentence alone
+        problem = str(error)
+    if problem is not None:  # outside the handler: the report shows the sentence alone
         pytest.fail(f"{where}: {problem}", pytrace=False)
     if "adcompare_bench" not in metafunc.fixturenames:
         pytest.fail(
@@ -74,8 +75,9 @@ def pytest_generate_tests(metafunc):
 
 @pytest.fixture
 def adcompare_bench(request, benchmark):
-    """Call ``adcompare_bench(f, x)`` to time f's derivative at the point x in this test's
-    mode, checked against the other engine first; needs ``@pytest.mark.adcompare``."""
+    """Call ``adcompare_bench(f, x)`` (or ``adcompare_bench(f, *args)`` for pytrees) to time
+    f's derivative at that point in this test's mode, checked against the other engine
+    first; needs ``@pytest.mark.adcompare``."""
     marker = request.node.get_closest_marker(MARKER)
     if marker is None or not hasattr(request, "param"):
         pytest.fail(
@@ -85,13 +87,20 @@ def adcompare_bench(request, benchmark):
         )
     from adcompare.bench.harness.modes import get_mode
     from adcompare.bench.harness.pytest_cells import measure, user_instance
+    from adcompare.bench.problems import ProblemError
 
     mode = get_mode(request.param)
     size = {key: request.node.callspec.params[key] for key in _sizes(marker)}
     name = marker.kwargs.get("name") or request.node.originalname.removeprefix("test_")
 
-    def bench(f, x) -> None:
-        reason = measure(benchmark, user_instance(f, x, name=name, size=size), mode)
+    def bench(f, *args) -> None:
+        problem = None
+        try:
+            reason = measure(benchmark, user_instance(f, args, name=name, size=size), mode)
+        except ProblemError as error:
+            problem = str(error)
+        if problem is not None:  # outside the handler: the report shows the sentence alone
+            pytest.fail(problem, pytrace=False)
         if reason:
             pytest.skip(reason)
 

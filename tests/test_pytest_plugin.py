@@ -87,6 +87,36 @@ def test_a_wrong_derivative_fails_the_users_test(pytester):
     result.stdout.fnmatch_lines(["*cube: the reverse derivative disagrees with one forward pass*"])
 
 
+PYTREES_AND_A_MATRIX = """
+import numpy as np
+import pytest
+
+def loss(params, data):
+    return np.sum((data @ params["w"] + params["b"]) ** 2)
+
+@pytest.mark.adcompare(modes=["reverse"], n=[3])
+def test_fit(adcompare_bench, n):
+    adcompare_bench(loss, {"w": np.linspace(0.1, 1.0, n), "b": 0.5}, np.ones((4, n)))
+
+@pytest.mark.adcompare(modes=["forward"], n=[3])
+def test_outer(adcompare_bench, n):
+    adcompare_bench(lambda x: np.outer(x, x), np.ones(n))
+"""
+
+
+def test_pytree_arguments_and_a_matrix_valued_function(pytester, tmp_path):
+    pytester.makepyfile(PYTREES_AND_A_MATRIX)
+    out = tmp_path / "out.json"
+    result = pytester.runpytest(*QUICK, f"--benchmark-json={out}")
+    result.assert_outcomes(passed=1, failed=1)
+    # The harness differentiates scalars and vectors: one sentence, not a traceback.
+    result.stdout.fnmatch_lines(["outer returns an array of shape (3, 3) at n = 3; return a *"])
+    assert "Traceback" not in result.stdout.str()
+    (bench,) = json.loads(out.read_text(encoding="utf-8"))["benchmarks"]
+    # The float leaves are the inputs (w's 3 entries and b); the data's ones are too.
+    assert bench["extra_info"]["n"] == 3 + 1 + 4 * 3 and bench["extra_info"]["m"] == 1
+
+
 MARKED = """
 import numpy as np
 import pytest

@@ -11,9 +11,11 @@ and peak memory taken in untimed calls, and the benchmark's ``group`` and
 instance (``Mode.unavailable``, or SymPy refusing a derivative too large to
 trace, as the sweep skips it) gives a reason to skip instead.
 
-A user's function enters as ``f(x)`` at a point ``x`` (any shape; written
-with numpy, it runs unchanged under every mode), named by the test and
-sized by the marker's ``n`` and ``m``.
+A user's function enters as ``f(x)`` at a point ``x``, or ``f(*args)`` at
+pytree arguments (written with numpy, it runs unchanged under every mode),
+made a problem the way every problem is made
+(:func:`~adcompare.bench.problems.problem`), named by the test and sized by
+the marker's ``n`` and ``m``.
 """
 
 from __future__ import annotations
@@ -22,9 +24,14 @@ from collections.abc import Callable
 
 import numpy as np
 
-from adcompare.bench.harness.measure import check_derivative, count_work, peak_memory
+from adcompare.bench.harness.measure import (
+    check_derivative,
+    count_work,
+    peak_memory,
+    refuse_non_finite,
+)
 from adcompare.bench.harness.modes import MODE_GROUPS, MODES, Mode, expand_modes
-from adcompare.bench.problems import FAMILIES, Instance
+from adcompare.bench.problems import Instance, problem
 from adcompare.symbolic import SymbolicSizeError
 
 __all__ = ["SIZE_NAMES", "benchmark_group", "marked_modes", "measure", "user_instance"]
@@ -91,36 +98,30 @@ def benchmark_group(name: str, size: dict) -> str:
     return " ".join([name, *(f"{k}={v}" for k, v in size.items())])
 
 
-def user_instance(f: Callable, x, *, name: str, size: dict) -> Instance:
-    """``f`` at the point ``x`` as a harness instance, its family read off the swept sizes.
+def user_instance(f: Callable, args: tuple, *, name: str, size: dict) -> Instance:
+    """``f(*args)`` at these arguments and ``size``, built as every problem is
+    (:func:`~adcompare.bench.problems.problem`: one array, or pytrees whose float leaves
+    are the inputs; its family read off the swept sizes), checked on the way.
 
-    >>> inst = user_instance(lambda x: x[:2] * x.sum(), [1.0, 2.0, 3.0], name="toy",
-    ...                      size={"n": 3})
+    >>> inst = user_instance(lambda x: x[:2] * x.sum(), (np.array([1.0, 2.0, 3.0]),),
+    ...                      name="toy", size={"n": 3})
     >>> inst.n, inst.m, inst.family, inst.on(np)(inst.x).tolist()
     (3, 2, 'many-inputs', [6.0, 12.0])
-    >>> grid = user_instance(np.sum, np.ones((2, 3)), name="toy", size={"n": 6, "m": 1})
+    >>> grid = user_instance(np.sum, (np.ones((2, 3)),), name="toy", size={"n": 6, "m": 1})
     >>> grid.x.shape, grid.family, float(grid.on(np)(grid.x))
     ((6,), 'jacobian', 6.0)
     """
-    point = np.asarray(x, dtype=np.float64)
-    if point.size == 0:
-        raise ValueError(f"{name}: the point x is empty; give f a point with at least one entry")
-    shape = point.shape
-
-    def on_flat(xp, flat):
-        return f(flat if len(shape) == 1 else flat.reshape(shape))
-
-    out = np.asarray(f(point))
-    family = next(k for k, swept in FAMILIES.items() if set(swept) == set(size))
-    return Instance(name, dict(size), on_flat, point.reshape(-1), point.size, out.size, family)
+    inputs = args[0] if len(args) == 1 else args
+    return problem(f, name=name, inputs=lambda **_: inputs, sweep=tuple(size)).build(**size)
 
 
 def measure(benchmark, instance: Instance, mode: Mode) -> str | None:
     """Time ``mode`` on ``instance`` with pytest-benchmark's ``benchmark`` fixture.
 
     Returns why the mode cannot take the instance (the caller skips), or
-    ``None`` once timed. Raises ``AssertionError``, before timing, when the
-    mode's derivative disagrees with the other engine's.
+    ``None`` once timed. Raises, before timing, ``AssertionError`` when the
+    mode's derivative disagrees with the other engine's, and
+    :class:`~adcompare.bench.problems.ProblemError` when it is NaN or inf.
     """
     reason = mode.unavailable(instance)
     if reason:
@@ -130,6 +131,8 @@ def measure(benchmark, instance: Instance, mode: Mode) -> str | None:
         first = work()
     except SymbolicSizeError as refusal:
         return str(refusal)
+    if mode.derivative:
+        refuse_non_finite(instance, mode.name, first)
     check = check_derivative(instance, mode, first)
     if check is not None and not check["ok"]:
         raise AssertionError(
