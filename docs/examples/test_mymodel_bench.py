@@ -1,12 +1,4 @@
-"""Forward against reverse mode on my own function, inside a pytest-benchmark suite.
-
-    pytest test_mymodel_bench.py --benchmark-json out.json
-    adcompare report out.json --out report
-
-The adcompare marker runs the test once per size and mode, passing the size
-as the argument ``n``; ``adcompare_bench(f, x)`` checks f's derivative in
-that mode against the other engine, then times it with pytest-benchmark.
-"""
+"""Forward against reverse mode on my own function, timed by pytest-benchmark."""
 
 import numpy as np
 import pytest
