@@ -1,18 +1,22 @@
 """Time every problem by every mode at every size, with the counts in extra_info.
 
 One benchmark per (problem, size, mode), grouped by problem and size so
-pytest-benchmark's table compares the modes side by side. ``extra_info``
-carries what ``adcompare report`` needs (problem, family, mode, size, n, m,
-counts, peak memory from an untimed traced call, and the derivative
-check), so its JSON gives the same plots as ``adcompare bench``.
+pytest-benchmark's table compares the modes side by side. Each is measured
+as the pytest plugin measures a user's function
+(:func:`~adcompare.bench.harness.pytest_cells.measure`): the derivative
+checked against the other engine before timing, and ``extra_info`` carrying
+what ``adcompare report`` needs (problem, family, mode, size, n, m, counts,
+peak memory from an untimed traced call, and the check), so its JSON gives
+the same plots as ``adcompare bench``. A mode that cannot take a size
+(symbolic beyond its limits) is skipped with the reason, as the sweep skips it.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from adcompare.bench.harness.measure import check_derivative, count_work, peak_memory
 from adcompare.bench.harness.modes import MODES
+from adcompare.bench.harness.pytest_cells import measure
 from adcompare.bench.problems import PROBLEMS, default_problems
 
 
@@ -40,26 +44,6 @@ def pytest_generate_tests(metafunc):
 
 def test_cost(benchmark, case):
     problem, size, mode = case
-    reason = problem.too_large(size)
+    reason = problem.too_large(size) or measure(benchmark, problem.build(**size), mode)
     if reason:
         pytest.skip(reason)
-    instance = problem.build(**size)
-    reason = mode.unavailable(instance)
-    if reason:
-        pytest.skip(reason)
-    work = mode.prepare(instance)
-    benchmark.group = f"{problem.name} " + " ".join(f"{k}={v}" for k, v in size.items())
-    benchmark.extra_info.update(
-        problem=problem.name,
-        family=problem.family,
-        mode=mode.name,
-        size=size,
-        n=instance.n,
-        m=instance.m,
-        counts=count_work(instance, mode, work),
-        peak_bytes=peak_memory(work),
-    )
-    result = benchmark(work)
-    check = check_derivative(instance, mode, result)
-    benchmark.extra_info["check"] = check
-    assert check is None or check["ok"], f"{mode.name} disagrees with the other engine: {check}"

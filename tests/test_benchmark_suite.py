@@ -1,8 +1,10 @@
-"""The pytest-benchmark suite's JSON stays small, and its report folder is git-ignored."""
+"""The pytest-benchmark suite passes, its JSON stays small, and its report folder is git-ignored."""
 
 from __future__ import annotations
 
+import re
 import subprocess
+import sys
 from pathlib import Path
 
 from benchmarks.conftest import pytest_benchmark_update_json
@@ -41,3 +43,18 @@ def test_the_folders_the_readme_writes_into_are_git_ignored():
             ["git", "check-ignore", "-q", path], cwd=ROOT, capture_output=True, check=False
         )
         assert ignored.returncode == 0, f"{path} is not git-ignored"
+
+
+def test_the_benchmark_suite_passes_with_a_tiny_time_budget():
+    """Every benchmark of ``benchmarks/`` runs once, at one size, timed for one round: the
+    regular test run does not collect the folder, so this is what keeps it from breaking
+    unseen (a mode that cannot take a size must skip with its reason, not fail)."""
+    command = [
+        *(sys.executable, "-m", "pytest", "benchmarks", "-q", "-p", "no:cacheprovider"),
+        *("--benchmark-enable", "--benchmark-max-time=0.0001", "--benchmark-min-rounds=1"),
+        *("--benchmark-warmup=off", "--bench-sizes=8", "--targets-small"),
+    ]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    passed = re.search(r"(\d+) passed", done.stdout)
+    assert passed and int(passed.group(1)) > 0, done.stdout[-2000:]

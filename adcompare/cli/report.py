@@ -15,6 +15,8 @@ examples:
   adcompare report quick.json full.json --out reports/mine --svg
   pytest benchmarks --benchmark-enable --benchmark-json bench.json
   adcompare report bench.json                            # pytest-benchmark's JSON works too
+  pytest test_mymodel_bench.py --benchmark-json out.json # your suite, with adcompare_bench
+  adcompare report out.json --out report
 """
 
 
@@ -24,7 +26,9 @@ def add_parser(subparsers) -> None:
         "report",
         help="draw the plots and write report.md from results files",
         description="Read results written by 'adcompare bench' (or pytest-benchmark JSON from "
-        "the benchmarks/ suite), draw one figure per problem and write report.md beside them. "
+        "the benchmarks/ suite, or from your own suite's tests marked @pytest.mark.adcompare "
+        "that call the adcompare_bench fixture), draw one figure per problem and write "
+        "report.md beside them. "
         "With several files, a later file's cell replaces an earlier one's.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -37,7 +37,8 @@ that does not fit is left out, and :attr:`Results.rejected` says which and
 why, so one corrupt cell never costs the good ones.
 
 :func:`load_any` also reads pytest-benchmark's JSON, whose benchmarks carry
-the same fields in ``extra_info``.
+the same fields in ``extra_info``
+(:mod:`~adcompare.bench.harness.from_pytest`).
 """
 
 from __future__ import annotations
@@ -251,7 +252,7 @@ def _validate(data, path: Path) -> dict:
         raise ResultsError(
             f"{path} is not an adcompare results file (its schema is {found!r}, expected "
             f"{SCHEMA!r}); give a file written by 'adcompare bench', or pytest-benchmark JSON "
-            "from the benchmarks/ suite"
+            "from the benchmarks/ suite or the pytest plugin (adcompare_bench)"
         )
     version = data.get("schema_version")
     if not isinstance(version, int):
@@ -347,86 +348,18 @@ def open_for_writing(
     return results
 
 
-def _is_pytest_benchmark(data) -> bool:
-    return isinstance(data, dict) and "benchmarks" in data and "machine_info" in data
-
-
-def _object(value) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def _from_pytest_benchmark(data: dict, path: Path) -> Results:
-    """Cells from pytest-benchmark JSON whose benchmarks carry adcompare's extra_info."""
-    from adcompare.bench.harness.env import environment_key
-
-    machine = _object(data.get("machine_info"))
-    cpu = _object(machine.get("cpu"))
-    description = {
-        "machine": machine.get("node"),
-        "platform": machine.get("platform") or machine.get("system"),
-        "cpu": cpu.get("brand_raw"),
-        "cpus_total": cpu.get("count"),
-        "python": machine.get("python_version"),
-        "source": "pytest-benchmark " + str(data.get("version", "")),
-    }
-    results = Results()
-    key = environment_key(description)
-    results.add_environment(key, description)
-    benchmarks = data["benchmarks"] if isinstance(data["benchmarks"], list) else []
-    for bench in map(_object, benchmarks):
-        info = _object(bench.get("extra_info"))
-        stats = _object(bench.get("stats"))
-        if not all(k in info for k in ("problem", "mode", "size", "n", "m")) or not stats:
-            continue
-        cell = {
-            "problem": info["problem"],
-            "family": info.get("family"),
-            "description": info.get("description"),
-            "mode": info["mode"],
-            "size": info["size"],
-            "n": info["n"],
-            "m": info["m"],
-            "status": "ok",
-            "time": {
-                "median": stats.get("median"),
-                "iqr": stats.get("iqr"),
-                "min": stats.get("min"),
-                "max": stats.get("max"),
-                "repeats": stats.get("rounds"),
-                "loops": stats.get("iterations", 1),
-            },
-            "counts": info.get("counts"),
-            "memory": {"peak_bytes": info.get("peak_bytes")},
-            "check": info.get("check"),
-            "env": key,
-            "source": f"pytest-benchmark: {bench.get('fullname', bench.get('name'))}",
-            "finished": data.get("datetime"),
-        }
-        problem = cell_problem(cell)
-        if problem is None:
-            results.add(cell)
-        else:
-            results.rejected.append(f"{path}: benchmark {bench.get('name')!r} {problem}; left out")
-    if not results.cells:
-        raise ResultsError(
-            f"{path} is pytest-benchmark JSON, but none of its benchmarks has timings and "
-            "adcompare's extra_info (problem, mode, size, n, m); produce it with "
-            "'pytest benchmarks --benchmark-enable --benchmark-json FILE'"
-        )
-    results.data["runs"].append({"started": data.get("datetime"), "config": {"source": str(path)}})
-    return results
-
-
 def load_any(path: str | os.PathLike) -> Results:
     """Read ``adcompare bench`` results or pytest-benchmark JSON.
 
     The returned results are detached from ``path``: adding to them does not
     write back to a pytest-benchmark file.
     """
+    from adcompare.bench.harness.from_pytest import from_pytest_benchmark, is_pytest_benchmark
+
     path = Path(path)
     data = _read_json(path)
-    if _is_pytest_benchmark(data):
-        return _from_pytest_benchmark(data, path)
+    if is_pytest_benchmark(data):
+        return from_pytest_benchmark(data, path)
     return _fitting_results(data, path, write=False)
 
 
