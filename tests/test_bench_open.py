@@ -50,7 +50,7 @@ def measured(tmp_path_factory):
     """The flat-vector function swept at n = 3, 6 by every first-order mode, with its report."""
     out = tmp_path_factory.mktemp("mymodel")
     p = bench.problem(running_sine, description="running sines")
-    modes = ["f", "forward1", "forward", "reverse", "fd", "symbolic"]
+    modes = ["f", "forward1", "forward", "reverse1", "reverse", "fd", "symbolic"]
     results = bench.measure(p, modes=modes, sizes=[3, 6], out=out, **QUICK)
     return p, results, out
 
@@ -64,9 +64,14 @@ def test_a_user_function_gets_every_mode_checked_and_counted(measured):
         assert cell["time"]["median"] > 0
         if mode != "f":
             assert cell["check"]["ok"], (mode, n, cell["check"])
-    # The deterministic counts: one lane a pass, one sweep per output.
+    # The deterministic counts: one lane a pass, one row a sweep, or all of them in one.
     assert cells["forward1", 6]["counts"]["passes"] == 6
-    assert cells["reverse", 6]["counts"]["sweeps"] == 2
+    assert cells["forward", 6]["counts"]["passes"] == 1
+    assert cells["reverse1", 6]["counts"]["sweeps"] == 2
+    assert (
+        cells["reverse", 6]["counts"]["sweeps"],
+        cells["reverse", 6]["counts"]["cotangent_seeds"],
+    ) == (1, 2)
     assert cells["fd", 6]["counts"]["evaluations"] == 12
     # The harness differentiates the user's function itself: its Jacobian by hand.
     instance = p.build(n=6)

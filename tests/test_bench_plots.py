@@ -20,7 +20,7 @@ from adcompare.bench.report.plots import (
 
 from .benchcases import synthetic_results, tiny_config
 
-MODES = ["f", "forward1", "forward", "reverse"]
+MODES = ["f", "forward1", "forward", "reverse1", "reverse"]
 
 
 @pytest.fixture(scope="module")
@@ -88,10 +88,11 @@ def test_the_crossover_map_covers_the_grid_and_marks_the_diagonal(results):
     figure = crossover_figure(results, "tanh_map")
     maps = [ax for ax in figure.axes if ax.get_title()]
     titles = [ax.get_title() for ax in maps]
+    # Each forward mode against the reverse mode batched alike.
     assert titles == [
-        "time: forward, 1 lane ÷ reverse",
+        "time: forward, 1 lane ÷ reverse, 1 row",
         "time: forward, chunked ÷ reverse",
-        "element work: forward, 1 lane ÷ reverse",
+        "element work: forward, 1 lane ÷ reverse, 1 row",
         "element work: forward, chunked ÷ reverse",
     ]
     for ax in maps:
@@ -99,7 +100,7 @@ def test_the_crossover_map_covers_the_grid_and_marks_the_diagonal(results):
         assert mesh.get_array().shape == (3, 3)
         (diagonal,) = [ln for ln in ax.get_lines() if ln.get_label() == "n = m"]
         np.testing.assert_array_equal(diagonal.get_xdata(), diagonal.get_ydata())
-    ratios = analysis.grid_ratio(results, "tanh_map", "forward1", "reverse", "work")
+    ratios = analysis.grid_ratio(results, "tanh_map", "forward1", "reverse1", "work")
     (mesh,) = [c for c in maps[2].collections if isinstance(c, QuadMesh)]
     assert mesh.get_array()[0, 2] == pytest.approx(np.log10(ratios[8, 2]))
 

@@ -38,7 +38,7 @@ def test_bundle_adjustment_jacobian_by_both_modes_in_the_harness():
     results = run_sweep(
         SweepConfig(
             problems=["adbench-ba-test"],
-            modes=["f", "forward", "reverse"],
+            modes=["f", "forward", "reverse1", "reverse"],
             repeats=1,
             min_repeat_time=0.0,
             memory=False,
@@ -47,9 +47,17 @@ def test_bundle_adjustment_jacobian_by_both_modes_in_the_harness():
     cells = {c["mode"]: c for c in results.cells}
     assert all(c["status"] == "ok" for c in cells.values())
     assert (cells["reverse"]["n"], cells["reverse"]["m"]) == (62, 30)
-    assert cells["reverse"]["counts"]["sweeps"] == 30  # one sweep per residual
+    assert cells["reverse1"]["counts"]["sweeps"] == 30  # one sweep per residual
+    # or the 30 residuals as the cotangent lanes of one sweep
+    assert (
+        cells["reverse"]["counts"]["sweeps"],
+        cells["reverse"]["counts"]["cotangent_seeds"],
+    ) == (
+        1,
+        30,
+    )
     assert 1 <= cells["forward"]["counts"]["passes"] <= 62
-    assert cells["forward"]["check"]["ok"] and cells["reverse"]["check"]["ok"]
+    assert all(cells[mode]["check"]["ok"] for mode in ("forward", "reverse1", "reverse"))
     assert set(derivative_ratios(results, "adbench-ba-test")) == {"forward", "reverse"}
 
 

@@ -62,9 +62,13 @@ def test_forward_wins_on_one_input_problems(problem):
 def test_passes_and_sweeps_count_inputs_and_outputs():
     problem = PROBLEMS["tanh_map"]
     instance = problem.build(n=5, m=3)
-    forward1, reverse = get_mode("forward1"), get_mode("reverse")
+    forward1, reverse1 = get_mode("forward1"), get_mode("reverse1")
     assert count_work(instance, forward1, forward1.prepare(instance))["passes"] == 5
-    assert count_work(instance, reverse, reverse.prepare(instance))["sweeps"] == 3
+    assert count_work(instance, reverse1, reverse1.prepare(instance))["sweeps"] == 3
+    forward, reverse = get_mode("forward"), get_mode("reverse")
+    assert count_work(instance, forward, forward.prepare(instance))["seeds"] == 5
+    counted = count_work(instance, reverse, reverse.prepare(instance))
+    assert (counted["sweeps"], counted["cotangent_seeds"]) == (1, 3)
 
 
 def test_the_cheaper_mode_flips_across_the_diagonal():

@@ -105,7 +105,9 @@ def test_a_failing_cell_records_its_error_and_the_sweep_goes_on(tmp_path, monkey
     assert "Traceback" in failed[0]["error"]["traceback"]
     assert sum(c["status"] == "ok" for c in results.cells) == 6
 
-    monkeypatch.setitem(modes.MODES, "reverse", modes.Mode("reverse", "reverse", modes._reverse))
+    monkeypatch.setitem(
+        modes.MODES, "reverse", modes.Mode("reverse", "reverse", modes._reverse_chunked)
+    )
     resumed = run_sweep(tiny_config(problems=["rosenbrock"]), load_results(tmp_path / "r.json"))
     assert all(c["status"] == "ok" for c in resumed.cells), "resume measures failed cells again"
 

@@ -133,7 +133,7 @@ def test_mine({arguments}):
         (
             "modes=['forward', 'backward'], n=[4]",
             "adcompare_bench, n",
-            "unknown mode 'backward'; the modes are f, forward1, forward, reverse, *",
+            "unknown mode 'backward'; the modes are f, forward1, forward, reverse1, reverse, *",
         ),
         ("modes='reverse', n=[4]", "adcompare_bench, n", "modes='reverse' is not a list *"),
         (
@@ -183,8 +183,8 @@ def test_a_mode_that_cannot_take_the_function_skips_with_the_reason(pytester, tm
     assert bench["group"] == "tanh-map n=80"
     info = bench["extra_info"]
     assert (info["problem"], info["mode"], info["n"], info["m"]) == ("tanh-map", "reverse", 80, 80)
-    # The Jacobian of an elementwise map is diagonal: one reverse sweep per output, m = 80.
-    assert info["counts"]["sweeps"] == 80
+    # m = 80 rows of the Jacobian, carried as the cotangent lanes of one reverse sweep.
+    assert (info["counts"]["sweeps"], info["counts"]["cotangent_seeds"]) == (1, 80)
 
 
 def test_a_suite_that_does_not_use_the_plugin_never_imports_adcompare(pytester):

@@ -274,7 +274,7 @@ def check_derivative(instance: Instance, mode: Mode, jacobian) -> dict | None:
     matrix = as_matrix(jacobian, instance)
     f, x = instance.on(ad), instance.x
     rng = np.random.default_rng(0)
-    if mode.name == "reverse":
+    if mode.name in ("reverse", "reverse1", "reverse-reference"):
         direction = rng.standard_normal(instance.n)
         _, expected = ad.jvp(f, (x,), (direction,))
         got, against = matrix @ direction, "one forward pass J·v"

@@ -8,7 +8,12 @@ m×n Jacobian (an n-vector gradient when m = 1) by one of the engines.
 ``f``          plain f with numpy: the baseline every cost is divided by
 ``forward1``   forward mode, one lane: pure dual numbers, n passes
 ``forward``    forward mode, chunked lanes: ``jacfwd``'s default chunk
-``reverse``    reverse mode: one recorded pass, m backward sweeps (``jacrev``)
+``reverse1``   reverse mode, one row: one recorded pass, m backward sweeps
+``reverse``    reverse mode, chunked rows: ``jacrev``'s default chunk of cotangent lanes
+               (the same rule as forward's lanes), so the two modes batch alike
+``reverse-reference``  reverse mode by the plain reference sweep
+               (:func:`adcompare.engines.reverse.reference_jacrev`), one row a sweep:
+               beside ``reverse1`` it shows what the optimised sweep's tricks buy
 ``reverse-replay``  reverse mode replayed by ``adcompare.compile``: the gradient, or for
                m > 1 one replay of f and its sweep per output row (uᵀJ, u = eᵢ)
 ``forward-replay``  forward mode replayed by ``adcompare.compile(mode="forward")``:
@@ -57,6 +62,7 @@ from adcompare.bench.peers import (
 )
 from adcompare.bench.problems import Instance, per_example
 from adcompare.check import finite_differences
+from adcompare.engines.reverse import reference_jacrev
 from adcompare.transforms import HESSIAN_MODES
 
 __all__ = [
@@ -107,6 +113,8 @@ class Mode:
             return second_order.unavailable_reason(self.name.split(":")[0], instance)
         if self.name in per_example.PREPARERS:
             return per_example.unavailable_reason(instance)
+        if self.name == "reverse1" and instance.m == 1:
+            return "with one output, one row a sweep is the chunked sweep: see reverse"
         if self.name != "symbolic":
             return None
         if not symbolic_available():
@@ -182,9 +190,19 @@ def _forward_chunked(instance: Instance):
     return lambda: jac(x)
 
 
-def _reverse(instance: Instance):
+def _reverse_one_row(instance: Instance):
+    jac, x = ad.jacrev(instance.on(ad), chunk_size=1), instance.x
+    return lambda: jac(x)
+
+
+def _reverse_chunked(instance: Instance):
     jac, x = ad.jacrev(instance.on(ad)), instance.x
     return lambda: jac(x)
+
+
+def _reverse_reference(instance: Instance):
+    f, x = instance.on(ad), instance.x
+    return lambda: reference_jacrev(f, x)
 
 
 def _on_first_call(compile_work: Callable[[], Callable[[], np.ndarray]]):
@@ -247,7 +265,9 @@ MODES: dict[str, Mode] = {
         Mode("f", "f (numpy)", _plain, derivative=False, order=0),
         Mode("forward1", "forward, 1 lane", _forward_one_lane),
         Mode("forward", "forward, chunked", _forward_chunked),
-        Mode("reverse", "reverse", _reverse),
+        Mode("reverse1", "reverse, 1 row", _reverse_one_row),
+        Mode("reverse", "reverse", _reverse_chunked),
+        Mode("reverse-reference", "reverse, reference sweep", _reverse_reference, by_default=False),
         Mode(
             "reverse-replay", "reverse, replayed", _reverse_replay, counted=False, by_default=False
         ),

@@ -23,6 +23,8 @@ from adcompare.bench.report.text import format_slope
 
 __all__ = [
     "AXIS",
+    "BATCHING_PAIRS",
+    "JACOBIAN_PAIRS",
     "Crossover",
     "Slope",
     "crossover",
@@ -39,6 +41,13 @@ __all__ = [
 
 #: The count a one-parameter family is plotted against.
 AXIS = {"many-inputs": "n", "one-input": "m", "batch": "m"}
+
+#: Forward and reverse mode compared like with like: one lane against one row a sweep,
+#: chunked lanes against chunked rows, so a ratio measures the mode, not the batching.
+JACOBIAN_PAIRS = (("forward1", "reverse1"), ("forward", "reverse"))
+
+#: What batching buys each mode: the unbatched mode against the batched one.
+BATCHING_PAIRS = (("forward1", "forward"), ("reverse1", "reverse"))
 
 
 def work(cell: dict) -> float:

@@ -166,7 +166,7 @@ def _largest_sizes_conclusion(results: Results, problems: list[str]) -> str | No
         if axis is None:
             continue
         ratios = []
-        for mode in ("reverse", "forward", "forward1"):
+        for mode in ("reverse", "reverse1", "forward", "forward1"):
             found = _ratio_at_largest(results, problem, mode)
             if found:
                 ratios.append(f"{_label(mode)} {format_ratio(found[1])} at {axis} = {found[0]:g}")
@@ -181,22 +181,40 @@ def _grid_conclusion(results: Results, problem: str) -> str:
     sentences = []
     for metric, what in (("time", "faster"), ("work", "cheaper in element work")):
         parts = []
-        for mode in ("forward1", "forward"):
-            ratios = analysis.grid_ratio(results, problem, mode, "reverse", metric)
+        for mode, reverse in analysis.JACOBIAN_PAIRS:
+            ratios = analysis.grid_ratio(results, problem, mode, reverse, metric)
             if not ratios:
                 continue
             tall = [r for (n, m), r in ratios.items() if n < m]
             wide = [r for (n, m), r in ratios.items() if n > m]
             square = [r for (n, m), r in ratios.items() if n == m]
             parts.append(
-                f"{_label(mode)} is {what} than reverse in {sum(r < 1 for r in tall)} of "
+                f"{_label(mode)} is {what} than {_label(reverse)} in {sum(r < 1 for r in tall)} of "
                 f"{len(tall)} measured cells with n < m, {sum(r < 1 for r in square)} of "
                 f"{len(square)} with n = m and {sum(r < 1 for r in wide)} of {len(wide)} with "
                 "n > m"
             )
         if parts:
             sentences.append("; ".join(parts))
-    return f"**{problem}** (n inputs, m outputs): " + ". By counts, ".join(sentences) + "."
+    text = f"**{problem}** (n inputs, m outputs): " + ". By counts, ".join(sentences) + "."
+    return text + _batching_sentence(results, problem)
+
+
+def _batching_sentence(results: Results, problem: str) -> str:
+    """What batching buys each mode at the largest (n, m) both were measured at."""
+    parts = []
+    for one, batched in analysis.BATCHING_PAIRS:
+        ratios = analysis.grid_ratio(results, problem, one, batched)
+        if ratios:
+            n, m = max(ratios, key=lambda size: (size[0] * size[1], size))
+            parts.append(f"{_label(one)} takes {ratios[n, m]:.3g}× {_label(batched)}'s time")
+    if not parts:
+        return ""
+    return (
+        f" What batching buys, at the largest cell (n = {n:g}, m = {m:g}): "
+        + ", ".join(parts)
+        + "."
+    )
 
 
 def _work_conclusion(results: Results, problems: list[str]) -> list[str]:
@@ -211,8 +229,8 @@ def _work_conclusion(results: Results, problems: list[str]) -> list[str]:
     slopes = [(p, text) for p, text in slopes if text]
     if slopes:
         lines.append(
-            "Log-log slope of element work ÷ f's against the swept count (forward mode with "
-            "one lane makes one pass per input, reverse one sweep per output): "
+            "Log-log slope of element work ÷ f's against the swept count (forward mode "
+            "carries one tangent lane per input, reverse mode one cotangent lane per output): "
             + "; ".join(f"**{p}** {text}" for p, text in slopes)
             + "."
         )
@@ -284,7 +302,7 @@ def _work_slopes(results: Results, problem: str) -> str:
     work_slopes = _slopes(results, problem, "work", relative=True)
     text = ", ".join(
         f"{_label(m)} {work_slopes[m]}"
-        for m in ("forward1", "forward", "reverse", "fd")
+        for m in ("forward1", "forward", "reverse1", "reverse", "fd")
         if m in work_slopes
     )
     one_lane, chunked = work_slopes.get("forward1"), work_slopes.get("forward")
@@ -327,7 +345,8 @@ def _median_table(results: Results, problem: str) -> list[str]:
 
 
 def _grid_table(results: Results, problem: str) -> list[str]:
-    """Every mode's median time at each (n, m) in one cell, then forward ÷ reverse."""
+    """Every mode's median time at each (n, m) in one cell, then forward ÷ reverse,
+    each forward mode against the reverse mode batched alike."""
     modes = analysis.modes_in(results, problem)
     times = {
         (c["n"], c["m"], c["mode"]): c
@@ -337,10 +356,10 @@ def _grid_table(results: Results, problem: str) -> list[str]:
     if not times:
         return []
     grids = {
-        mode: analysis.grid_ratio(results, problem, mode, "reverse")
-        for mode in ("forward1", "forward")
+        (mode, reverse): analysis.grid_ratio(results, problem, mode, reverse)
+        for mode, reverse in analysis.JACOBIAN_PAIRS
     }
-    grids = {mode: ratios for mode, ratios in grids.items() if ratios}
+    grids = {pair: ratios for pair, ratios in grids.items() if ratios}
     ns = sorted({n for n, _, _ in times})
     ms = sorted({m for _, m, _ in times})
 
@@ -360,9 +379,9 @@ def _grid_table(results: Results, problem: str) -> list[str]:
         "Each cell: the median times of "
         + " / ".join(_label(m) for m in modes)
         + (
-            "; in brackets the time of "
-            + " / ".join(_label(m) for m in grids)
-            + " ÷ reverse's (below 1: forward is faster)"
+            "; in brackets the time ratios "
+            + " / ".join(f"{_label(f)} ÷ {_label(r)}" for f, r in grids)
+            + " (below 1: forward is faster)"
             if grids
             else ""
         )
@@ -395,8 +414,9 @@ def _problem_section(results: Results, problem: str, figures: dict) -> list[str]
                 "",
                 "Each cell is one (n, m); its colour is log₁₀ of forward ÷ reverse, blue where "
                 "forward mode is cheaper and red where reverse is; the dashed line is n = m; grey "
-                "cells were not measured by both modes. Top: measured time; bottom: element "
-                "work.",
+                "cells were not measured by both modes. Each map sets a forward mode against the "
+                "reverse mode batched alike (one lane against one row a sweep, chunked lanes "
+                "against chunked rows). Top: measured time; bottom: element work.",
                 "",
             ]
         lines += _grid_table(results, problem)

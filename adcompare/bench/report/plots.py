@@ -53,13 +53,24 @@ COLORS = {
     "f": "black",
     "forward1": "tab:orange",
     "forward": "tab:red",
+    "reverse1": "tab:cyan",
     "reverse": "tab:blue",
+    "reverse-reference": "tab:gray",
     "fd": "tab:green",
     "symbolic": "tab:purple",
 }
 #: Theory lines: near-black, dashed, over the coloured data.
 THEORY_COLOR = "0.1"
-MARKERS = {"f": "o", "forward1": "s", "forward": "D", "reverse": "^", "fd": "v", "symbolic": "P"}
+MARKERS = {
+    "f": "o",
+    "forward1": "s",
+    "forward": "D",
+    "reverse1": "<",
+    "reverse": "^",
+    "reverse-reference": ">",
+    "fd": "v",
+    "symbolic": "P",
+}
 #: Peers: one colour per library, hollow markers, dashed lines (dotted when jitted);
 #: the marker says what the mode computes, as adcompare's do.
 PEER_COLORS = {"jax": "tab:cyan", "torch": "tab:pink", "autograd": "tab:brown"}
@@ -371,14 +382,15 @@ def _map(figure, ax, ratios: dict, title: str) -> None:
 def crossover_figure(results: Results, problem: str) -> Figure:
     """Crossover maps of a Jacobian problem: forward ÷ reverse over the (n, m) grid.
 
-    One map per forward mode measured, for time and for element work.
+    One map per pair of modes batched alike
+    (:data:`~adcompare.bench.report.analysis.JACOBIAN_PAIRS`), for time and for element work.
     """
     with rc():
         panels = [
-            (metric, mode)
+            (metric, mode, reverse)
             for metric in ("time", "work")
-            for mode in ("forward1", "forward")
-            if analysis.grid_ratio(results, problem, mode, "reverse", metric)
+            for mode, reverse in analysis.JACOBIAN_PAIRS
+            if analysis.grid_ratio(results, problem, mode, reverse, metric)
         ]
         rows = max(1, math.ceil(len(panels) / 2))
         height = 5.2 * rows
@@ -388,10 +400,10 @@ def crossover_figure(results: Results, problem: str) -> Figure:
             left=0.06, right=0.97, bottom=0.65 / height, top=1 - 0.95 / height, hspace=0.35
         )
         axes = np.atleast_1d(figure.subplots(rows, 2 if len(panels) > 1 else 1)).ravel()
-        for ax, (metric, mode) in zip(axes, panels):
-            ratios = analysis.grid_ratio(results, problem, mode, "reverse", metric)
+        for ax, (metric, mode, reverse) in zip(axes, panels):
+            ratios = analysis.grid_ratio(results, problem, mode, reverse, metric)
             what = "time" if metric == "time" else "element work"
-            _map(figure, ax, ratios, f"{what}: {_label(mode)} ÷ reverse")
+            _map(figure, ax, ratios, f"{what}: {_label(mode)} ÷ {_label(reverse)}")
         for ax in axes[len(panels) :]:
             ax.set_visible(False)
         figure.suptitle(_title(results, problem), fontsize=13)
@@ -417,8 +429,8 @@ def figures(results: Results) -> dict[str, Figure]:
             if analysis.modes_in(results, problem, order=2):
                 out[f"{problem}-second-order"] = second_order_figure(results, problem)
         elif family == "jacobian" and any(
-            analysis.grid_ratio(results, problem, mode, "reverse")
-            for mode in ("forward1", "forward")
+            analysis.grid_ratio(results, problem, mode, reverse)
+            for mode, reverse in analysis.JACOBIAN_PAIRS
         ):
             out[f"{problem}-crossover"] = crossover_figure(results, problem)
     return out

@@ -20,18 +20,21 @@ from adcompare.bench.report.text import format_range
 __all__ = ["CANDIDATES", "recommendation"]
 
 #: The modes that compete, in the order a tie is broken.
-CANDIDATES = ("reverse", "forward", "forward1", "reverse-replay", "forward-replay")
+CANDIDATES = ("reverse", "forward", "reverse1", "forward1", "reverse-replay", "forward-replay")
 #: What ``jacobian(mode="auto")``'s choice is measured as.
 AUTO_MODES = {"forward": "forward", "reverse": "reverse"}
 
 
 def _cells_by_size(results: Results, problem: str, axis: str) -> dict:
     """``{size: {mode: cell}}`` of the competing modes' measured cells. With one input,
-    one-lane and chunked forward mode make the same single pass: chunked stands for both."""
+    one-lane and chunked forward mode make the same single pass: chunked stands for both;
+    likewise one-row and chunked reverse mode with one output."""
     by_size: dict = {}
     for mode in CANDIDATES:
         for cell in analysis._ok(results, problem, mode):
-            if not (mode == "forward1" and cell["n"] == 1):
+            if not (mode == "forward1" and cell["n"] == 1) and not (
+                mode == "reverse1" and cell["m"] == 1
+            ):
                 by_size.setdefault(cell[axis], {})[mode] = cell
     return by_size
 
