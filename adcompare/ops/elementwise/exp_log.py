@@ -14,66 +14,58 @@ from adcompare.ops.registry import HOLOMORPHIC, REAL_ONLY, defop
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 
-exp = defop(
+exp = unary(
     "exp",
     np.exp,
     replay=math.exp,
     complex=HOLOMORPHIC,
-    elementwise=True,
-    saves=("out",),
     method="exp",
     sym=sympy.exp,
-    jvp=lambda out, x, x_dot: out * x_dot,
-    vjp=lambda out, x, out_bar: out_bar * out,
+    slope=lambda out, x: out,
+    special=(0.0,),
     doc="Exponential, elementwise.",
     example="exp(0.0) -> 1.0",
 )
 
-log = defop(
+log = unary(
     "log",
     np.log,
     replay=math.log,
     complex=HOLOMORPHIC,
-    elementwise=True,
-    saves=("args",),
     domain=(0.1, 3.0),
     method="log",
     sym=sympy.log,
-    jvp=lambda out, x, x_dot: x_dot / x,
-    vjp=lambda out, x, out_bar: out_bar / x,
+    reciprocal_slope=lambda out, x: x,
+    special=(1.0,),
     doc="Natural logarithm, elementwise.",
     example="log(1.0) -> 0.0",
 )
 
-log1p = defop(
+log1p = unary(
     "log1p",
     np.log1p,
     replay=math.log1p,
     complex=HOLOMORPHIC,
-    elementwise=True,
-    saves=("args",),
     domain=(-0.5, 2.0),
     method="log1p",
     label="Log1p",
     sym=lambda x: sympy.log(1 + x),
-    jvp=lambda out, x, x_dot: x_dot / (1.0 + x),
-    vjp=lambda out, x, out_bar: out_bar / (1.0 + x),
+    reciprocal_slope=lambda out, x: 1.0 + x,
+    special=(0.0,),
     doc="``log(1 + x)``, accurate for small ``x``.",
     example="log1p(0.0) -> 0.0",
 )
 
-expm1 = defop(
+expm1 = unary(
     "expm1",
     np.expm1,
     replay=math.expm1,
     complex=HOLOMORPHIC,
-    elementwise=True,
-    saves=("out",),
     method="expm1",
     label="Expm1",
     sym=lambda x: sympy.exp(x) - 1,
-    jvp=lambda out, x, x_dot: (out + 1.0) * x_dot,
-    vjp=lambda out, x, out_bar: out_bar * (out + 1.0),
+    slope=lambda out, x: out + 1.0,
+    special=(0.0,),
     doc="``exp(x) - 1``, accurate for small ``x``.",
     example="expm1(0.0) -> 0.0",
 )

@@ -9,20 +9,18 @@ import sympy
 
 from adcompare.ops.elementwise.powers import reciprocal_sqrt
 from adcompare.ops.elementwise.slopes import unary
-from adcompare.ops.registry import HOLOMORPHIC, defop
+from adcompare.ops.registry import HOLOMORPHIC
 
-tanh = defop(
+tanh = unary(
     "tanh",
     np.tanh,
     replay=math.tanh,
     complex=HOLOMORPHIC,
-    elementwise=True,
-    saves=("out",),
     domain=(-3.0, 3.0),
     method="tanh",
     sym=sympy.tanh,
-    jvp=lambda out, x, x_dot: (1.0 - out * out) * x_dot,
-    vjp=lambda out, x, out_bar: out_bar * (1.0 - out * out),
+    slope=lambda out, x: 1.0 - out * out,
+    special=(0.0,),
     doc="Hyperbolic tangent, elementwise.",
     example="tanh(0.0) -> 0.0",
 )

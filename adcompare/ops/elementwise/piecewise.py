@@ -73,6 +73,8 @@ abs = defop(
     sym=sympy.Abs,
     jvp=_abs_jvp,
     vjp=_abs_vjp,
+    # |x| at 0: the subgradient 0, sign(0).
+    kinks=((0.0, 0.0),),
     doc="Absolute value (the modulus of complex numbers), elementwise; derivative "
     "``sign(x)`` (0 at ``x = 0``), ``conj(z) / |z|`` for complex ``z`` (see ``WIRTINGER``).",
     example="abs(-2.0) -> 2.0",
@@ -128,6 +130,7 @@ def _extremum(name, value, *, larger: bool, ignore_nan: bool, **fields):
             lambda out, x, y, out_bar: out_bar * weight(y, x),
         ),
         sparsity=_winner_sparsity(larger),
+        kinks=(((1.0, 1.0), (0.5, 0.5)),),  # a tie splits the derivative evenly
         **fields,
     )
 

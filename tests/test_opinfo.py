@@ -1,0 +1,209 @@
+"""What each op record asks its tests to visit (dtypes, tolerances, special points,
+kinks), visited; the rules ``defop`` derives from structure; and ``defop``'s checks of a
+record's fields."""
+
+from __future__ import annotations
+
+import math
+import zlib
+
+import numpy as np
+import pytest
+import sympy
+
+import adcompare as ad
+from adcompare.ops import OPS
+from adcompare.ops.registry import HOLOMORPHIC, LINEAR, Hints, defop
+
+from .opcases import domain_of, has_interval_domain
+
+BUILT_IN = [op for op in OPS.values() if op.built_in]
+#: Elementwise records drawn on intervals: their derivatives at a point are numbers.
+POINTWISE = [
+    op
+    for op in BUILT_IN
+    if op.elementwise and op.nargs and op.test_params is None and has_interval_domain(op)
+]
+
+
+def ids(op):
+    return op.name
+
+
+def _forward(op, args):
+    """Each argument's derivative at ``args`` by forward mode."""
+    found = []
+    for i in op.differentiable:
+        tangents = tuple(
+            np.ones_like(a) if j == i else np.zeros_like(a) for j, a in enumerate(args)
+        )
+        found.append(ad.jvp(op.fn, args, tangents)[1])
+    return np.array(found)
+
+
+def _derivatives(op, point, dtype):
+    """Each argument's derivative at ``point``, by reverse and by forward mode."""
+    args = tuple(np.asarray(v, dtype=dtype) for v in point)
+    return np.array(ad.grad(op.fn, argnums=op.differentiable)(*args)), _forward(op, args)
+
+
+def _exact(op, point) -> np.ndarray:
+    """SymPy's derivative in each position at ``point`` (its limit where the formula is 0/0)."""
+    symbols = sympy.symbols(f"a0:{op.nargs}")
+    expression = op.sym(*symbols)
+    exact = []
+    for i in op.differentiable:
+        derivative = sympy.diff(expression, symbols[i])
+        at = dict(zip(symbols, map(_number, point)))
+        value = derivative.subs(at)
+        if not value.is_finite:
+            others = {s: v for s, v in at.items() if s is not symbols[i]}
+            value = sympy.limit(derivative.subs(others), symbols[i], sympy.nsimplify(point[i]))
+        exact.append(complex(value.evalf(30)))
+    return np.array(exact)
+
+
+def _number(value):
+    """The float (or complex) ``value`` exactly, as a 30-digit SymPy number."""
+    value = complex(value)
+    return sympy.Float(value.real, 30) + sympy.I * sympy.Float(value.imag, 30)
+
+
+def _points(op, count, seed):
+    rng = np.random.default_rng(seed)
+    return [tuple(rng.uniform(*domain_of(op, i)) for i in range(op.nargs)) for _ in range(count)]
+
+
+@pytest.mark.parametrize("op", POINTWISE, ids=ids)
+def test_every_declared_dtype_agrees_with_float64_within_the_records_tolerance(op):
+    """float32 derivatives come back in float32 and match float64 within the record's
+    tolerance; a holomorphic op's derivative at a complex point matches SymPy's."""
+    (point,) = _points(op, 1, zlib.crc32(op.name.encode()))
+    reverse64, forward64 = _derivatives(op, point, np.float64)
+    np.testing.assert_allclose(forward64, reverse64, rtol=op.tolerance["float64"])
+    reverse32, forward32 = _derivatives(op, point, np.float32)
+    assert reverse32.dtype == forward32.dtype == np.float32
+    for found in (reverse32, forward32):
+        np.testing.assert_allclose(found, reverse64, rtol=op.tolerance["float32"], atol=1e-6)
+    if "complex128" in op.dtypes and op.complex == HOLOMORPHIC and op.sym is not None:
+        at = tuple(v + 0.125j for v in point)
+        forward = _forward(op, tuple(np.asarray(v) for v in at))
+        np.testing.assert_allclose(forward, _exact(op, at), rtol=op.tolerance["complex128"])
+
+
+SPECIAL = [(op, p) for op in BUILT_IN for p in op.special]
+
+
+@pytest.mark.parametrize("op,point", SPECIAL, ids=[f"{op.name}-{p}" for op, p in SPECIAL])
+def test_both_modes_match_sympy_at_the_records_special_points(op, point):
+    point = point if isinstance(point, tuple) else (point,)
+    exact = _exact(op, point).real
+    for found in _derivatives(op, point, np.float64):
+        np.testing.assert_allclose(found, exact, rtol=op.tolerance["float64"], atol=1e-15)
+
+
+KINKS = [(op, point, grads) for op in BUILT_IN for point, grads in op.kinks]
+
+
+@pytest.mark.parametrize("op,point,grads", KINKS, ids=[f"{k[0].name}-{k[1]}" for k in KINKS])
+def test_both_modes_take_the_documented_subgradient_at_a_kink(op, point, grads):
+    point = point if isinstance(point, tuple) else (point,)
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    for found in _derivatives(op, point, np.float64):
+        np.testing.assert_array_equal(found, grads)
+
+
+def test_the_records_visit_special_points_and_kinks():
+    assert {op.name for op, _ in SPECIAL} >= {"sin", "cos", "exp", "log", "sqrt", "sinc"}
+    assert {op.name for op, _, _ in KINKS} >= {"abs", "maximum", "minimum"}
+    assert all(op.tolerance.keys() == set(op.dtypes) for op in BUILT_IN)
+
+
+# --- rules derived from structure ---------------------------------------------------
+
+
+@pytest.mark.parametrize("op", [op for op in BUILT_IN if op.derived == LINEAR], ids=ids)
+def test_a_linear_ops_jvp_is_the_op_applied_to_the_tangent(op):
+    """Bit for bit: the tangent goes through the same numpy value as the primal."""
+    shapes, params = op.cases[0] if op.cases else (((3,),), {})
+    rng = np.random.default_rng(zlib.crc32(op.name.encode()))
+    x = rng.uniform(0.5, 1.5, shapes[0])
+    tangent = rng.uniform(-1.0, 1.0, shapes[0])
+    _, found = ad.jvp(lambda a: op.fn(a, **params), (x,), (tangent,))
+    prepared = op.prepare(tangent, **params) if op.prepare else {}
+    np.testing.assert_array_equal(found, op.value(tangent, **prepared))
+
+
+def test_slope_records_give_the_numbers_of_the_rules_they_replace_bit_for_bit():
+    """The quotient form divides once: log's tangent is x_dot / x, which differs in the
+    last bits from x_dot * (1 / x); sin's rules multiply by one cosine."""
+    rng = np.random.default_rng(7)
+    x, t = rng.uniform(0.5, 1.5, 1000), rng.uniform(-1.0, 1.0, 1000)
+    assert not np.array_equal(t / x, t * (1.0 / x))
+    np.testing.assert_array_equal(ad.jvp(ad.ops.log, (x,), (t,))[1], t / x)
+    np.testing.assert_array_equal(ad.vjp(ad.ops.log, x)[1](t)[0], t / x)
+    np.testing.assert_array_equal(ad.jvp(ad.ops.sin, (x,), (t,))[1], np.cos(x) * t)
+    np.testing.assert_array_equal(ad.vjp(ad.ops.cos, x)[1](t)[0], t * -np.sin(x))
+    np.testing.assert_array_equal(ad.vjp(ad.ops.sqrt, x)[1](t)[0], t / (2.0 * np.sqrt(x)))
+
+
+def test_saves_follow_from_what_the_rules_read():
+    """arctan2's rules read x and y, not its output, so the tape keeps only the arguments;
+    rfftn's transpose reads only the input's shape, so it keeps nothing."""
+    assert OPS["arctan2"].saves == {"args"}
+    assert OPS["rfftn"].saves == frozenset()
+    x, y = np.linspace(0.5, 1.0, 1000), np.linspace(1.0, 2.0, 1000)
+    with ad.count() as counted:
+        ad.grad(lambda a, b: ad.ops.arctan2(a, b).sum(), argnums=(0, 1))(x, y)
+    assert counted.tape_bytes == x.nbytes + y.nbytes  # before: the output too, 24000 bytes
+
+
+# --- defop's checks ------------------------------------------------------------------
+
+
+def _define(**fields):
+    rules = {"jvp": lambda out, x, x_dot: x_dot, "vjp": lambda out, x, out_bar: out_bar}
+    try:
+        return defop("opinfo_example", np.positive, numpy=(), **{**rules, **fields})
+    finally:
+        OPS.pop("opinfo_example", None)
+
+
+@pytest.mark.parametrize(
+    "fields,message",
+    [
+        ({"saves": ("args",)}, "saves=('args',), but its VJP rules read the values of nothing"),
+        (
+            {"vjp": lambda out, x, out_bar: out_bar * out, "saves": ("args",)},
+            "set saves=('out',)",
+        ),
+        (
+            {"nargs": 2, "jvp": (None, None), "vjp": (None, lambda out, x, y, out_bar: x)}
+            | {"hints": Hints(vjp_reads=((), ("y",)))},
+            "Hints.vjp_reads=((), ('y',)), but its VJP rules read the values of ((), ('x',))",
+        ),
+        ({"dtypes": ("float64",)}, "list float32 and float64"),
+        ({"dtypes": ("float32", "float64", "complex128")}, "dtypes lists complex128"),
+        ({"tolerance": {"float16": 1e-2}}, "give a positive number per dtype"),
+        ({"special": (0.0,)}, "special points and kinks are for elementwise ops"),
+        ({"elementwise": True, "kinks": ((0.0, (1.0, 2.0)),)}, "has not 1 number(s)"),
+        ({"linear": lambda out, x, out_bar: out_bar}, "linear, jvp, vjp all give rules"),
+        ({"jvp": None}, "give both jvp= and vjp="),
+        ({"jvp": None, "vjp": None, "bilinear": (None,)}, "takes the two transposes"),
+    ],
+)
+def test_a_bad_record_raises_at_definition_naming_the_op_and_the_field(fields, message):
+    with pytest.raises((ValueError, TypeError), match="opinfo_example") as raised:
+        _define(**fields)
+    assert message in str(raised.value)
+
+
+def test_a_records_saves_default_to_what_its_rules_read():
+    fn = _define(jvp=None, vjp=None, linear=lambda out, x, out_bar: out_bar * math.pi)
+    assert fn.op.saves == frozenset() and fn.op.derived == LINEAR
+    fn = _define(vjp=lambda out, x, out_bar: reshape_like(out_bar, x))
+    assert fn.op.saves == {"args"}
+
+
+def reshape_like(value, x):
+    return np.reshape(value, np.shape(x))
