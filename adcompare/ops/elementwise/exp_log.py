@@ -78,6 +78,7 @@ exp2 = unary(
     replay=lambda x: 2.0**x,
     complex=HOLOMORPHIC,
     saves=("out",),
+    special=(0.0,),
     doc="``2**x``, elementwise.",
     example="exp2(3.0) -> 8.0",
 )
@@ -90,6 +91,7 @@ log2 = unary(
     replay=math.log2,
     complex=HOLOMORPHIC,
     domain=(0.1, 3.0),
+    special=(1.0,),
     doc="Base-2 logarithm, elementwise.",
     example="log2(8.0) -> 3.0",
 )
@@ -102,6 +104,7 @@ log10 = unary(
     replay=math.log10,
     complex=HOLOMORPHIC,
     domain=(0.1, 3.0),
+    special=(1.0,),
     doc="Base-10 logarithm, elementwise.",
     example="log10(100.0) -> 2.0",
 )
@@ -143,6 +146,7 @@ logaddexp = _log_of_sum(
     exp,
     replay=_logaddexp,
     sym=lambda x, y: sympy.log(sympy.exp(x) + sympy.exp(y)),
+    special=((0.0, 0.0),),
     doc="``log(exp(x) + exp(y))``, elementwise, without overflow.",
     example="logaddexp(0.0, 0.0) -> 0.6931471805599453",
 )

@@ -32,6 +32,7 @@ sinh = unary(
     sym=sympy.sinh,
     replay=math.sinh,
     complex=HOLOMORPHIC,
+    special=(0.0,),
     doc="Hyperbolic sine, elementwise.",
     example="sinh(0.0) -> 0.0",
 )
@@ -43,6 +44,7 @@ cosh = unary(
     sym=sympy.cosh,
     replay=math.cosh,
     complex=HOLOMORPHIC,
+    special=(0.0,),
     doc="Hyperbolic cosine, elementwise.",
     example="cosh(0.0) -> 1.0",
 )
@@ -55,6 +57,7 @@ arcsinh = unary(
     replay=math.asinh,
     complex=HOLOMORPHIC,
     label="Asinh",
+    special=(0.0,),
     doc="Inverse hyperbolic sine, elementwise.",
     example="arcsinh(0.0) -> 0.0",
 )
@@ -81,6 +84,7 @@ arctanh = unary(
     complex=HOLOMORPHIC,
     domain=(-0.9, 0.9),
     label="Atanh",
+    special=(0.0,),
     doc="Inverse hyperbolic tangent, elementwise, for ``-1 < x < 1``.",
     example="arctanh(0.0) -> 0.0",
 )

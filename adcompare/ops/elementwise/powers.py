@@ -151,6 +151,7 @@ cbrt = unary(
     complex=REAL_ONLY,
     saves=("out",),
     domain=(0.2, 3.0),
+    special=(1.0,),
     doc="The real cube root, elementwise (infinite slope at 0).",
     example="cbrt(8.0) -> 2.0",
 )

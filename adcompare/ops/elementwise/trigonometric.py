@@ -95,6 +95,7 @@ arccos = unary(
     complex=HOLOMORPHIC,
     domain=(-0.9, 0.9),
     label="Acos",
+    special=(0.0,),
     doc="Inverse cosine, elementwise, for ``-1 < x < 1``.",
     example="arccos(1.0) -> 0.0",
 )

@@ -14,9 +14,12 @@ from adcompare.ops.registry.dispatch import apply, apply_plain
 from adcompare.ops.registry.numpy_names import default_numpy_names, register_numpy_names
 from adcompare.ops.registry.records import (
     ARG_NAMES,
+    ARRAY_ONLY,
     COMPLEX_RULES,
+    LEADING_AXIS,
     NO_HINTS,
     OPS,
+    SELECTS,
     Hints,
     OpDef,
 )
@@ -159,6 +162,7 @@ def _record_fields(name: str, value: Callable, fields: dict) -> dict:
             f"defop({name!r}): unknown field(s) {sorted(unknown)}; "
             f"the fields are OpDef's: {sorted(DEFOP_FIELDS)}"
         )
+    _check_kinds(name, fields)
     hints = _checked_hints(name, fields.get("nargs", 1), fields.get("hints", NO_HINTS))
     if fields.get("elementwise") and hints.into is None:
         hints = dataclasses.replace(hints, into=_ufunc_into(value))
@@ -173,6 +177,40 @@ def _record_fields(name: str, value: Callable, fields: dict) -> dict:
         "hints": hints,
         **_checked_test_fields(name, fields),
     }
+
+
+#: Fields that hold a rule or one of the status words: ``(field, words, what to give)``.
+_RULE_OR_WORD = (
+    ("replay", (ARRAY_ONLY,), "a scalar kernel or ARRAY_ONLY"),
+    ("sparsity", (SELECTS,), "a rule sparsity(out, *args, local, **params) or SELECTS"),
+    ("batch", (LEADING_AXIS,), "a rule batch(args, batched, **params) or LEADING_AXIS"),
+)
+
+
+def _check_kinds(name: str, fields: dict) -> None:
+    """Each field that holds a rule or a status word holds one; ``complex`` is a sentence;
+    ``nargs`` a positive count or ``None``; each domain interval has ``low < high``."""
+    for field, words, expected in _RULE_OR_WORD:
+        given = fields.get(field)
+        if given is not None and not callable(given) and given not in words:
+            raise ValueError(f"op {name!r}: {field}={given!r}; give {expected}")
+    if not isinstance(fields.get("complex", ""), (str, type(None))):
+        raise ValueError(
+            f"op {name!r}: complex={fields['complex']!r}; give HOLOMORPHIC, WIRTINGER or a "
+            "sentence saying why complex input is refused"
+        )
+    nargs = fields.get("nargs", 1)
+    if nargs is not None and not (isinstance(nargs, int) and 1 <= nargs <= len(ARG_NAMES)):
+        raise ValueError(f"op {name!r}: nargs={nargs!r}; give 1 to {len(ARG_NAMES)} or None")
+    domain = fields.get("domain", ())
+    intervals = () if callable(domain) else domain
+    if intervals and isinstance(intervals[0], (int, float)):
+        intervals = [intervals]
+    if any(not callable(pair) and not (len(pair) == 2 and pair[0] < pair[1]) for pair in intervals):
+        raise ValueError(
+            f"op {name!r}: domain={domain!r}; give (low, high) with low < high, one for all "
+            "arguments or one per argument, or an input maker"
+        )
 
 
 #: The dtypes a record may ask its tests to check.
