@@ -10,6 +10,7 @@ import zlib
 import numpy as np
 import pytest
 import sympy
+from scipy import special
 
 import adcompare as ad
 from adcompare.ops import OPS
@@ -164,6 +165,53 @@ def test_slope_records_give_the_numbers_of_the_rules_they_replace_bit_for_bit(na
     assert op.derived == SLOPE
 
 
+def _wins(x, y):
+    return (x > y) + 0.5 * (x == y)
+
+
+#: The same for the records of two arrays: one formula of (x, y, out, t) per position.
+REPLACED_PAIRS = {
+    "arctan2": (
+        lambda x, y, out, t: y / (x * x + y * y) * t,
+        lambda x, y, out, t: -(x / (x * x + y * y)) * t,
+    ),
+    "hypot": (lambda x, y, out, t: x / out * t, lambda x, y, out, t: y / out * t),
+    "logaddexp": (
+        lambda x, y, out, t: np.exp(x - out) * t,
+        lambda x, y, out, t: np.exp(y - out) * t,
+    ),
+    "logaddexp2": (
+        lambda x, y, out, t: np.exp2(x - out) * t,
+        lambda x, y, out, t: np.exp2(y - out) * t,
+    ),
+    "maximum": (lambda x, y, out, t: _wins(x, y) * t, lambda x, y, out, t: _wins(y, x) * t),
+    "fmin": (lambda x, y, out, t: _wins(y, x) * t, lambda x, y, out, t: _wins(x, y) * t),
+    "betaln": (
+        lambda x, y, out, t: (special.digamma(x) - special.digamma(x + y)) * t,
+        lambda x, y, out, t: (special.digamma(y) - special.digamma(x + y)) * t,
+    ),
+    "xlogy": (lambda x, y, out, t: np.log(y) * t, lambda x, y, out, t: x / y * t),
+    "xlog1py": (lambda x, y, out, t: np.log1p(y) * t, lambda x, y, out, t: x / (1.0 + y) * t),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REPLACED_PAIRS))
+def test_slope_records_of_two_arrays_give_the_numbers_of_the_rules_they_replace(name):
+    op = OPS[name]
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    x, y = (rng.uniform(*domain_of(op, i), 500) for i in range(2))
+    t = rng.uniform(-1.0, 1.0, 500)
+    out = op.value(x, y)
+    cotangents = ad.vjp(op.fn, x, y)[1](t)
+    for i, formula in enumerate(REPLACED_PAIRS[name]):
+        expected = formula(x, y, out, t)
+        tangents = (t, np.zeros_like(t)) if i == 0 else (np.zeros_like(t), t)
+        # The other position's tangent is zero: the sum adds exact zeros.
+        np.testing.assert_array_equal(ad.jvp(op.fn, (x, y), tangents)[1], expected)
+        np.testing.assert_array_equal(cotangents[i], expected)
+    assert op.derived == SLOPE
+
+
 def test_the_quotient_form_is_not_a_product_with_the_reciprocal():
     rng = np.random.default_rng(7)
     x, t = rng.uniform(0.5, 1.5, 1000), rng.uniform(-1.0, 1.0, 1000)
@@ -214,6 +262,11 @@ def _define(**fields):
         ({"linear": lambda out, x, out_bar: out_bar}, "linear, jvp, vjp all give rules"),
         ({"jvp": None}, "give both jvp= and vjp="),
         ({"jvp": None, "vjp": None, "bilinear": (None,)}, "takes the two transposes"),
+        ({"jvp": None, "vjp": None, "nargs": 2, "linear": None}, "linear= is for an op of one"),
+        (
+            {"jvp": None, "vjp": None, "elementwise": True, "slope": (None, None)},
+            "slope= gives 2 slope(s) for nargs=1; give one per argument",
+        ),
         ({"replay": "scalar"}, "give a scalar kernel or ARRAY_ONLY"),
         ({"sparsity": "selects all"}, "give a rule sparsity(out, *args, local, **params)"),
         ({"batch": "leading"}, "give a rule batch(args, batched, **params) or LEADING_AXIS"),

@@ -112,13 +112,9 @@ arctan2 = defop(
     domain=((-2.0, 2.0), (0.5, 2.0)),
     label="Atan2",
     sym=sympy.atan2,
-    jvp=(
-        lambda out, x, y, x_dot: y / (x * x + y * y) * x_dot,
-        lambda out, x, y, y_dot: negative(x / (x * x + y * y)) * y_dot,
-    ),
-    vjp=(
-        lambda out, x, y, out_bar: out_bar * (y / (x * x + y * y)),
-        lambda out, x, y, out_bar: out_bar * negative(x / (x * x + y * y)),
+    slope=(
+        lambda out, x, y: y / (x * x + y * y),
+        lambda out, x, y: negative(x / (x * x + y * y)),
     ),
     special=((0.0, 1.0),),
     doc="The angle of the point ``(y, x)`` as numpy orders it: ``arctan2(x1, x2)`` is the "
@@ -135,10 +131,9 @@ hypot = defop(
     elementwise=True,
     domain=(0.3, 2.0),
     sym=lambda x, y: sympy.sqrt(x * x + y * y),
-    jvp=(lambda out, x, y, x_dot: x / out * x_dot, lambda out, x, y, y_dot: y / out * y_dot),
-    vjp=(
-        lambda out, x, y, out_bar: out_bar * (x / out),
-        lambda out, x, y, out_bar: out_bar * (y / out),
+    slope=(
+        lambda out, x, y: x / out,
+        lambda out, x, y: y / out,
     ),
     special=((3.0, 4.0),),
     doc="``sqrt(x**2 + y**2)``, elementwise, without overflow.",

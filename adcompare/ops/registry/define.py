@@ -61,7 +61,8 @@ def defop(name: str, value: Callable, *, jvp=None, vjp=None, **fields: Any) -> C
     Rules derived from structure replace ``jvp`` and ``vjp`` (see
     :mod:`~adcompare.ops.registry.derive`): ``linear=transpose`` for an op
     linear in its array, ``bilinear=(transpose_x, transpose_y)``, and
-    ``slope=`` or ``reciprocal_slope=`` for an elementwise op of one array.
+    ``slope=`` or ``reciprocal_slope=`` for an elementwise op (one slope per
+    argument).
     A user's op is registered the same way:
 
     >>> import numpy as np
@@ -81,7 +82,7 @@ def defop(name: str, value: Callable, *, jvp=None, vjp=None, **fields: Any) -> C
     derived = ""
     if deriving:
         _check_deriving(name, deriving, jvp, vjp)
-        jvp, vjp, derived = derived_rules(name, deriving, lambda: op)
+        jvp, vjp, derived = derived_rules(name, deriving, fields.get("nargs", 1), lambda: op)
     elif jvp is None or vjp is None:
         raise TypeError(
             f"defop({name!r}): give both jvp= and vjp=, or derive them with linear=, "

@@ -12,9 +12,11 @@ holds here for three kinds of record, each stating its mathematics once:
     the op is linear in each of its two arrays: the JVP of ``f(x, y)`` is
     ``f(x_dot, y)`` plus ``f(x, y_dot)``, each VJP the given transpose.
 ``slope=s`` or ``reciprocal_slope=r``
-    an elementwise op of one array: the JVP is ``s(out, x) * x_dot`` and the
-    VJP ``out_bar * s(out, x)``, or ``x_dot / r(out, x)`` and ``out_bar / r(out,
-    x)`` (``log`` divides by ``x`` in one op instead of multiplying by ``1 / x``).
+    an elementwise op: for one array the JVP is ``s(out, x) * x_dot`` and the
+    VJP ``s(out, x) * out_bar``, or ``x_dot / r(out, x)`` and ``out_bar / r(out,
+    x)`` (``log`` divides by ``x`` in one op instead of multiplying by ``1 / x``):
+    one rule serves both modes. An op of two arrays gives one slope per
+    argument, ``slope=(s_x, s_y)`` with ``s_x(out, x, y)``.
 
 :func:`vjp_reads` tells from a rule's code which of ``out``, ``x``, ``y``, ...
 it reads, so ``defop`` can check ``saves`` and ``Hints.vjp_reads`` against the
@@ -27,6 +29,7 @@ import dis
 
 from adcompare.ops.registry.dispatch import apply
 from adcompare.ops.registry.records import ARG_NAMES
+from adcompare.runtime.boxes import Box
 
 #: ``derived`` of an op whose JVP is the op applied to the tangent (``linear=``).
 LINEAR = "linear"
@@ -36,16 +39,25 @@ BILINEAR = "bilinear"
 SLOPE = "slope"
 
 
-def derived_rules(name: str, given: dict, record) -> tuple:
+def derived_rules(name: str, given: dict, nargs: int | None, record) -> tuple:
     """``(jvp, vjp, kind)`` from ``defop``'s one deriving keyword in ``given``.
 
     ``record()`` returns the op's record once it exists (a linear op's JVP
     applies the op itself).
     """
     ((keyword, rule),) = given.items()
-    if keyword == "bilinear" and not (isinstance(rule, tuple) and len(rule) == 2):
+    if keyword == "bilinear" and not (isinstance(rule, tuple) and len(rule) == 2 == nargs):
         raise ValueError(
-            f"op {name!r}: bilinear= takes the two transposes (transpose_x, transpose_y)"
+            f"op {name!r}: bilinear= takes the two transposes (transpose_x, transpose_y) "
+            "of an op of nargs=2"
+        )
+    if keyword == "linear" and nargs != 1:
+        raise ValueError(f"op {name!r}: linear= is for an op of one array (nargs=1)")
+    count = len(rule) if isinstance(rule, tuple) else 1
+    if DERIVING[keyword][1] == SLOPE and count != nargs:
+        raise ValueError(
+            f"op {name!r}: {keyword}= gives {count} slope(s) for nargs={nargs}; give one "
+            "per argument"
         )
     make, kind = DERIVING[keyword]
     return (*make(rule, record), kind)
@@ -60,34 +72,53 @@ def _linear(transpose, record):
 
 def _bilinear(transposes, record):
     def jvp_x(out, x, y, x_dot, **params):
-        return apply(record(), (x_dot, y), params)
+        return _apply_bilinear(record(), x_dot, y, params)
 
     def jvp_y(out, x, y, y_dot, **params):
-        return apply(record(), (x, y_dot), params)
+        return _apply_bilinear(record(), x, y_dot, params)
 
     return (jvp_x, jvp_y), transposes
 
 
-def _slope(slope, record):
-    def jvp(out, x, x_dot):
-        return slope(out, x) * x_dot
-
-    def vjp(out, x, out_bar):
-        return out_bar * slope(out, x)
-
-    vjp.reads = _reads_of(slope, ("out", "x"))
-    return (jvp,), (vjp,)
+def _apply_bilinear(op, x, y, params):
+    """``op`` on two values; on plain values, its numpy value directly, as the operator
+    ``x_dot * y`` that ``multiply``'s hand-written rule used computes it (no dispatch)."""
+    if isinstance(x, Box) or isinstance(y, Box):
+        return apply(op, (x, y), params)
+    return op.value(x, y, **params)
 
 
-def _reciprocal_slope(reciprocal, record):
-    def jvp(out, x, x_dot):
-        return x_dot / reciprocal(out, x)
+def _slope(slopes, record):
+    return _per_position(slopes, divide=False)
 
-    def vjp(out, x, out_bar):
-        return out_bar / reciprocal(out, x)
 
-    vjp.reads = _reads_of(reciprocal, ("out", "x"))
-    return (jvp,), (vjp,)
+def _reciprocal_slope(reciprocals, record):
+    return _per_position(reciprocals, divide=True)
+
+
+def _per_position(slopes, *, divide: bool) -> tuple:
+    """The JVP and VJP rules of each position from its slope (one per argument)."""
+    slopes = slopes if isinstance(slopes, tuple) else (slopes,)
+    rules = tuple(_slope_rule(slope, len(slopes), divide) for slope in slopes)
+    return rules, rules
+
+
+def _slope_rule(slope, nargs: int, divide: bool):
+    """``slope * t``, or ``t / slope`` with ``divide``, for the tangent or the cotangent
+    ``t``: the slope is a number per element, so one rule serves both modes, spending
+    one operation on the slope."""
+    if nargs == 1:
+
+        def rule(out, x, t):
+            return t / slope(out, x) if divide else slope(out, x) * t
+
+    else:
+
+        def rule(out, x, y, t):
+            return t / slope(out, x, y) if divide else slope(out, x, y) * t
+
+    rule.reads = _reads_of(slope, ("out", *ARG_NAMES[:nargs]))
+    return rule
 
 
 #: The ``defop`` keywords that derive rules: how each makes them, and the kind it records.
