@@ -263,9 +263,8 @@ fftn = defop(
     cases=_CASES,
     sparsity=_fft_sparsity,
     sym=_sym_fftn,
-    jvp=lambda out, x, x_dot, s, axes, norm: fftn(x_dot, s=s, axes=axes, norm=norm),
     # The DFT matrix is symmetric: the transpose of fftn is fftn, then undo s.
-    vjp=lambda out, x, out_bar, s, axes, norm: _as_input(
+    linear=lambda out, x, out_bar, s, axes, norm: _as_input(
         _fit_to(fftn(out_bar, axes=axes, norm=norm), axes, shape_of(x)), x
     ),
     doc="The N-D discrete Fourier transform over ``axes``, as ``np.fft.fftn``.",
@@ -284,8 +283,7 @@ ifftn = defop(
     cases=_CASES,
     sparsity=_fft_sparsity,
     sym=lambda x, s, axes, norm: _sym_fftn(x, s, axes, norm, inverse=True),
-    jvp=lambda out, x, x_dot, s, axes, norm: ifftn(x_dot, s=s, axes=axes, norm=norm),
-    vjp=lambda out, x, out_bar, s, axes, norm: _as_input(
+    linear=lambda out, x, out_bar, s, axes, norm: _as_input(
         _fit_to(ifftn(out_bar, axes=axes, norm=norm), axes, shape_of(x)), x
     ),
     doc="The N-D inverse discrete Fourier transform over ``axes``, as ``np.fft.ifftn``.",
@@ -317,12 +315,11 @@ rfftn = defop(
     complex=WIRTINGER,
     replay=ARRAY_ONLY,
     batch=LEADING_AXIS,
-    saves=("args",),
+    saves=(),  # the transpose reads only the input's shape
     cases=_CASES,
     sparsity=_fft_sparsity,
     sym=_sym_rfftn,
-    jvp=lambda out, x, x_dot, s, axes, norm: rfftn(x_dot, s=s, axes=axes, norm=norm),
-    vjp=_rfftn_vjp,
+    linear=_rfftn_vjp,
     doc="The N-D discrete Fourier transform of real input, keeping the non-negative "
     "frequencies of the last axis, as ``np.fft.rfftn``.",
     example="rfftn([1.0, 2.0, 3.0, 4.0]) -> [10.+0.j -2.+2.j -2.+0.j]",
@@ -357,8 +354,7 @@ irfftn = defop(
     cases=_HALF_CASES,
     sparsity=_irfftn_sparsity,
     sym=_sym_irfftn,
-    jvp=lambda out, x, x_dot, s, axes, norm: irfftn(x_dot, s=s, axes=axes, norm=norm),
-    vjp=_irfftn_vjp,
+    linear=_irfftn_vjp,
     doc="The inverse of :func:`rfftn`: a real signal from the non-negative frequencies of "
     "its last axis, as ``np.fft.irfftn``.",
     example="irfftn([10.0, -2.0 + 2.0j, -2.0]) -> [1. 2. 3. 4.]",

@@ -40,8 +40,8 @@ def _kept_shape(shape, axis):
     return tuple(1 if i - n in axis else d for i, d in enumerate(shape))
 
 
-def _aligned(out_bar, x, axis, keepdims):
-    """A reduced cotangent shaped to broadcast against ``x``.
+def _aligned(out_bar, shape, axis, keepdims):
+    """A reduced cotangent shaped to broadcast against an array of ``shape``.
 
     With ``keepdims`` it already does; so does a reduction over the leading
     axes only, since broadcasting pads on the left. Otherwise the reduced
@@ -49,15 +49,15 @@ def _aligned(out_bar, x, axis, keepdims):
     """
     if keepdims:
         return out_bar
-    n = ndim_of(x)
+    n = len(shape)
     if axis == tuple(range(-n, -n + len(axis))):
         return out_bar
-    return reshape.prepared(out_bar, shape=_kept_shape(shape_of(x), axis))
+    return reshape.prepared(out_bar, shape=_kept_shape(shape, axis))
 
 
-def _spread(out_bar, x, axis, keepdims):
-    """Broadcast a reduced cotangent back over the reduced axes of ``x``."""
-    return broadcast_to.prepared(_aligned(out_bar, x, axis, keepdims), shape=shape_of(x))
+def _spread(out_bar, shape, axis, keepdims):
+    """Broadcast a reduced cotangent back over the reduced axes of an array of ``shape``."""
+    return broadcast_to.prepared(_aligned(out_bar, shape, axis, keepdims), shape=shape)
 
 
 def _sympy_over(reducer):
@@ -158,8 +158,7 @@ sum = defop(
     ],
     domain=(-2.0, 2.0),
     sym=_sympy_over(sympy.Add.fromiter),
-    jvp=lambda out, x, x_dot, axis, keepdims: sum(x_dot, axis=axis, keepdims=keepdims),
-    vjp=lambda out, x, out_bar, axis, keepdims: _spread(out_bar, x, axis, keepdims),
+    linear=lambda out, x, out_bar, axis, keepdims: _spread(out_bar, shape_of(x), axis, keepdims),
     doc="Sum over ``axis`` (all axes by default), as ``np.sum``.",
     example="sum([[1.0, 2.0], [3.0, 4.0]], axis=0) -> [4. 6.]",
     sparsity=_sum_sparsity,
@@ -185,7 +184,7 @@ def _logsumexp_value(x, axis, keepdims):
 
 def _softmax_weights(out, x, axis, keepdims):
     """``exp(x − logsumexp(x))``: each element's share, the derivative of logsumexp."""
-    return exp(subtract(x, _aligned(out, x, axis, keepdims)))
+    return exp(subtract(x, _aligned(out, shape_of(x), axis, keepdims)))
 
 
 # The composite ``logsumexp`` (adcompare.ops.composite) calls this primitive for real
@@ -212,7 +211,7 @@ _logsumexp = defop(
         multiply(_softmax_weights(out, x, axis, keepdims), x_dot), axis=axis, keepdims=keepdims
     ),
     vjp=lambda out, x, out_bar, axis, keepdims: multiply(
-        _aligned(out_bar, x, axis, keepdims), _softmax_weights(out, x, axis, keepdims)
+        _aligned(out_bar, shape_of(x), axis, keepdims), _softmax_weights(out, x, axis, keepdims)
     ),
     doc="``log(sum(exp(x)))`` over ``axis``, stable for large values (real input).",
     sparsity=lambda out, x, *, local, axis, keepdims: _slice_sparsity(
@@ -245,7 +244,7 @@ def _max_jvp(out, x, x_dot, axis, keepdims):
 
 def _max_vjp(out, x, out_bar, axis, keepdims):
     # The x-shaped shares broadcast the cotangent: no separate broadcast_to.
-    return _winners(x, out, axis, keepdims) * _aligned(out_bar, x, axis, keepdims)
+    return _winners(x, out, axis, keepdims) * _aligned(out_bar, shape_of(x), axis, keepdims)
 
 
 def _select_sparsity(out, x, *, local, axis, keepdims):
@@ -347,7 +346,7 @@ prod = defop(
         _product_of_others(x, axis) * x_dot, axis=axis, keepdims=keepdims
     ),
     vjp=lambda out, x, out_bar, axis, keepdims: (
-        _product_of_others(x, axis) * _aligned(out_bar, x, axis, keepdims)
+        _product_of_others(x, axis) * _aligned(out_bar, shape_of(x), axis, keepdims)
     ),
     doc="Product over ``axis``; exact where elements are zero (no division by x).",
     example="prod([2.0, 3.0, 4.0]) -> 24.0",
@@ -386,9 +385,8 @@ _cumsum = defop(
     cases=[(((5,),), {"axis": 0}), (((3, 4),), {"axis": 1}), (((2, 3, 2),), {"axis": 0})],
     label="Cumsum",
     sym=lambda x, axis: np.cumsum(np.asarray(x, dtype=object), axis=axis),
-    jvp=lambda out, x, x_dot, axis: _cumsum(x_dot, axis),
     # The adjoint of a running sum is a running sum from the other end.
-    vjp=lambda out, x, out_bar, axis: _reversed(_cumsum(_reversed(out_bar, axis), axis), axis),
+    linear=lambda out, x, out_bar, axis: _reversed(_cumsum(_reversed(out_bar, axis), axis), axis),
     doc="Running sum along one axis (see ``cumsum``).",
     sparsity=_cumsum_sparsity,
 )

@@ -89,8 +89,7 @@ multiply = defop(
     ),
     label="Mul",
     sym=lambda x, y: x * y,
-    jvp=(lambda out, x, y, x_dot: x_dot * y, lambda out, x, y, y_dot: x * y_dot),
-    vjp=(
+    bilinear=(
         lambda out, x, y, out_bar: scaled(out_bar, y),
         lambda out, x, y, out_bar: scaled(out_bar, x),
     ),
@@ -134,8 +133,7 @@ negative = defop(
     saves=(),
     label="Neg",
     sym=lambda x: -x,
-    jvp=lambda out, x, x_dot: negative(x_dot),
-    vjp=lambda out, x, out_bar: negative(out_bar),
+    linear=lambda out, x, out_bar: negative(out_bar),
     hints=Hints(vjp_negates=(True,)),
     doc="Negation, elementwise (``-x``).",
     example="negative(2.0) -> -2.0",

@@ -58,9 +58,8 @@ astype = defop(
     batch=LEADING_AXIS,  # no axes: a batch axis passes through
     cases=(([(2, 3)], {"dtype": np.float64}), ([()], {"dtype": "float64"})),
     sym=lambda x, dtype, source: x,
-    jvp=lambda out, x, x_dot, dtype, source: astype(x_dot, dtype),
     # The cotangent takes the input's dtype back, so float32 inputs get float32 gradients.
-    vjp=lambda out, x, out_bar, dtype, source: astype(out_bar, source),
+    linear=lambda out, x, out_bar, dtype, source: astype(out_bar, source),
     doc="The value in another float dtype, as ``ndarray.astype``; the derivative is "
     "converted alike and the gradient comes back in the input's dtype.",
     example="astype(1.5, 'float32').dtype -> float32",

@@ -14,66 +14,58 @@ from adcompare.ops.registry import HOLOMORPHIC, REAL_ONLY, defop
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 
-exp = defop(
+exp = unary(
     "exp",
     np.exp,
     replay=math.exp,
     complex=HOLOMORPHIC,
-    elementwise=True,
-    saves=("out",),
     method="exp",
     sym=sympy.exp,
-    jvp=lambda out, x, x_dot: out * x_dot,
-    vjp=lambda out, x, out_bar: out_bar * out,
+    slope=lambda out, x: out,
+    special=(0.0,),
     doc="Exponential, elementwise.",
     example="exp(0.0) -> 1.0",
 )
 
-log = defop(
+log = unary(
     "log",
     np.log,
     replay=math.log,
     complex=HOLOMORPHIC,
-    elementwise=True,
-    saves=("args",),
     domain=(0.1, 3.0),
     method="log",
     sym=sympy.log,
-    jvp=lambda out, x, x_dot: x_dot / x,
-    vjp=lambda out, x, out_bar: out_bar / x,
+    reciprocal_slope=lambda out, x: x,
+    special=(1.0,),
     doc="Natural logarithm, elementwise.",
     example="log(1.0) -> 0.0",
 )
 
-log1p = defop(
+log1p = unary(
     "log1p",
     np.log1p,
     replay=math.log1p,
     complex=HOLOMORPHIC,
-    elementwise=True,
-    saves=("args",),
     domain=(-0.5, 2.0),
     method="log1p",
     label="Log1p",
     sym=lambda x: sympy.log(1 + x),
-    jvp=lambda out, x, x_dot: x_dot / (1.0 + x),
-    vjp=lambda out, x, out_bar: out_bar / (1.0 + x),
+    reciprocal_slope=lambda out, x: 1.0 + x,
+    special=(0.0,),
     doc="``log(1 + x)``, accurate for small ``x``.",
     example="log1p(0.0) -> 0.0",
 )
 
-expm1 = defop(
+expm1 = unary(
     "expm1",
     np.expm1,
     replay=math.expm1,
     complex=HOLOMORPHIC,
-    elementwise=True,
-    saves=("out",),
     method="expm1",
     label="Expm1",
     sym=lambda x: sympy.exp(x) - 1,
-    jvp=lambda out, x, x_dot: (out + 1.0) * x_dot,
-    vjp=lambda out, x, out_bar: out_bar * (out + 1.0),
+    slope=lambda out, x: out + 1.0,
+    special=(0.0,),
     doc="``exp(x) - 1``, accurate for small ``x``.",
     example="expm1(0.0) -> 0.0",
 )
@@ -86,6 +78,7 @@ exp2 = unary(
     replay=lambda x: 2.0**x,
     complex=HOLOMORPHIC,
     saves=("out",),
+    special=(0.0,),
     doc="``2**x``, elementwise.",
     example="exp2(3.0) -> 8.0",
 )
@@ -98,6 +91,7 @@ log2 = unary(
     replay=math.log2,
     complex=HOLOMORPHIC,
     domain=(0.1, 3.0),
+    special=(1.0,),
     doc="Base-2 logarithm, elementwise.",
     example="log2(8.0) -> 3.0",
 )
@@ -110,6 +104,7 @@ log10 = unary(
     replay=math.log10,
     complex=HOLOMORPHIC,
     domain=(0.1, 3.0),
+    special=(1.0,),
     doc="Base-10 logarithm, elementwise.",
     example="log10(100.0) -> 2.0",
 )
@@ -127,13 +122,9 @@ def _log_of_sum(name, value, power, **fields):
         nargs=2,
         elementwise=True,
         domain=(-3.0, 3.0),
-        jvp=(
-            lambda out, x, y, x_dot: power(x - out) * x_dot,
-            lambda out, x, y, y_dot: power(y - out) * y_dot,
-        ),
-        vjp=(
-            lambda out, x, y, out_bar: out_bar * power(x - out),
-            lambda out, x, y, out_bar: out_bar * power(y - out),
+        slope=(
+            lambda out, x, y: power(x - out),
+            lambda out, x, y: power(y - out),
         ),
         **fields,
     )
@@ -151,6 +142,7 @@ logaddexp = _log_of_sum(
     exp,
     replay=_logaddexp,
     sym=lambda x, y: sympy.log(sympy.exp(x) + sympy.exp(y)),
+    special=((0.0, 0.0),),
     doc="``log(exp(x) + exp(y))``, elementwise, without overflow.",
     example="logaddexp(0.0, 0.0) -> 0.6931471805599453",
 )

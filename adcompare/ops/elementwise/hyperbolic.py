@@ -9,20 +9,18 @@ import sympy
 
 from adcompare.ops.elementwise.powers import reciprocal_sqrt
 from adcompare.ops.elementwise.slopes import unary
-from adcompare.ops.registry import HOLOMORPHIC, defop
+from adcompare.ops.registry import HOLOMORPHIC
 
-tanh = defop(
+tanh = unary(
     "tanh",
     np.tanh,
     replay=math.tanh,
     complex=HOLOMORPHIC,
-    elementwise=True,
-    saves=("out",),
     domain=(-3.0, 3.0),
     method="tanh",
     sym=sympy.tanh,
-    jvp=lambda out, x, x_dot: (1.0 - out * out) * x_dot,
-    vjp=lambda out, x, out_bar: out_bar * (1.0 - out * out),
+    slope=lambda out, x: 1.0 - out * out,
+    special=(0.0,),
     doc="Hyperbolic tangent, elementwise.",
     example="tanh(0.0) -> 0.0",
 )
@@ -34,6 +32,7 @@ sinh = unary(
     sym=sympy.sinh,
     replay=math.sinh,
     complex=HOLOMORPHIC,
+    special=(0.0,),
     doc="Hyperbolic sine, elementwise.",
     example="sinh(0.0) -> 0.0",
 )
@@ -45,6 +44,7 @@ cosh = unary(
     sym=sympy.cosh,
     replay=math.cosh,
     complex=HOLOMORPHIC,
+    special=(0.0,),
     doc="Hyperbolic cosine, elementwise.",
     example="cosh(0.0) -> 1.0",
 )
@@ -57,6 +57,7 @@ arcsinh = unary(
     replay=math.asinh,
     complex=HOLOMORPHIC,
     label="Asinh",
+    special=(0.0,),
     doc="Inverse hyperbolic sine, elementwise.",
     example="arcsinh(0.0) -> 0.0",
 )
@@ -83,6 +84,7 @@ arctanh = unary(
     complex=HOLOMORPHIC,
     domain=(-0.9, 0.9),
     label="Atanh",
+    special=(0.0,),
     doc="Inverse hyperbolic tangent, elementwise, for ``-1 < x < 1``.",
     example="arctanh(0.0) -> 0.0",
 )

@@ -73,6 +73,8 @@ abs = defop(
     sym=sympy.Abs,
     jvp=_abs_jvp,
     vjp=_abs_vjp,
+    # |x| at 0: the subgradient 0, sign(0).
+    kinks=((0.0, 0.0),),
     doc="Absolute value (the modulus of complex numbers), elementwise; derivative "
     "``sign(x)`` (0 at ``x = 0``), ``conj(z) / |z|`` for complex ``z`` (see ``WIRTINGER``).",
     example="abs(-2.0) -> 2.0",
@@ -119,15 +121,12 @@ def _extremum(name, value, *, larger: bool, ignore_nan: bool, **fields):
         elementwise=True,
         saves=("args",),
         sym=(lambda x, y: sympy.Max(x, y)) if larger else (lambda x, y: sympy.Min(x, y)),
-        jvp=(
-            lambda out, x, y, x_dot: weight(x, y) * x_dot,
-            lambda out, x, y, y_dot: weight(y, x) * y_dot,
-        ),
-        vjp=(
-            lambda out, x, y, out_bar: out_bar * weight(x, y),
-            lambda out, x, y, out_bar: out_bar * weight(y, x),
+        slope=(
+            lambda out, x, y: weight(x, y),
+            lambda out, x, y: weight(y, x),
         ),
         sparsity=_winner_sparsity(larger),
+        kinks=(((1.0, 1.0), (0.5, 0.5)),),  # a tie splits the derivative evenly
         **fields,
     )
 

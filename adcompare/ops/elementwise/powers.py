@@ -123,18 +123,16 @@ power = defop(
     example="power(2.0, 3.0) -> 8.0",
 )
 
-sqrt = defop(
+sqrt = unary(
     "sqrt",
     np.sqrt,
     replay=math.sqrt,
     complex=HOLOMORPHIC,
-    elementwise=True,
-    saves=("out",),
     domain=(0.1, 3.0),
     method="sqrt",
     sym=sympy.sqrt,
-    jvp=lambda out, x, x_dot: x_dot / (2.0 * out),
-    vjp=lambda out, x, out_bar: out_bar / (2.0 * out),
+    reciprocal_slope=lambda out, x: 2.0 * out,
+    special=(1.0,),
     doc="Square root, elementwise.",
     example="sqrt(9.0) -> 3.0",
 )
@@ -153,6 +151,7 @@ cbrt = unary(
     complex=REAL_ONLY,
     saves=("out",),
     domain=(0.2, 3.0),
+    special=(1.0,),
     doc="The real cube root, elementwise (infinite slope at 0).",
     example="cbrt(8.0) -> 2.0",
 )

@@ -14,83 +14,73 @@ from adcompare.ops.elementwise.powers import reciprocal_sqrt, sqrt
 from adcompare.ops.elementwise.slopes import unary
 from adcompare.ops.registry import HOLOMORPHIC, REAL_ONLY, anywhere, defop, everywhere, raw
 
-sin = defop(
+sin = unary(
     "sin",
     np.sin,
     replay=math.sin,
     complex=HOLOMORPHIC,
-    elementwise=True,
-    saves=("args",),
     domain=(-3.0, 3.0),
     method="sin",
     sym=sympy.sin,
-    jvp=lambda out, x, x_dot: cos(x) * x_dot,
-    vjp=lambda out, x, out_bar: out_bar * cos(x),
+    slope=lambda out, x: cos(x),
+    special=(0.0, math.pi),
     doc="Sine, elementwise.",
     example="sin(0.0) -> 0.0",
 )
 
-cos = defop(
+cos = unary(
     "cos",
     np.cos,
     replay=math.cos,
     complex=HOLOMORPHIC,
-    elementwise=True,
-    saves=("args",),
     domain=(-3.0, 3.0),
     method="cos",
     sym=sympy.cos,
-    jvp=lambda out, x, x_dot: negative(sin(x)) * x_dot,
-    vjp=lambda out, x, out_bar: negative(out_bar * sin(x)),
+    slope=lambda out, x: negative(sin(x)),
+    special=(0.0, math.pi),
     doc="Cosine, elementwise.",
     example="cos(0.0) -> 1.0",
 )
 
-tan = defop(
+tan = unary(
     "tan",
     np.tan,
     replay=math.tan,
     complex=HOLOMORPHIC,
-    elementwise=True,
-    saves=("out",),
     domain=(-1.2, 1.2),
     method="tan",
     sym=sympy.tan,
-    jvp=lambda out, x, x_dot: (1.0 + out * out) * x_dot,
-    vjp=lambda out, x, out_bar: out_bar * (1.0 + out * out),
+    slope=lambda out, x: 1.0 + out * out,
+    special=(0.0,),
     doc="Tangent, elementwise.",
     example="tan(0.0) -> 0.0",
 )
 
-arcsin = defop(
+arcsin = unary(
     "arcsin",
     np.arcsin,
     replay=math.asin,
     complex=HOLOMORPHIC,
-    elementwise=True,
-    saves=("args",),
     domain=(-0.9, 0.9),
     method="arcsin",
     label="Asin",
     sym=sympy.asin,
-    jvp=lambda out, x, x_dot: x_dot / sqrt(1.0 - x * x),
-    vjp=lambda out, x, out_bar: out_bar / sqrt(1.0 - x * x),
+    reciprocal_slope=lambda out, x: sqrt(1.0 - x * x),
+    special=(0.0,),
     doc="Inverse sine, elementwise, for ``-1 < x < 1``.",
     example="arcsin(0.0) -> 0.0",
 )
 
-arctan = defop(
+arctan = unary(
     "arctan",
     np.arctan,
     replay=math.atan,
     complex=HOLOMORPHIC,
-    elementwise=True,
-    saves=("args",),
     method="arctan",
     label="Atan",
     sym=sympy.atan,
-    jvp=lambda out, x, x_dot: x_dot / (1.0 + x * x),
-    vjp=lambda out, x, out_bar: out_bar / (1.0 + x * x),
+    reciprocal_slope=lambda out, x: 1.0 + x * x,
+    special=(0.0,),
     doc="Inverse tangent, elementwise.",
     example="arctan(0.0) -> 0.0",
 )
@@ -105,6 +95,7 @@ arccos = unary(
     complex=HOLOMORPHIC,
     domain=(-0.9, 0.9),
     label="Acos",
+    special=(0.0,),
     doc="Inverse cosine, elementwise, for ``-1 < x < 1``.",
     example="arccos(1.0) -> 0.0",
 )
@@ -121,14 +112,11 @@ arctan2 = defop(
     domain=((-2.0, 2.0), (0.5, 2.0)),
     label="Atan2",
     sym=sympy.atan2,
-    jvp=(
-        lambda out, x, y, x_dot: y / (x * x + y * y) * x_dot,
-        lambda out, x, y, y_dot: negative(x / (x * x + y * y)) * y_dot,
+    slope=(
+        lambda out, x, y: y / (x * x + y * y),
+        lambda out, x, y: negative(x / (x * x + y * y)),
     ),
-    vjp=(
-        lambda out, x, y, out_bar: out_bar * (y / (x * x + y * y)),
-        lambda out, x, y, out_bar: out_bar * negative(x / (x * x + y * y)),
-    ),
+    special=((0.0, 1.0),),
     doc="The angle of the point ``(y, x)`` as numpy orders it: ``arctan2(x1, x2)`` is the "
     "angle of ``(x2, x1)``, elementwise.",
     example="arctan2(0.0, 1.0) -> 0.0",
@@ -143,11 +131,11 @@ hypot = defop(
     elementwise=True,
     domain=(0.3, 2.0),
     sym=lambda x, y: sympy.sqrt(x * x + y * y),
-    jvp=(lambda out, x, y, x_dot: x / out * x_dot, lambda out, x, y, y_dot: y / out * y_dot),
-    vjp=(
-        lambda out, x, y, out_bar: out_bar * (x / out),
-        lambda out, x, y, out_bar: out_bar * (y / out),
+    slope=(
+        lambda out, x, y: x / out,
+        lambda out, x, y: y / out,
     ),
+    special=((3.0, 4.0),),
     doc="``sqrt(x**2 + y**2)``, elementwise, without overflow.",
     example="hypot(3.0, 4.0) -> 5.0",
 )
@@ -194,6 +182,7 @@ sinc = unary(
     sym=lambda x: sympy.sin(sympy.pi * x) / (sympy.pi * x),
     replay=_sinc,
     complex=HOLOMORPHIC,
+    special=(0.0, 1.0),
     doc="The normalised sinc ``sin(pi x) / (pi x)`` (1 at 0), elementwise, as ``np.sinc``.",
     example="sinc(0.0) -> 1.0",
 )

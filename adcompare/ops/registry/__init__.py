@@ -1,7 +1,8 @@
 """The op registry: one record per primitive, and the dispatch every op call takes.
 
 Its modules, by concern: :mod:`~.records` (``OpDef``, ``Hints``, ``OPS``),
-:mod:`~.define` (``defop``), :mod:`~.dispatch` (``apply``), :mod:`~.numpy_names`,
+:mod:`~.define` (``defop``), :mod:`~.derive` (rules derived from structure),
+:mod:`~.dispatch` (``apply``), :mod:`~.numpy_names`,
 :mod:`~.composites`, and the helpers rules share (:mod:`~.values`,
 :mod:`~.broadcasting`).
 
@@ -40,6 +41,7 @@ from adcompare.ops.registry.broadcasting import (
 )
 from adcompare.ops.registry.composites import COMPOSITES, Composite, composite, public_functions
 from adcompare.ops.registry.define import defop
+from adcompare.ops.registry.derive import BILINEAR, LINEAR, SLOPE
 from adcompare.ops.registry.dispatch import (
     apply,
     apply_plain,
@@ -71,13 +73,16 @@ from adcompare.runtime.boxes import Box, mixed_levels_error, raw
 
 __all__ = [
     "ARRAY_ONLY",
+    "BILINEAR",
     "COMPOSITES",
     "HOLOMORPHIC",
     "LEADING_AXIS",
+    "LINEAR",
     "NUMPY_NAMES",
     "OPS",
     "REAL_ONLY",
     "SELECTS",
+    "SLOPE",
     "WIRTINGER",
     "Box",
     "ComplexNotSupportedError",

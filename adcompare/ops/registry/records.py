@@ -4,6 +4,7 @@ runtime's box protocol (:mod:`adcompare.runtime.boxes`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -118,6 +119,16 @@ class OpDef:
 
     How to compute it faster lives apart, in ``hints`` (:class:`Hints`).
 
+    What the registry tests visit besides ``domain`` and ``cases``: ``dtypes``
+    (``"float32"`` and ``"float64"`` at least, ``"complex128"`` where
+    ``complex`` is declared), ``tolerance`` (the relative error each dtype's
+    derivatives may have against float64 or the reference), ``special``
+    points of an elementwise op (0, pi, ...: a number, or one per argument)
+    where both modes must match SymPy, and ``kinks``: ``(point, derivatives)``
+    pairs where the derivative is a documented subgradient choice (``abs`` at
+    0, a tie of ``maximum``). ``defop`` fills in the default dtypes and
+    tolerances and checks every field.
+
     Which input elements each output element depends on: ``sparsity`` (read by
     :mod:`adcompare.sparsity`). ``None`` for an elementwise op derives it from
     broadcasting and the JVP rules; :data:`SELECTS` says each output element is
@@ -153,6 +164,14 @@ class OpDef:
     sparsity: Callable | str | None = None
     # vmap: how a mapped axis passes through (see adcompare.ops.batching).
     batch: Callable | str | None = None
+    # How defop derived the rules: "linear", "bilinear", "slope", or "" (written by hand).
+    derived: str = ""
+    # What the registry tests visit (as PyTorch's OpInfo and JAX's test specs hold it):
+    # dtypes to check, a tolerance per dtype, special points, kinks with their choice.
+    dtypes: tuple[str, ...] = ()
+    tolerance: dict = dataclasses.field(default_factory=dict)
+    special: tuple = ()
+    kinks: tuple = ()
 
     @property
     def built_in(self) -> bool:
