@@ -17,18 +17,25 @@ from adcompare.bench.harness.results import Results, ResultsError, open_for_writ
 from adcompare.bench.harness.sweep import PRESETS, plan, preset, run_sweep
 from adcompare.bench.peers import available_peer_modes
 from adcompare.bench.problems import PROBLEMS, default_problems
+from adcompare.cli.outfolder import LATEST, OutputPathError, check_not_reference
 from adcompare.durations import format_duration
+
+#: Where ``bench`` writes by default: git-ignored, rewritten by each run.
+DEFAULT_OUT = LATEST / "bench" / "results.json"
 
 EXAMPLES = """\
 examples:
-  adcompare bench --quick                      # every problem and mode, about a minute
+  adcompare bench --quick                      # every problem and mode, about a minute,
+                                               # into reports/latest/bench/results.json
   adcompare bench --problems rosenbrock mlp --modes forward reverse --sizes 8 64 512
   adcompare bench --modes reverse hvp --sizes 16 256  # one HVP per composition vs the gradient
   adcompare bench --problems adbench-gmm-1k adbench-lstm --modes f reverse forward
   adcompare bench --problems rosenbrock --modes f reverse forward --peers  # beside JAX, torch
   adcompare bench --full --out full.json       # up to n = 2^20 (hours); Ctrl-C keeps what
   adcompare bench --full --out full.json --resume   # was measured, --resume continues
-  adcompare report results.json                # then draw the plots and write the report
+  adcompare report full.json                   # then draw the plots and write the report
+  adcompare bench --problems adbench-gmm-1k --out reports/real/results.json --resume \
+      --refresh-reference                      # a committed reference only when asked
 """
 
 
@@ -150,8 +157,14 @@ def _add_output_options(parser) -> None:
     parser.add_argument(
         "--out",
         type=Path,
-        default=Path("results.json"),
-        help="the results file (default results.json)",
+        help=f"the results file (default {DEFAULT_OUT}, git-ignored and rewritten by each "
+        "run; another file is kept unless --resume or --overwrite is given)",
+    )
+    parser.add_argument(
+        "--refresh-reference",
+        action="store_true",
+        help="let --out name a results file in a committed reference folder (reports/real/, "
+        "reports/peers/, ...), which is refused otherwise",
     )
     again = parser.add_mutually_exclusive_group()
     again.add_argument(
@@ -271,7 +284,16 @@ def run(args) -> int:
             memory=False if args.no_memory else None,
             blas_threads=args.blas_threads,
         )
-        results = open_results(args.out, resume=args.resume, overwrite=args.overwrite)
+        if args.refresh_reference and args.out is None:
+            raise OutputPathError(
+                "--refresh-reference rewrites the reference --out names; add --out, e.g. "
+                "--out reports/real/results.json"
+            )
+        out = check_not_reference(args.out or DEFAULT_OUT, refresh=args.refresh_reference)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        # The default file is rewritten on purpose, as ``run`` rewrites its folder.
+        overwrite = args.overwrite or (args.out is None and not args.resume)
+        results = open_results(out, resume=args.resume, overwrite=overwrite)
     except (ValueError, argparse.ArgumentTypeError) as error:
         print(f"adcompare bench: {error}", file=sys.stderr)
         return 2
@@ -281,7 +303,7 @@ def run(args) -> int:
         print(f"adcompare bench: {error}", file=sys.stderr)
         return 2
     if status == 0:
-        print(f"next: adcompare report {args.out}", file=sys.stderr)
+        print(f"next: adcompare report {out}", file=sys.stderr)
     return status
 
 

@@ -15,11 +15,14 @@ from adcompare.bench.harness.results import ResultsError, load_results
 from adcompare.bench.harness.sweep import preset
 from adcompare.bench.report.compare import compare_conclusions
 from adcompare.cli.bench import add_sweep_options, open_results, sweep_into, with_peers
-from adcompare.cli.outfolder import OutputPathError, check_output_folder
+from adcompare.cli.outfolder import (
+    LATEST,
+    OutputPathError,
+    check_not_reference,
+    check_output_folder,
+)
 from adcompare.cli.report import make_report
 
-#: Where ``run`` writes by default: git-ignored, rewritten by every run.
-LATEST = Path("reports") / "latest"
 #: The committed reference run the README points to.
 REFERENCE = Path("reports") / "quick"
 
@@ -125,7 +128,7 @@ def run(args) -> int:
     # named keeps its results unless --resume or --overwrite says what to do with them.
     overwrite = args.overwrite or args.refresh_reference or args.out is None
     try:
-        check_output_folder(folder)
+        check_output_folder(check_not_reference(folder, refresh=args.refresh_reference))
         if path.is_dir():
             raise OutputPathError(f"{path} is a folder; pass --out with another folder")
         results = open_results(path, resume=args.resume, overwrite=overwrite)

@@ -1,4 +1,5 @@
-"""``adcompare sparse``: dense against sparse Jacobians and Hessians, into ``reports/sparse/``."""
+"""``adcompare sparse``: dense against sparse Jacobians and Hessians, into
+``reports/latest/sparse/``; ``--refresh-reference`` rewrites the committed ``reports/sparse/``."""
 
 from __future__ import annotations
 
@@ -6,12 +7,18 @@ import argparse
 import sys
 from pathlib import Path
 
+from adcompare.cli.outfolder import LATEST, OutputPathError, output_folder
+
+#: The committed reference run.
+REFERENCE = Path("reports") / "sparse"
+
 EXAMPLES = """\
 examples:
-  adcompare sparse                           # every problem at its default sizes
+  adcompare sparse                           # every problem: reports/latest/sparse/sparse.md
   adcompare sparse --problems arrowhead bratu-1d --quick
-  adcompare sparse --report-only             # redraw from reports/sparse/sparse.json
+  adcompare sparse --report-only             # redraw from reports/latest/sparse/sparse.json
   adcompare sparse --no-peers                # adcompare only, even where asdex is installed
+  adcompare sparse --refresh-reference       # rewrite the committed reports/sparse/
 """
 
 #: The sizes ``--quick`` measures.
@@ -37,8 +44,17 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("--problems", nargs="+", metavar="NAME", help="the problems to measure")
     parser.add_argument("--quick", action="store_true", help="two small sizes per problem")
-    parser.add_argument(
-        "--out", type=Path, default=Path("reports/sparse"), help="the folder (reports/sparse/)"
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--out",
+        type=Path,
+        help=f"the folder (default {LATEST / 'sparse'}, git-ignored, rewritten by each run)",
+    )
+    where.add_argument(
+        "--refresh-reference",
+        action="store_true",
+        help=f"write into the committed reference folder {REFERENCE} (every problem at its "
+        "default sizes: refused with --quick or --problems)",
     )
     parser.add_argument(
         "--report-only", action="store_true", help="redraw from the folder's sparse.json"
@@ -55,7 +71,19 @@ def run(args) -> int:
     from adcompare.bench.sparse.report import write_sparse_report
     from adcompare.bench.sparse.sweep import run_sparse_sweep
 
-    results = args.out / "sparse.json"
+    try:
+        out = output_folder(args.out, "sparse", refresh=args.refresh_reference)
+    except OutputPathError as error:
+        print(f"adcompare sparse: {error}", file=sys.stderr)
+        return 2
+    if args.refresh_reference and not args.report_only and (args.quick or args.problems):
+        print(
+            f"adcompare sparse: the reference {REFERENCE} holds every problem at its default "
+            "sizes; drop --quick and --problems to refresh it",
+            file=sys.stderr,
+        )
+        return 2
+    results = out / "sparse.json"
     unknown = [p for p in args.problems or [] if p not in SPARSE_PROBLEMS]
     if unknown:
         known = ", ".join(SPARSE_PROBLEMS)
@@ -66,7 +94,7 @@ def run(args) -> int:
             print(f"adcompare sparse: no {results}; run without --report-only", file=sys.stderr)
             return 2
     else:
-        args.out.mkdir(parents=True, exist_ok=True)
+        out.mkdir(parents=True, exist_ok=True)
         sizes = QUICK_SIZES if args.quick else None
         run_sparse_sweep(
             results,
@@ -75,7 +103,7 @@ def run(args) -> int:
             log=lambda line: print(line, file=sys.stderr),
             peers=not args.no_peers,
         )
-    print(f"wrote {write_sparse_report(results, args.out)}", file=sys.stderr)
+    print(f"wrote {write_sparse_report(results, out)}", file=sys.stderr)
     return 0
 
 
