@@ -169,10 +169,11 @@ def test_an_unworded_os_error_is_bad_input(monkeypatch, capsys):
     assert capsys.readouterr().err == "adcompare demo: Permission denied: /root/results.json\n"
 
 
-@pytest.mark.parametrize("command", ["run", "targets", "train"])
+@pytest.mark.parametrize("command", ["run", "bench", "targets", "train", "memory", "sparse"])
 def test_a_command_s_default_output_is_git_ignored(command):
     # A new user's first runs leave the clone clean: the committed reference folders
-    # (reports/quick, reports/targets, reports/train) are written only when asked.
+    # (reports/quick, reports/targets, reports/train, ...) are written only when asked;
+    # None is the command's own folder under reports/latest/.
     from pathlib import Path
 
     from adcompare.cli import run
