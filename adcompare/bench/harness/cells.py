@@ -42,7 +42,7 @@ def _count(value) -> bool:
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-_TEXT_FIELDS = ("family", "env", "finished", "source", "reason")
+_TEXT_FIELDS = ("family", "description", "env", "finished", "source", "reason")
 _TIME_FIELDS = ("iqr", "min", "max", "warmup")
 
 

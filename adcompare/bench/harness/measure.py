@@ -34,7 +34,7 @@ import numpy as np
 import adcompare as ad
 from adcompare.bench.harness.modes import Mode, as_matrix, plain_cost
 from adcompare.bench.harness.second_order import check_second_order
-from adcompare.bench.problems import Instance
+from adcompare.bench.problems import Instance, ProblemError, size_text
 from adcompare.runtime import buffers
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "describe_error",
     "measure_cell",
     "peak_memory",
+    "refuse_non_finite",
     "time_calls",
 ]
 
@@ -289,6 +290,31 @@ def check_derivative(instance: Instance, mode: Mode, jacobian) -> dict | None:
     return {"against": against, "error": error, "tolerance": tolerance, "ok": error <= tolerance}
 
 
+def refuse_non_finite(instance: Instance, mode: str, derivative) -> None:
+    """Raise a :class:`ProblemError` when ``derivative`` holds NaN or inf: f, finite at
+    the point (its instance checked that), is not differentiable there.
+
+    >>> from adcompare.bench.problems import problem
+    >>> inst = problem(lambda x: np.sqrt(x), name="root", inputs=lambda n: np.zeros(n)).build(n=2)
+    >>> try:
+    ...     refuse_non_finite(inst, "forward", np.array([np.inf, 0.0]))
+    ... except ProblemError as error:
+    ...     print(str(error)[:62])
+    the derivative of root by forward is NaN or inf at n = 2, wher
+    """
+    try:
+        values = np.asarray(derivative, dtype=np.float64)
+    except (TypeError, ValueError):
+        return
+    if not np.all(np.isfinite(values)):
+        name = instance.problem
+        raise ProblemError(
+            f"the derivative of {name} by {mode} is NaN or inf at {size_text(instance.size)}, "
+            f"where {name} itself is finite: it is not differentiable at that point; give it "
+            "inputs away from the kink or singularity (inputs=...)"
+        )
+
+
 def describe_error(error: Exception) -> dict:
     """An exception as a cell records it: its type, message and the last frames.
 
@@ -329,6 +355,8 @@ def measure_cell(
     work = mode.prepare(instance)
     start = time.perf_counter()
     timer = Timer(work, repeats=repeats, budget=budget, min_repeat_time=min_repeat_time)
+    if mode.derivative:
+        refuse_non_finite(instance, mode.name, timer.result)
     check = check_derivative(instance, mode, timer.result)
     timer.result = None
     counts = count_work(instance, mode, work) if mode.counted else None

@@ -88,10 +88,12 @@ class Results:
 
     ``path`` set, every :meth:`add` saves the whole document at once.
 
+    Iterating gives the cells.
+
     >>> results = Results()
     >>> results.add({"problem": "mlp", "mode": "f", "size": {"n": 8}, "status": "ok"})
-    >>> len(results.cells), results.data["schema_version"]
-    (1, 1)
+    >>> len(results), [cell["mode"] for cell in results], results.data["schema_version"]
+    (1, ['f'], 1)
     """
 
     def __init__(self, data: dict | None = None, path: str | os.PathLike | None = None):
@@ -117,6 +119,12 @@ class Results:
     def cells(self) -> list[dict]:
         """The cells, in the order they were first added."""
         return self.data["cells"]
+
+    def __iter__(self):
+        return iter(self.cells)
+
+    def __len__(self) -> int:
+        return len(self.cells)
 
     def get(self, key: tuple) -> dict | None:
         """The cell with identity ``key``, or ``None``."""
@@ -160,13 +168,17 @@ class Results:
             self._lock.release()
             self._lock = None
 
-    def save(self) -> None:
-        """Write the document to ``path`` atomically (nothing to do without one).
+    def save(self, path: str | os.PathLike | None = None) -> None:
+        """Write the document to ``path`` atomically (nothing to do without one); given
+        another ``path``, write a copy there, which :func:`load_results` reads back.
 
         Refuses with a :class:`ResultsError`, writing nothing, when another
         writer rewrote the file since this one read or last wrote it: saving
         then would drop that writer's cells.
         """
+        if path is not None and Path(path) != self.path:
+            Results(self.data, path).save()
+            return
         if self.path is None:
             return
         if self._lock is not None:

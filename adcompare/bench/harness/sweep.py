@@ -25,7 +25,10 @@ whole sweep. A time budget per cell keeps it bounded
   each at least as dear as f,
 
 and the skipped cell records why. A cell that raises records its error and
-the sweep goes on. Cells already in the results (measured or skipped) are
+the sweep goes on. A :class:`~adcompare.bench.problems.ProblemError` (a function that raises,
+returns the wrong shape, or whose derivative is not finite) stops the sweep
+once the cells measured at that size are added, and is raised with its one
+sentence. Cells already in the results (measured or skipped) are
 not measured again, which is how ``--resume`` continues an interrupted run.
 
 numpy's BLAS runs with ``blas_threads`` threads, one by default: the
@@ -52,7 +55,13 @@ from adcompare.bench.harness.measure import (
 from adcompare.bench.harness.modes import MODES, expand_modes, get_mode
 from adcompare.bench.harness.progress import Progress
 from adcompare.bench.harness.results import Results, cell_key, now
-from adcompare.bench.problems import PROBLEMS, Problem, default_problems, get_problem
+from adcompare.bench.problems import (
+    PROBLEMS,
+    Problem,
+    ProblemError,
+    default_problems,
+    get_problem,
+)
 from adcompare.symbolic import SymbolicSizeError
 
 __all__ = [
@@ -89,14 +98,16 @@ def geometric(start: int, stop: int, factor: int = 4) -> list[int]:
 class SweepConfig:
     """What to measure and how hard.
 
-    ``sizes`` are the values of the swept parameter (n, or m for one-input
-    problems); ``grid`` the values of both n and m for Jacobian problems.
+    ``problems`` are names (registered problems) or :class:`Problem` objects
+    (a user's own, from :func:`~adcompare.bench.problems.problem`). ``sizes``
+    are the values of the swept parameter (n, or m for one-input problems);
+    ``grid`` the values of both n and m for Jacobian problems.
     ``second_order_sizes`` are the swept values at which second-order modes
     (HVPs, Hessians) are measured, ``None`` for every size. ``modes`` may
     name groups such as ``"hvp"`` (see :func:`~adcompare.bench.harness.modes.expand_modes`).
     """
 
-    problems: list[str] = field(default_factory=default_problems)
+    problems: list[str | Problem] = field(default_factory=default_problems)
     modes: list[str] = field(default_factory=lambda: [n for n, m in MODES.items() if m.by_default])
     sizes: list[int] = field(default_factory=lambda: geometric(4, 1024))
     grid: list[int] = field(default_factory=lambda: geometric(4, 256))
@@ -108,8 +119,7 @@ class SweepConfig:
     blas_threads: int | None = 1
 
     def __post_init__(self):
-        for name in self.problems:
-            get_problem(name)
+        self.problem_objects()
         self.modes = expand_modes(self.modes)
         for name in self.modes:
             get_mode(name)
@@ -121,9 +131,13 @@ class SweepConfig:
             if any(s < 1 for s in values):
                 raise ValueError(f"sizes must be positive whole numbers, not {values}")
 
+    def problem_objects(self) -> list[Problem]:
+        """The problems, each given by name or as itself."""
+        return [p if isinstance(p, Problem) else get_problem(p) for p in self.problems]
+
     def as_dict(self) -> dict:
-        """The configuration as JSON-ready values."""
-        return asdict(self)
+        """The configuration as JSON-ready values (each problem by its name)."""
+        return asdict(self) | {"problems": [p.name for p in self.problem_objects()]}
 
 
 PRESETS: dict[str, dict] = {
@@ -195,7 +209,7 @@ def plan(config: SweepConfig) -> list[tuple[Problem, dict, str]]:
     """
     return [
         (problem, size, mode)
-        for problem in map(get_problem, config.problems)
+        for problem in config.problem_objects()
         for size in sizes_for(problem, config)
         for mode in config.modes
         if _planned(config, size, mode)
@@ -214,6 +228,7 @@ def _cell(problem: Problem, size: dict, mode: str, env: str) -> dict:
     return {
         "problem": problem.name,
         "family": problem.family,
+        "description": problem.description,
         "mode": mode,
         "size": dict(size),
         "n": None,
@@ -325,6 +340,7 @@ def _first_round(config, results, problem, size, mode_names, progress, env) -> d
     """Measure one size's cells; returns those kept for the second round."""
     timed: dict[str, _Timed] = {}
     built = _Built(problem, size, progress)
+    failure = None
     for mode_name in mode_names:
         label = f"{problem.name} {mode_name} {size_text(size)}"
         cell = _cell(problem, size, mode_name, env)
@@ -333,7 +349,13 @@ def _first_round(config, results, problem, size, mode_names, progress, env) -> d
             progress.advance(label, measured=False, group=problem.name)
             continue
         progress.start(label)
-        timer = _measure_mode(config, results, built, cell, timed.get("f"))
+        try:
+            timer = _measure_mode(config, results, built, cell, timed.get("f"))
+        except ProblemError as error:
+            # The function cannot be measured: keep what was, then say why.
+            failure = error
+            _add(results, cell)
+            break
         if timer is not None:
             timed[mode_name] = _Timed(cell, timer, label)
             continue
@@ -346,6 +368,8 @@ def _first_round(config, results, problem, size, mode_names, progress, env) -> d
             entry.timer.wanted = (entry.timer.wanted + 1) // 2
     _take_turns(timed)
     _finish(results, timed, progress=progress)
+    if failure is not None:
+        raise failure
     later = {}
     for mode, entry in timed.items():
         entry.timer.wanted = wanted[mode]
@@ -388,6 +412,10 @@ def _measure_mode(config, results, built: _Built, cell: dict, plain: _Timed | No
                 cell.update(measured)
                 cell["status"] = "ok"
                 return timer
+    except ProblemError as error:
+        cell["status"] = "error"
+        cell["error"] = describe_error(error)
+        raise
     except SymbolicSizeError as refusal:
         # SymPy refuses instances too large to trace: a documented limit, not a failure.
         reason = str(refusal)

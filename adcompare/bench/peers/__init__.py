@@ -109,6 +109,11 @@ class PeerMode:
                 f"{self.name} runs only problems written against an array namespace; the "
                 "ADBench and GradBench objectives use adcompare's op set directly"
             )
+        if instance is not None and not getattr(instance, "namespaced", True):
+            return (
+                f"{self.name} runs only functions written against an array namespace: write "
+                f"{instance.problem} as f(xp, x) and pass xp=True to bench.problem"
+            )
         if instance is not None and self.scalar_only and instance.m != 1:
             return (
                 f"{self.name} computes gradients of scalar functions only (here m = {instance.m})"

@@ -31,104 +31,47 @@ by the problem's name and size, so every run measures the same function.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import numpy as np
 
+from adcompare.bench.problems.define import (
+    FAMILIES,
+    Instance,
+    Problem,
+    ProblemError,
+    problem,
+    ravel,
+    size_text,
+)
 from adcompare.bench.problems.per_example import make_per_example
 from adcompare.bench.problems.real import REAL_PROBLEMS
+from adcompare.bench.problems.registry import (
+    REGISTRY,
+    available_problems,
+    get_problem,
+    problems_of,
+    register,
+)
+from adcompare.bench.problems.sparse import SPARSE_PROBLEMS
 from adcompare.train.mlp import MLP, mean_squared_error
 from adcompare.train.step import hidden_for, training_step
 
-__all__ = ["FAMILIES", "PROBLEMS", "Instance", "Problem", "default_problems", "get_problem"]
-
-#: The size parameters each family is swept over.
-FAMILIES: dict[str, tuple[str, ...]] = {
-    "many-inputs": ("n",),
-    "one-input": ("m",),
-    "jacobian": ("n", "m"),
-    "batch": ("m",),
-    "fixed": (),
-}
-
-
-@dataclass(frozen=True)
-class Instance:
-    """One problem at one size: ``f(xp, x)`` at the point ``x``.
-
-    ``x`` is a 1-D float64 array of ``n`` entries; ``f`` returns a scalar
-    (``m == 1``) or a 1-D array of ``m`` entries.
-    """
-
-    problem: str
-    size: dict
-    f: Callable
-    x: np.ndarray
-    n: int
-    m: int
-    family: str | None = None
-
-    def on(self, xp) -> Callable:
-        """The function of ``x`` alone, with ``xp`` as its array namespace.
-
-        >>> import numpy as np
-        >>> inst = get_problem("rosenbrock").build(n=4)
-        >>> float(inst.on(np)(np.ones(4)))
-        0.0
-        """
-        f = self.f
-        return lambda x: f(xp, x)
-
-
-@dataclass(frozen=True)
-class Problem:
-    """A family of functions: ``build(**size)`` gives an :class:`Instance`.
-
-    ``make(**size)`` returns ``(f, x)``; ``limits`` caps each size parameter
-    (a dense n×n matrix cannot reach n = 10⁶). ``sizing`` says why a built
-    instance may have another size than the one asked for.
-    """
-
-    name: str
-    family: str
-    description: str
-    make: Callable
-    limits: dict = field(default_factory=dict)
-    opt_in: bool = False
-    sizing: str = ""
-
-    @property
-    def sweeps(self) -> tuple[str, ...]:
-        """The size parameters this problem is swept over."""
-        return FAMILIES[self.family]
-
-    def too_large(self, size: dict) -> str | None:
-        """Why ``size`` is beyond this problem's limits, or ``None``.
-
-        >>> get_problem("quadratic").too_large({"n": 10**6})
-        'the dense 4096×4096 matrix is the largest quadratic builds (n ≤ 4096)'
-        """
-        for key, (limit, why) in self.limits.items():
-            if size.get(key, 0) > limit:
-                return f"{why} ({key} ≤ {limit})"
-        return None
-
-    def build(self, **size) -> Instance:
-        """The problem at ``size`` (keywords: the family's size parameters).
-
-        >>> inst = get_problem("tanh_map").build(n=3, m=5)
-        >>> inst.n, inst.m
-        (3, 5)
-        """
-        if set(size) != set(self.sweeps):
-            raise ValueError(
-                f"{self.name} is sized by {', '.join(self.sweeps)}; got {', '.join(size) or 'none'}"
-            )
-        f, x = self.make(**size)
-        x = np.asarray(x, dtype=np.float64).reshape(-1)
-        out = np.asarray(f(np, x))
-        return Instance(self.name, dict(size), f, x, x.size, out.size, self.family)
+__all__ = [
+    "FAMILIES",
+    "PROBLEMS",
+    "REGISTRY",
+    "Instance",
+    "Problem",
+    "ProblemError",
+    "available_problems",
+    "default_problems",
+    "get_problem",
+    "problem",
+    "problems_of",
+    "ravel",
+    "register",
+    "size_text",
+]
 
 
 def _rng(name: str, *size: int) -> np.random.Generator:
@@ -236,92 +179,107 @@ def _tanh_map(n: int, m: int):
 
 _MILLION = 2**20
 
-PROBLEMS: dict[str, Problem] = {
-    p.name: p
-    for p in [
-        Problem(
-            "rosenbrock",
-            "many-inputs",
-            "extended Rosenbrock Σ 100(x_{i+1} − x_i²)² + (1 − x_i)²",
-            _rosenbrock,
-            {"n": (_MILLION, "the sweep stops at 2²⁰ inputs")},
-            sizing="each term couples neighbours x_i and x_{i+1}, so it needs n ≥ 2",
-        ),
-        Problem(
-            "quadratic",
-            "many-inputs",
-            "quadratic form ½ xᵀAx − bᵀx, A dense positive definite (A_ij = 0.9^|i−j|)",
-            _quadratic,
-            {"n": (4096, "the dense 4096×4096 matrix is the largest quadratic builds")},
-        ),
-        Problem(
-            "logistic",
-            "many-inputs",
-            f"logistic-regression loss over its n weights, {_SAMPLES} samples",
-            _logistic,
-            {"n": (_MILLION, "the sweep stops at 2²⁰ inputs")},
-        ),
-        Problem(
-            "mlp",
-            "many-inputs",
-            f"mean squared error of a {_MLP_INPUTS}-h-1 tanh MLP over its weights, "
-            f"{_SAMPLES} samples",
-            _mlp,
-            {"n": (_MILLION, "the sweep stops at 2²⁰ inputs")},
-            sizing=f"its weights number n = {_MLP_INPUTS + 2}h + 1 for h hidden units, so n "
-            "is the nearest such count",
-        ),
-        Problem(
-            "training_step",
-            "many-inputs",
-            "softmax cross-entropy of a 2-h-h-2 ReLU MLP on 64 spiral points over its "
-            "weights (adcompare train --step-cost)",
-            _training_step,
-            {"n": (2**17, "a 2-h-h-2 MLP stops at h = 358, about 2¹⁷ weights")},
-            opt_in=True,
-            sizing="its weights number n = h² + 6h + 2 for h hidden units a layer, so n is "
-            "the nearest such count",
-        ),
-        Problem(
-            "trajectory",
-            "one-input",
-            "damped oscillation y_k = e^(−0.2 t_k) sin(ω t_k) at m times, over ω",
-            _trajectory,
-            {"m": (_MILLION, "the sweep stops at 2²⁰ outputs")},
-        ),
-        Problem(
-            "fourier",
-            "one-input",
-            "Fourier features sin(kx), cos(kx), k = 1..m/2, of a scalar x",
-            _fourier,
-            {"m": (_MILLION, "the sweep stops at 2²⁰ outputs")},
-            sizing="its outputs come in sin and cos pairs, so m is even and at least 2",
-        ),
-        Problem(
-            "per_example",
-            "batch",
-            "squared error of a 4-8-1 tanh network, one loss per example: per-example "
-            "gradients (measure with --modes per-example)",
-            make_per_example,
-            {"m": (4096, "a loop of 4096 reverse passes is where the sweep stops")},
-            opt_in=True,
-        ),
-        Problem(
-            "tanh_map",
-            "jacobian",
-            "the map x ↦ tanh(W·(x·sin x)) from n inputs to m outputs",
-            _tanh_map,
-            {
-                "n": (8192, "the dense m×n matrix stops at 8192 columns"),
-                "m": (8192, "the dense m×n matrix stops at 8192 rows"),
-            },
-        ),
-    ]
-}
-PROBLEMS.update(
-    (real.name, Problem(real.name, "fixed", real.description, real.make, opt_in=real.opt_in))
-    for real in REAL_PROBLEMS
-)
+_LIMIT_N = {"n": (_MILLION, "the sweep stops at 2²⁰ inputs")}
+_LIMIT_M = {"m": (_MILLION, "the sweep stops at 2²⁰ outputs")}
+
+_BUILT_IN = [
+    problem(
+        build=_rosenbrock,
+        name="rosenbrock",
+        description="extended Rosenbrock Σ 100(x_{i+1} − x_i²)² + (1 − x_i)²",
+        xp=True,
+        limits=_LIMIT_N,
+        sizing="each term couples neighbours x_i and x_{i+1}, so it needs n ≥ 2",
+    ),
+    problem(
+        build=_quadratic,
+        name="quadratic",
+        description="quadratic form ½ xᵀAx − bᵀx, A dense positive definite (A_ij = 0.9^|i−j|)",
+        xp=True,
+        limits={"n": (4096, "the dense 4096×4096 matrix is the largest quadratic builds")},
+    ),
+    problem(
+        build=_logistic,
+        name="logistic",
+        description=f"logistic-regression loss over its n weights, {_SAMPLES} samples",
+        xp=True,
+        limits=_LIMIT_N,
+    ),
+    problem(
+        build=_mlp,
+        name="mlp",
+        description=f"mean squared error of a {_MLP_INPUTS}-h-1 tanh MLP over its weights, "
+        f"{_SAMPLES} samples",
+        xp=True,
+        limits=_LIMIT_N,
+        sizing=f"its weights number n = {_MLP_INPUTS + 2}h + 1 for h hidden units, so n "
+        "is the nearest such count",
+    ),
+    problem(
+        build=_training_step,
+        name="training_step",
+        description="softmax cross-entropy of a 2-h-h-2 ReLU MLP on 64 spiral points over its "
+        "weights (adcompare train --step-cost)",
+        xp=True,
+        limits={"n": (2**17, "a 2-h-h-2 MLP stops at h = 358, about 2¹⁷ weights")},
+        opt_in=True,
+        sizing="its weights number n = h² + 6h + 2 for h hidden units a layer, so n is "
+        "the nearest such count",
+    ),
+    problem(
+        build=_trajectory,
+        name="trajectory",
+        sweep=("m",),
+        description="damped oscillation y_k = e^(−0.2 t_k) sin(ω t_k) at m times, over ω",
+        xp=True,
+        limits=_LIMIT_M,
+    ),
+    problem(
+        build=_fourier,
+        name="fourier",
+        sweep=("m",),
+        description="Fourier features sin(kx), cos(kx), k = 1..m/2, of a scalar x",
+        xp=True,
+        limits=_LIMIT_M,
+        sizing="its outputs come in sin and cos pairs, so m is even and at least 2",
+    ),
+    problem(
+        build=make_per_example,
+        name="per_example",
+        sweep=("m",),
+        family="batch",
+        description="squared error of a 4-8-1 tanh network, one loss per example: per-example "
+        "gradients (measure with --modes per-example)",
+        xp=True,
+        limits={"m": (4096, "a loop of 4096 reverse passes is where the sweep stops")},
+        opt_in=True,
+    ),
+    problem(
+        build=_tanh_map,
+        name="tanh_map",
+        sweep=("n", "m"),
+        description="the map x ↦ tanh(W·(x·sin x)) from n inputs to m outputs",
+        xp=True,
+        limits={
+            "n": (8192, "the dense m×n matrix stops at 8192 columns"),
+            "m": (8192, "the dense m×n matrix stops at 8192 rows"),
+        },
+    ),
+    *(
+        problem(
+            build=real.make,
+            name=real.name,
+            sweep=(),
+            description=real.description,
+            xp=True,
+            opt_in=real.opt_in,
+        )
+        for real in REAL_PROBLEMS
+    ),
+]
+register(*_BUILT_IN, *SPARSE_PROBLEMS)
+#: The benchmark's own problems (the sweep's), by name; :data:`REGISTRY` holds every study's.
+PROBLEMS: dict[str, Problem] = {p.name: p for p in _BUILT_IN}
 
 
 def default_problems() -> list[str]:
@@ -331,17 +289,3 @@ def default_problems() -> list[str]:
     (False, True)
     """
     return [name for name, problem in PROBLEMS.items() if not problem.opt_in]
-
-
-def get_problem(name: str) -> Problem:
-    """The problem called ``name``, with a clear error for an unknown one.
-
-    >>> get_problem("mlp").family
-    'many-inputs'
-    """
-    try:
-        return PROBLEMS[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown problem {name!r}; the problems are {', '.join(PROBLEMS)}"
-        ) from None

@@ -1,6 +1,7 @@
 """The sparse-derivative sweep: dense against sparse forward, reverse and bidirectional.
 
-For each problem of :mod:`~adcompare.bench.sparse.problems` and each size,
+For each problem (the sparse study's from the one registry,
+:mod:`~adcompare.bench.sparse.problems`, or any given) and each size,
 every mode computes the whole Jacobian (or Hessian) once per call:
 
 ======================  ===============================================================
@@ -37,7 +38,12 @@ import numpy as np
 import adcompare as ad
 from adcompare.bench.harness.measure import time_calls
 from adcompare.bench.sparse import asdex_peer
-from adcompare.bench.sparse.problems import SPARSE_PROBLEMS, get_sparse_problem
+from adcompare.bench.sparse.problems import (
+    SPARSE_PROBLEMS,
+    get_sparse_problem,
+    kind_of,
+    resolve,
+)
 from adcompare.sparsity import prepare_hessian, prepare_jacobian, sparse_jacobian
 from adcompare.sparsity.colouring import colours_in_rows
 from adcompare.sparsity.derivatives import DEFAULT_ORDERS, colour_for
@@ -55,6 +61,8 @@ __all__ = [
 SCHEMA = "adcompare-sparse/2"
 #: Dense Jacobians are computed (and used as the reference) only up to this many inputs.
 DENSE_MAX_N = 1024
+#: The sizes a problem without sizes of its own is measured at.
+DEFAULT_SIZES = (16, 64, 256, 1024)
 #: Sparse derivatives must equal the dense ones to this (relative to the largest entry).
 TOLERANCE = 1e-12
 
@@ -217,7 +225,7 @@ def _as_dense(value, shape) -> np.ndarray:
 
 def _cell(problem, size, instance, mode: SparseMode, reference, budget: float) -> dict:
     f, x = instance.on(ad), instance.x
-    kind = problem.kind
+    kind = kind_of(instance)
     shape = (instance.n, instance.n) if kind == "hessian" else (instance.m, instance.n)
     cell = {"problem": problem.name, "size": size, "n": instance.n, "m": instance.m}
     cell.update(mode=mode.name, kind=kind)
@@ -251,43 +259,43 @@ def _reference(problem, instance):
     if instance.n > DENSE_MAX_N:
         return None
     f = instance.on(ad)
-    dense = ad.jacfwd(f) if problem.kind == "jacobian" else ad.hessian(f)
-    shape = (instance.n if problem.kind == "hessian" else instance.m, instance.n)
+    dense = ad.jacfwd(f) if kind_of(instance) == "jacobian" else ad.hessian(f)
+    shape = (instance.n if kind_of(instance) == "hessian" else instance.m, instance.n)
     return np.asarray(dense(instance.x)).reshape(shape)
 
 
 def _colour_row(problem, size, instance, with_asdex: bool) -> dict:
     """The pattern's size and every strategy's colours at one size (asdex's beside them)."""
-    prepare = prepare_jacobian if problem.kind == "jacobian" else prepare_hessian
+    prepare = prepare_jacobian if kind_of(instance) == "jacobian" else prepare_hessian
     pattern = prepare(instance.on(ad), instance.x).pattern
     row = {"problem": problem.name, "size": size, "n": instance.n, "m": instance.m}
     row |= {
         "nnz": int(pattern.nnz),
         "max_row": int(np.diff(pattern.indptr).max(initial=0)),
-        "counts": colour_counts(pattern, problem.kind, problem.symmetric),
-        "defaults": default_orders(problem.kind, problem.symmetric),
+        "counts": colour_counts(pattern, kind_of(instance), problem.symmetric),
+        "defaults": default_orders(kind_of(instance), problem.symmetric),
     }
     if with_asdex:
-        row["asdex"] = asdex_peer.asdex_colours(instance, problem.kind, problem.symmetric)
+        row["asdex"] = asdex_peer.asdex_colours(instance, kind_of(instance), problem.symmetric)
     return row
 
 
 def _cells(problem, size, instance, reference, budget: float, with_asdex: bool):
     """Every mode's cell at one size: adcompare's, then asdex's."""
     for mode in SPARSE_MODES.values():
-        if problem.kind in mode.kinds and (problem.symmetric or not mode.symmetric):
+        if kind_of(instance) in mode.kinds and (problem.symmetric or not mode.symmetric):
             yield _cell(problem, size, instance, mode, reference, budget)
     base = {"problem": problem.name, "size": size, "n": instance.n, "m": instance.m}
     for mode in asdex_peer.ASDEX_MODES if with_asdex else ():
         yield asdex_peer.asdex_cell(
-            base | {"kind": problem.kind}, instance, mode, reference, budget
+            base | {"kind": kind_of(instance)}, instance, mode, reference, budget
         )
 
 
 def run_sparse_sweep(
     out: Path,
     *,
-    problems: list[str] | None = None,
+    problems: list | None = None,
     sizes: dict[str, tuple] | None = None,
     log: Callable[[str], None] = print,
     budget: float = 2.0,
@@ -295,7 +303,10 @@ def run_sparse_sweep(
 ) -> dict:
     """Measure every mode on every problem and size; write and return the results.
 
-    ``sizes`` overrides a problem's default sweep (``{"arrowhead": (16, 64)}``);
+    ``problems`` are names or :class:`~adcompare.bench.problems.Problem` objects (a
+    user's function too), by default the sparse study's; ``sizes`` overrides a
+    problem's default sweep (``{"arrowhead": (16, 64)}``; without either, a problem is
+    measured at :data:`DEFAULT_SIZES`);
     ``budget`` is the seconds of timing one cell may take. With ``peers``,
     asdex is measured too where it is installed; ``results["asdex"]`` says
     whether it was, or why not.
@@ -303,9 +314,9 @@ def run_sparse_sweep(
     missing = asdex_peer.missing() if peers else "asdex not asked for (--no-peers)"
     results: dict = {"schema": SCHEMA, "cells": [], "colours": [], "patterns": {}}
     results["asdex"] = missing or f"measured: asdex {asdex_peer.version()}"
-    for name in problems or list(SPARSE_PROBLEMS):
-        problem = get_sparse_problem(name)
-        for size in (sizes or {}).get(name, problem.sizes):
+    for given in problems or list(SPARSE_PROBLEMS):
+        problem = resolve(given)
+        for size in (sizes or {}).get(problem.name, problem.sizes or DEFAULT_SIZES):
             instance = problem.build(size)
             reference = _reference(problem, instance)
             results["colours"].append(_colour_row(problem, size, instance, missing is None))
