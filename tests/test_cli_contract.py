@@ -6,14 +6,23 @@ never a traceback unless ``--debug`` is given.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from adcompare.bench.harness import sweep
 from adcompare.cli import bench as cmd_bench
 from adcompare.cli import build_parser, main
 
-#: Per command: (arguments, expected status) cases; "{tmp}" is a fresh folder.
+#: Per command: (arguments, expected status) cases; "{tmp}" is a fresh folder, "{data}"
+#: the users' functions of tests/data/userfunctions.py.
 #: Every command appears, so a new command cannot join without its cases.
+#: The smallest sweep of a user's function: two sizes, three modes, one repeat.
+TINY = ["--sizes", "2", "4", "--modes", "f", "forward1", "reverse", "--repeats", "1"]
+TINY += ["--no-memory", "--quiet", "--out", "{tmp}/user/results.json", "--overwrite"]
+#: Where the users' functions of the tests live.
+DATA = Path(__file__).resolve().parent / "data"
+
 CASES = {
     "run": [
         (["run", "--quiet", "--out", "{tmp}/run"], 0),
@@ -40,6 +49,19 @@ CASES = {
             0,
         ),
         (["bench", "--sizes", "-4"], 2),
+        (["bench", "--list"], 0),
+        (["bench", "--function", "{data}:cumulative", *TINY, "--out", "{tmp}/f/r.json"], 0),
+        (["bench", "--function", "{data}:loss", "--inputs", "{data}:loss_inputs", *TINY], 0),
+        (["bench", "--function", "nosuchmodule:f", *TINY], 2),
+        (["bench", "--function", "no/such/file.py:f", *TINY], 2),
+        (["bench", "--function", "cumulative", *TINY], 2),
+        (["bench", "--function", "{data}:nosuch", *TINY], 2),
+        (["bench", "--function", "{data}:NOT_CALLABLE", *TINY], 2),
+        (["bench", "--function", "{broken}:f", *TINY], 2),
+        (["bench", "--function", "{data}:raises", *TINY], 2),
+        (["bench", "--function", "{data}:matrix", *TINY], 2),
+        (["bench", "--function", "{data}:root", "--inputs", "{data}:zeros", *TINY], 2),
+        (["bench", "--function", "{data}:cumulative", "--inputs", "{data}:nosuch", *TINY], 2),
         (["bench", "--problems", "fourier", "--out", "/dev/null/b.json", "--quiet"], 2),
     ],
     "report": [
@@ -131,7 +153,13 @@ def workspace(tmp_path, monkeypatch):
     ids=lambda value: " ".join(value) if isinstance(value, list) else str(value),
 )
 def test_exit_status_and_one_clean_line(arguments, status, workspace, capsys):
-    arguments = [a.replace("{tmp}", str(workspace)) for a in arguments]
+    places = {
+        "{tmp}": workspace,
+        "{data}": DATA / "userfunctions.py",
+        "{broken}": DATA / "broken_import.py",
+    }
+    for place, path in places.items():
+        arguments = [a.replace(place, str(path)) for a in arguments]
     try:
         got = main(arguments)
     except SystemExit as stop:  # argparse's own usage errors

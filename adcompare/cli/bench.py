@@ -11,6 +11,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
+
 from adcompare.bench.harness.modes import MODE_GROUPS, MODES
 from adcompare.bench.harness.progress import Progress
 from adcompare.bench.harness.results import Results, ResultsError, open_for_writing
@@ -254,7 +256,9 @@ def sweep_into(results: Results, config, *, quiet: bool) -> int:
     progress = Progress(len(cells), quiet=quiet, groups=groups)
     start = time.perf_counter()
     try:
-        with terminate_like_interrupt():
+        # numpy's warnings (a division by zero in a user's function) would print lines of
+        # their own; every cell's derivative is checked for NaN and inf instead.
+        with terminate_like_interrupt(), np.errstate(all="ignore"):
             run_sweep(config, results, progress=progress)
     except KeyboardInterrupt as interruption:
         measured = sum(c["status"] == "ok" for c in results.cells)
@@ -344,7 +348,10 @@ def run(args) -> int:
         return 2
     except ProblemError as error:
         kept = sum(c["status"] == "ok" for c in results.cells)
-        print(f"adcompare bench: {error} (the {kept} cells measured are in {out})", file=sys.stderr)
+        cells = "1 cell" if kept == 1 else f"{kept} cells"
+        print(
+            f"adcompare bench: {error} ({cells} measured before are kept in {out})", file=sys.stderr
+        )
         return 2
     if status == 0 and functions:
         report = make_report([out], out.parent)
