@@ -148,7 +148,16 @@ def verify(
             formulas, point_dependent = _formulas(f, values, expression.variables, order)
         except symbolic.SymbolicSizeError as error:
             raise VerifyError(str(error)) from None
-        result = compare(f, *values, modes=chosen, order=order, rtol=rtol, atol=atol, repeat=repeat)
+        result = compare(
+            f,
+            *values,
+            modes=chosen,
+            against="symbolic",
+            order=order,
+            rtol=rtol,
+            atol=atol,
+            repeat=repeat,
+        )
     info = {
         "expression": expression.text,
         "variables": list(expression.variables),
