@@ -20,6 +20,8 @@ from adcompare.cli import build_parser, main
 #: The smallest sweep of a user's function: two sizes, three modes, one repeat.
 TINY = ["--sizes", "2", "4", "--modes", "f", "forward1", "reverse", "--repeats", "1"]
 TINY += ["--no-memory", "--quiet", "--out", "{tmp}/user/results.json", "--overwrite"]
+#: Finite differences held to a tolerance no float meets: a mismatch.
+MISMATCH = ["--modes", "fd", "--rtol", "1e-300"]
 #: Where the users' functions of the tests live.
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -113,6 +115,21 @@ CASES = {
         (["verify", "3*x**2 + x*y + 5*y**2", "--at", "x=2,y=3"], 0),
         (["verify", "sin(x)", "--at", "x=1", "--modes", "fd", "--rtol", "1e-300"], 1),
         (["verify", "import(x)", "--at", "x=1"], 2),
+        (["verify", "x*y"], 2),
+        (["verify", "--at", "x=1"], 2),
+        (["verify", "--function", "{data}:pair", "--at", "x=1.5,y=-0.5"], 0),
+        (["verify", "--function", "{data}:cumulative", "--at", "0.1,0.2,-0.3"], 0),
+        (["verify", "--function", "{data}:loss", "--inputs", "{data}:loss_inputs"], 0),
+        (["verify", "--function", "{data}:pair", "--at", "x=1,y=2", "--modes", "fd"], 0),
+        (["verify", "--function", "{data}:pair", "--at", "x=1,y=2", *MISMATCH], 1),
+        (["verify", "--function", "{data}:pair", "x*y", "--at", "x=1,y=2"], 2),
+        (["verify", "--function", "{data}:pair", "--at", "x=1"], 2),
+        (["verify", "--function", "{data}:pair", "--at", "x=1,y=two"], 2),
+        (["verify", "--function", "{data}:pair"], 2),
+        (["verify", "--function", "{data}:root", "--at", "0,1"], 2),
+        (["verify", "--function", "{data}:raises", "--at", "1"], 2),
+        (["verify", "--function", "{data}:nosuch", "--at", "1"], 2),
+        (["verify", "--function", "{broken}:f", "--at", "1"], 2),
     ],
 }
 

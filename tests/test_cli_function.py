@@ -94,3 +94,24 @@ def test_a_function_that_cannot_be_loaded_is_one_sentence(spec, words):
     message = str(raised.value)
     assert message.startswith(f"--function {spec}: ") and words in message
     assert "\n" not in message
+
+
+def test_verify_a_function_against_the_hand_derived_gradient(capsys):
+    spec = f"{DATA / 'userfunctions.py'}:pair"
+    assert main(["verify", "--function", spec, "--at", "y=-0.5,x=1.5", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    x, y = 1.5, -0.5
+    expected = [2 * x * y, x**2 + np.cos(y)]  # d/dx, d/dy of x²y + sin(y)
+    assert document["reference"] == "symbolic" and document["status"] == "passed"
+    for row in document["rows"]:
+        assert row["mode"] in ("symbolic", "forward", "reverse", "fd")
+        np.testing.assert_allclose(row["derivative"], expected, rtol=1e-8)
+        np.testing.assert_allclose(row["value"], x**2 * y + np.sin(y), rtol=1e-15)
+
+
+def test_verify_falls_back_to_finite_differences_where_sympy_gives_up(capsys):
+    spec = f"{DATA / 'userfunctions.py'}:recurrence"
+    assert main(["verify", "--function", spec, "--at", "0.3", "--symbolic-seconds", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "symbolic reference skipped" in out and "rel err vs fd" in out
+    assert out.rstrip().endswith("All modes agree with finite differences.")

@@ -57,3 +57,12 @@ def small_only(x):
     if x.size > 2:
         raise MemoryError(f"n = {x.size} does not fit")
     return np.sin(x)
+
+
+def recurrence(x):
+    """v = sin(v)·v + 1/2, twenty times: its written-out size doubles each step, too
+    large for SymPy, so verify falls back to finite differences."""
+    v = x
+    for _ in range(20):
+        v = np.sin(v) * v + 0.5
+    return v
