@@ -20,6 +20,8 @@ from adcompare.cli import build_parser, main
 #: The smallest sweep of a user's function: two sizes, three modes, one repeat.
 TINY = ["--sizes", "2", "4", "--modes", "f", "forward1", "reverse", "--repeats", "1"]
 TINY += ["--no-memory", "--quiet", "--out", "{tmp}/user/results.json", "--overwrite"]
+#: The smallest sparse study of a user's function.
+SPARSE_TINY = ["--sizes", "4", "--no-peers", "--out", "{tmp}/sparse"]
 #: Finite differences held to a tolerance no float meets: a mismatch.
 MISMATCH = ["--modes", "fd", "--rtol", "1e-300"]
 #: Where the users' functions of the tests live.
@@ -106,6 +108,12 @@ CASES = {
         (["sparse", "--problems", "nosuch", "--quick"], 2),
         (["sparse", "--report-only", "--out", "/nonexistent-folder/sparse"], 2),
         (["sparse", "--problems", "arrowhead", "--quick", "--out", "/dev/null/x"], 2),
+        (["sparse", "--function", "{data}:tridiagonal", *SPARSE_TINY], 0),
+        (["sparse", "--function", "{data}:raises", *SPARSE_TINY], 2),
+        (["sparse", "--function", "{data}:matrix", *SPARSE_TINY], 2),
+        (["sparse", "--function", "{data}:nosuch", *SPARSE_TINY], 2),
+        (["sparse", "--function", "{broken}:f", *SPARSE_TINY], 2),
+        (["sparse", "--function", "{data}:tridiagonal", "--refresh-reference"], 2),
     ],
     "ops": [
         (["ops"], 0),

@@ -115,3 +115,30 @@ def test_verify_falls_back_to_finite_differences_where_sympy_gives_up(capsys):
     out = capsys.readouterr().out
     assert "symbolic reference skipped" in out and "rel err vs fd" in out
     assert out.rstrip().endswith("All modes agree with finite differences.")
+
+
+def test_sparse_measures_a_user_s_function(tmp_path, capsys):
+    spec = f"{DATA / 'userfunctions.py'}:tridiagonal"
+    arguments = ["sparse", "--function", spec, "--sizes", "8", "32", "--no-peers"]
+    assert main([*arguments, "--out", str(tmp_path)]) == 0, capsys.readouterr().err
+    results = json.loads((tmp_path / "sparse.json").read_text())
+    rows = {row["n"]: row for row in results["colours"] if row["problem"] == "tridiagonal"}
+    assert set(rows) == {8, 32}
+    for n, row in rows.items():
+        # Identity first and last rows, three neighbours between: 3n - 4 non-zeros, and
+        # columns three apart share no row, so three colours (the chromatic number).
+        assert row["nnz"] == 3 * n - 4 and row["max_row"] == 3
+        assert row["counts"]["forward"][row["defaults"]["forward"]] == 3
+    cells = [c for c in results["cells"] if c["mode"] == "sparse-forward"]
+    assert [c["seeds"] for c in cells] == [3, 3] and not any(c["error"] for c in cells)
+    assert (tmp_path / "sparse.md").exists()
+
+
+def test_sparse_keeps_the_cells_measured_before_a_function_fails(tmp_path, capsys):
+    spec = f"{DATA / 'userfunctions.py'}:small_only"
+    arguments = ["sparse", "--function", spec, "--sizes", "2", "8", "--no-peers"]
+    assert main([*arguments, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("adcompare sparse: ") and "small_only" in err and "kept in" in err
+    cells = json.loads((tmp_path / "sparse.json").read_text())["cells"]
+    assert cells and {c["size"] for c in cells} == {2}
