@@ -10,7 +10,7 @@ import pytest
 import adcompare as ad
 from adcompare.bench.memory import peers as memory_peers
 from adcompare.bench.memory.analysis import budget_crossing, fit_memory, pareto_front
-from adcompare.bench.memory.loops import LOOP_PROBLEMS, get_loop_problem
+from adcompare.bench.memory.loops import LOOP_PROBLEMS, loop_instance
 from adcompare.bench.memory.modes import MEMORY_MODES, gradient_error
 from adcompare.bench.memory.peers import PEER_MEMORY_MODES
 from adcompare.bench.memory.plots import memory_figure, schedule_figure
@@ -34,7 +34,7 @@ def tiny_results(tmp_path_factory):
 
 @pytest.mark.parametrize("problem", list(LOOP_PROBLEMS))
 def test_every_mode_computes_the_same_gradient(problem):
-    instance = get_loop_problem(problem).build(7)
+    instance = loop_instance(problem, 7)
     gradients = {
         name: mode.prepare(instance)() for name, mode in MEMORY_MODES.items() if mode.derivative
     }
@@ -72,7 +72,7 @@ def test_the_sweep_counts_what_the_theory_says(tiny_results):
 
 def test_revolve_tape_does_not_grow_with_steps():
     def peak(steps):
-        instance = get_loop_problem("heat").build(steps)
+        instance = loop_instance("heat", steps)
         with ad.count() as cost:
             MEMORY_MODES["revolve:4"].prepare(instance)()
         return cost.peak_tape_bytes
@@ -147,7 +147,7 @@ def test_missing_peers_are_skipped_with_a_note(monkeypatch, tmp_path, capsys):
 
 def _peer_peak(mode: str, steps: int) -> int:
     """A peer's peak bytes on heat at ``steps``, by its own tool, once its gradient agrees."""
-    instance = get_loop_problem("heat").build(steps)
+    instance = loop_instance("heat", steps)
     peer = PEER_MEMORY_MODES[mode]
     work = peer.prepare(instance)
     assert gradient_error(work(), MEMORY_MODES["revolve:sqrt"].prepare(instance)()) < 1e-12
@@ -160,7 +160,7 @@ def _peer_peak(mode: str, steps: int) -> int:
 )
 def test_peers_agree_and_their_checkpoints_grow_like_the_root(library, tape, checkpointed):
     pytest.importorskip(library)
-    instance = get_loop_problem("lstm").build(9)  # heat is checked in _peer_peak
+    instance = loop_instance("lstm", 9)  # heat is checked in _peer_peak
     expected = MEMORY_MODES["reverse"].prepare(instance)()
     for name, mode in PEER_MEMORY_MODES.items():
         if mode.library == library:

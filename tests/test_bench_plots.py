@@ -57,10 +57,14 @@ def test_a_problem_figure_has_its_four_panels(results):
     assert [
         line.get_ydata()[0] for line in ratio_ax.get_lines() if not line.get_label()[0].isalnum()
     ]
+    # Each theory line says for which m it was drawn (issue 30): rosenbrock's m is 1.
     assert any(
-        t.startswith("theory, forward, 1 lane: ") and t.endswith("·n·f") for t in labels(work_ax)
+        t.startswith("theory, forward, 1 lane: ") and t.endswith("·n·f, m = 1")
+        for t in labels(work_ax)
     )
-    assert any(t.startswith("theory, reverse: ") and t.endswith("·f") for t in labels(work_ax))
+    assert any(
+        t.startswith("theory, reverse: ") and t.endswith("·m·f, m = 1") for t in labels(work_ax)
+    )
     assert "reverse: tape bytes" in labels(memory_ax)
     assert "rosenbrock" in figure.get_suptitle()
 
@@ -77,7 +81,7 @@ def test_the_plotted_points_are_the_measured_medians(results):
 def test_one_input_problems_are_plotted_against_m(results):
     figure = problem_figure(results, "fourier")
     assert "m, number of outputs" in figure.axes[0].get_xlabel()
-    assert any(t.endswith("·m·f") for t in labels(figure.axes[2]))
+    assert any(t.endswith("·m·f, n = 1") for t in labels(figure.axes[2]))
 
 
 def test_the_crossover_map_covers_the_grid_and_marks_the_diagonal(results):

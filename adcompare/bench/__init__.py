@@ -87,6 +87,14 @@ LATEST = Path("reports") / "latest"
 _DEFAULT = object()
 
 
+def _results_in(folder, *, resume: bool) -> Results:
+    """The results to measure into: in memory, or ``folder/results.json`` (locked)."""
+    if folder is None:
+        return Results()
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    return open_for_writing(Path(folder) / "results.json", resume=resume, overwrite=True)
+
+
 def measure(
     problems: Problem | str | Iterable[Problem | str],
     *,
@@ -124,11 +132,7 @@ def measure(
     if peers:
         modes = [*(modes or [n for n, m in MODES.items() if m.by_default])]
         modes += available_peer_modes()[0]
-    if folder is None:
-        results = Results()
-    else:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        results = open_for_writing(Path(folder) / "results.json", resume=resume, overwrite=True)
+    results = _results_in(folder, resume=resume)
     try:
         for each in chosen:
             own = sizes or each.sizes

@@ -49,7 +49,12 @@ import numpy as np
 import adcompare as ad
 from adcompare import transforms
 from adcompare.bench.harness import second_order
-from adcompare.bench.peers import PEER_MODES, PeerMode
+from adcompare.bench.peers import (
+    FAILED_PEERS,
+    PEER_MODES,
+    PeerMode,
+    load_peer_entry_points,
+)
 from adcompare.bench.problems import Instance, per_example
 from adcompare.check import finite_differences
 from adcompare.transforms import HESSIAN_MODES
@@ -290,10 +295,14 @@ def get_mode(name: str) -> Mode | PeerMode:
     """
     found = MODES.get(name) or PER_EXAMPLE_MODES.get(name) or PEER_MODES.get(name)
     if found is None:
+        load_peer_entry_points()
+        found = PEER_MODES.get(name)
+    if found is None:
         raise ValueError(
             f"unknown mode {name!r}; the modes are {', '.join([*MODES, *PER_EXAMPLE_MODES])}, "
             f"the groups "
             f"{', '.join(MODE_GROUPS)}, and the peers' {', '.join(PEER_MODES)}"
+            + "".join(f"; {failure}" for failure in FAILED_PEERS.values())
         )
     return found
 

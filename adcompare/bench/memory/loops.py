@@ -1,210 +1,41 @@
-"""Long loops for the memory study: problems swept over their number of steps T.
+"""The memory study's problems: the loops of the one registry that list ``"memory"``.
 
-Each problem is a loop ``carry = step(carry, xs[t], *params)`` of T steps and
-a scalar objective of the final carry, differentiated with respect to the
-parameters. Reverse mode would win on time (one output), but its tape
-grows with T; forward mode's memory does not; checkpointing sits between
-(:mod:`~adcompare.bench.memory.modes`).
-
-``heat``
-    the 1-D heat equation u_t = κ(x) u_xx + q on 64 cells, explicit Euler
-    (stable: κ·dt/dx² ≤ 0.4), differentiated with respect to the 64
-    diffusivities κ; objective ½‖u_T‖².
-``lstm``
-    adbench-lstm's cell (:mod:`adcompare.adbench.lstm`, one layer, 14
-    bits) over a random sequence of T characters, differentiated with
-    respect to its 126 weights; objective the final hidden state's sum.
-
-Each instance also carries its loop written against an array namespace
-(``written_on``), which is how the peers (:mod:`~adcompare.bench.memory.peers`)
-run the same problem with their own arrays.
-
-A problem touches this file only: add a builder and one registry entry.
+They are defined in :mod:`adcompare.bench.problems.loops` by
+:func:`~adcompare.bench.problems.loop_problem`, which a user's loop uses too;
+the study measures any problem whose instance carries its loop (``f.loop``).
 """
 
 from __future__ import annotations
 
-import zlib
-from collections.abc import Callable
-from dataclasses import dataclass
-from types import SimpleNamespace
+from adcompare.bench.problems import LoopInstance, Problem, ProblemError, get_problem, problems_of
 
-import numpy as np
+__all__ = ["LOOP_PROBLEMS", "LoopInstance", "loop_instance", "resolve"]
 
-import adcompare as ad
-from adcompare.adbench.lstm import layer_step
-
-__all__ = ["AD_NAMESPACE", "LOOP_PROBLEMS", "LoopInstance", "LoopProblem", "get_loop_problem"]
-
-#: adcompare's op set as the namespace ``LoopInstance.written_on`` takes.
-AD_NAMESPACE = SimpleNamespace(
-    asarray=np.asarray, concatenate=ad.concatenate, sum=ad.sum, tanh=ad.tanh, sigmoid=ad.sigmoid
-)
+#: The problems the memory study measures when none are named, by name.
+LOOP_PROBLEMS: dict[str, Problem] = {p.name: p for p in problems_of("memory")}
 
 
-@dataclass(frozen=True)
-class LoopInstance:
-    """One loop problem at T steps.
+def resolve(problem: str | Problem) -> Problem:
+    """A problem given by name or as itself.
 
-    ``step(carry, x, *arrays)`` returns the next carry (a tuple of arrays);
-    ``objective(carry)`` the scalar; ``params`` the flat parameter vector
-    that is differentiated; ``unflatten(params)`` the ``arrays`` ``step`` gets.
-    ``written_on(xp)`` returns the same ``(step, objective)`` written against
-    the namespace ``xp`` (``asarray``, ``concatenate``, ``sum``, ``tanh``,
-    ``sigmoid``), for a peer library's arrays.
+    >>> resolve("heat").sweeps
+    ('steps',)
     """
-
-    problem: str
-    steps: int
-    step: Callable
-    carry: tuple
-    xs: np.ndarray | None
-    params: np.ndarray
-    unflatten: Callable
-    objective: Callable
-    written_on: Callable
-
-    @property
-    def state_bytes(self) -> int:
-        """Bytes of one carry: what one snapshot holds."""
-        return sum(int(np.asarray(c).nbytes) for c in self.carry)
-
-    def loss(self, params, run: Callable):
-        """The objective with the loop run by ``run(step, carry, xs, args)``.
-
-        >>> inst = get_loop_problem("heat").build(3)
-        >>> run = lambda step, carry, xs, args: ad.checkpoint.scan(
-        ...     step, carry, xs, length=inst.steps, args=args)
-        >>> float(inst.loss(inst.params, run)) > 0
-        True
-        """
-        final = run(self.step, self.carry, self.xs, self.unflatten(params))
-        return self.objective(final)
+    return problem if isinstance(problem, Problem) else get_problem(problem)
 
 
-@dataclass(frozen=True)
-class LoopProblem:
-    """A loop family: ``build(T)`` gives the :class:`LoopInstance` at T steps."""
+def loop_instance(problem: str | Problem, steps: int) -> LoopInstance:
+    """The loop of ``problem`` at ``steps`` steps; a :class:`ProblemError` for a problem
+    that is not a loop.
 
-    name: str
-    description: str
-    make: Callable[[int], LoopInstance]
-
-    def build(self, steps: int) -> LoopInstance:
-        """The problem at ``steps`` steps."""
-        if steps < 1:
-            raise ValueError(f"{self.name}: needs at least one step, not {steps}")
-        return self.make(steps)
-
-
-def _rng(name: str) -> np.random.Generator:
-    return np.random.default_rng(zlib.crc32(name.encode()))
-
-
-HEAT_CELLS = 64
-
-
-def _heat_on(xp, source: np.ndarray):
-    zero, source = xp.asarray(np.zeros(1)), xp.asarray(source)
-
-    def step(carry, x, diffusivity):
-        (u,) = carry
-        padded = xp.concatenate([zero, u, zero])  # u = 0 at both ends
-        laplacian = padded[2:] - 2.0 * u + padded[:-2]
-        return (u + diffusivity * laplacian + source,)
-
-    return step, lambda carry: 0.5 * xp.sum(carry[0] * carry[0])
-
-
-def _heat(steps: int) -> LoopInstance:
-    rng = _rng("heat")
-    kappa = rng.uniform(0.1, 0.4, HEAT_CELLS)
-    source = np.sin(np.linspace(0.0, np.pi, HEAT_CELLS)) * 0.01
-    start = rng.uniform(0.0, 1.0, HEAT_CELLS)
-    step, objective = _heat_on(AD_NAMESPACE, source)
-    return LoopInstance(
-        "heat",
-        steps,
-        step,
-        (start,),
-        None,
-        kappa,
-        lambda params: (params,),
-        objective,
-        lambda xp: _heat_on(xp, source),
-    )
-
-
-LSTM_BITS = 14
-
-
-def _lstm(steps: int) -> LoopInstance:
-    rng = _rng("lstm")
-    bits = LSTM_BITS
-    sequence = np.eye(bits)[rng.integers(0, bits, steps)]
-    params = rng.standard_normal(9 * bits) * 0.5
-    split = np.cumsum([4 * bits, 4 * bits])
-
-    def step(carry, x, weight, bias, in_weight):
-        hidden, cell = carry
-        return layer_step(weight, bias, x * in_weight, hidden, cell, bits)
-
-    def written_on(xp):
-        def peer_step(carry, x, weight, bias, in_weight):
-            hidden, cell = carry
-            layer_input = x * in_weight
-            gates = xp.concatenate([layer_input, hidden, layer_input, hidden]) * weight + bias
-            sigmoids = xp.sigmoid(gates[: 3 * bits])
-            change = xp.tanh(gates[3 * bits :])
-            cell = cell * sigmoids[:bits] + sigmoids[bits : 2 * bits] * change
-            return sigmoids[2 * bits :] * xp.tanh(cell), cell
-
-        return peer_step, lambda carry: xp.sum(carry[0])
-
-    def unflatten(flat):
-        return flat[: split[0]], flat[split[0] : split[1]], flat[split[1] :]
-
-    return LoopInstance(
-        "lstm",
-        steps,
-        step,
-        (np.zeros(bits), np.zeros(bits)),
-        sequence,
-        params,
-        unflatten,
-        lambda carry: ad.sum(carry[0]),
-        written_on,
-    )
-
-
-LOOP_PROBLEMS: dict[str, LoopProblem] = {
-    p.name: p
-    for p in [
-        LoopProblem(
-            "heat",
-            f"1-D heat equation on {HEAT_CELLS} cells, explicit Euler, gradient with "
-            f"respect to the {HEAT_CELLS} diffusivities",
-            _heat,
-        ),
-        LoopProblem(
-            "lstm",
-            f"adbench-lstm's cell ({LSTM_BITS} bits, one layer) over a sequence of T "
-            f"characters, gradient with respect to its {9 * LSTM_BITS} weights",
-            _lstm,
-        ),
-    ]
-}
-
-
-def get_loop_problem(name: str) -> LoopProblem:
-    """The loop problem called ``name``, with a clear error for an unknown one.
-
-    >>> get_loop_problem("heat").build(5).params.shape
+    >>> loop_instance("heat", 5).params.shape
     (64,)
     """
-    try:
-        return LOOP_PROBLEMS[name]
-    except KeyError:
-        raise ValueError(
-            f"unknown loop problem {name!r}; the loop problems are {', '.join(LOOP_PROBLEMS)}"
-        ) from None
+    given = resolve(problem)
+    if given.sweeps != ("steps",):
+        raise ProblemError(
+            f"the memory study differentiates loops over T steps, and {given.name} is not "
+            "one: define it with bench.loop_problem(build, name=...), build(steps) giving "
+            "its LoopInstance"
+        )
+    return given.build(steps=steps).f.loop

@@ -38,7 +38,7 @@ from adcompare.bench.harness.budget import extrapolate
 from adcompare.bench.harness.env import describe
 from adcompare.bench.harness.measure import peak_memory, time_calls
 from adcompare.bench.harness.results import now
-from adcompare.bench.memory.loops import LOOP_PROBLEMS, get_loop_problem
+from adcompare.bench.memory.loops import LOOP_PROBLEMS, loop_instance, resolve
 from adcompare.bench.memory.modes import MEMORY_MODES, gradient_error
 from adcompare.bench.memory.peers import PeerMemoryMode, lookup_memory_mode, rss_peak_bytes
 
@@ -63,9 +63,10 @@ TOLERANCE = 1e-8
 
 @dataclass
 class MemoryConfig:
-    """What the memory study measures: problems, modes, the step counts T, a time budget."""
+    """What the memory study measures: problems (names or loop problems, see
+    :func:`~adcompare.bench.problems.loop_problem`), modes, the step counts T, a time budget."""
 
-    problems: list[str] = field(default_factory=lambda: list(LOOP_PROBLEMS))
+    problems: list = field(default_factory=lambda: list(LOOP_PROBLEMS))
     modes: list[str] = field(default_factory=lambda: list(MEMORY_MODES))
     steps: list[int] = field(default_factory=lambda: [10, 100, 1000])
     budget: float = 5.0
@@ -74,8 +75,8 @@ class MemoryConfig:
     memory: bool = True
 
     def __post_init__(self):
-        for name in self.problems:
-            get_loop_problem(name)
+        for given in self.problems:
+            resolve(given)
         for name in self.modes:
             lookup_memory_mode(name)
         if any(int(t) != t or t < 1 for t in self.steps):
@@ -271,11 +272,13 @@ def run_memory_sweep(
     """
     results = results if results is not None else MemoryResults()
     results.data["environment"] = describe()
-    results.data["config"] = asdict(config)
+    loops = [resolve(given) for given in config.problems]
+    results.data["config"] = asdict(config) | {"problems": [loop.name for loop in loops]}
     with threadpool_limits(limits=1, user_api="blas"):
-        for problem in config.problems:
+        for loop in loops:
+            problem = loop.name
             for steps in sorted(config.steps):
-                instance = get_loop_problem(problem).build(steps)
+                instance = loop_instance(loop, steps)
                 measured, cells = {}, []
                 for name in config.modes:
                     cell = {"problem": problem, "mode": name, "steps": steps}

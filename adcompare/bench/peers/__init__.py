@@ -16,7 +16,9 @@ the results, the derivative check and the plots treat it as any other:
 =====================  ==========================================================
 
 Peers are optional: a mode whose library is not installed is unavailable,
-with a note saying how to install it. All run in float64 on one thread.
+with a note saying how to install it. Third-party packages add peers without
+editing adcompare, through the entry-point group ``adcompare.peers``
+(:func:`load_peer_entry_points`, called when a mode is looked up). All run in float64 on one thread.
 """
 
 from __future__ import annotations
@@ -29,14 +31,18 @@ from adcompare.bench.peers import autograd as peers_autograd
 from adcompare.bench.peers import jax as peers_jax
 from adcompare.bench.peers import torch as peers_torch
 from adcompare.bench.problems import Instance
+from adcompare.bench.problems.registry import loaded_objects
 
 __all__ = [
+    "FAILED_PEERS",
     "INSTALL_HINT",
     "LIBRARIES",
+    "PEER_ENTRY_POINT_GROUP",
     "PEER_MODES",
     "PeerMode",
     "available_peer_modes",
     "is_installed",
+    "load_peer_entry_points",
     "missing_note",
 ]
 
@@ -176,6 +182,27 @@ PEER_MODES: dict[str, PeerMode] = {
 }
 
 
+#: Third-party peers enter through this entry-point group: each entry names a
+#: :class:`PeerMode`, or an iterable of them (or a callable returning either).
+PEER_ENTRY_POINT_GROUP = "adcompare.peers"
+#: The sentences saying which peer entry points failed to load, by entry-point name.
+FAILED_PEERS: dict[str, str] = {}
+
+
+def load_peer_entry_points() -> None:
+    """Add the modes of the ``adcompare.peers`` entry points not loaded yet to
+    :data:`PEER_MODES`; one that fails to load is noted in :data:`FAILED_PEERS`.
+
+    >>> load_peer_entry_points(); "jax:grad" in PEER_MODES
+    True
+    """
+    for name, value in loaded_objects(PEER_ENTRY_POINT_GROUP, PeerMode):
+        if isinstance(value, str):
+            FAILED_PEERS[name] = value
+        else:
+            PEER_MODES[value.name] = value
+
+
 def available_peer_modes() -> tuple[list[str], str | None]:
     """The names of the installed peers' modes, and the note on missing libraries
     (``None`` when every peer is installed).
@@ -184,6 +211,7 @@ def available_peer_modes() -> tuple[list[str], str | None]:
     >>> any(f" {PEER_MODES[name].library} " in (note or "") for name in names)
     False
     """
+    load_peer_entry_points()
     names = [name for name, mode in PEER_MODES.items() if is_installed(mode.library)]
     missing = [library for library in LIBRARIES if not is_installed(library)]
     return names, missing_note(missing) if missing else None

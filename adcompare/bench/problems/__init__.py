@@ -43,6 +43,7 @@ from adcompare.bench.problems.define import (
     ravel,
     size_text,
 )
+from adcompare.bench.problems.loops import LOOP_PROBLEMS, LoopInstance, loop_problem
 from adcompare.bench.problems.per_example import make_per_example
 from adcompare.bench.problems.real import REAL_PROBLEMS
 from adcompare.bench.problems.registry import (
@@ -61,11 +62,13 @@ __all__ = [
     "PROBLEMS",
     "REGISTRY",
     "Instance",
+    "LoopInstance",
     "Problem",
     "ProblemError",
     "available_problems",
     "default_problems",
     "get_problem",
+    "loop_problem",
     "problem",
     "problems_of",
     "ravel",
@@ -277,7 +280,7 @@ _BUILT_IN = [
         for real in REAL_PROBLEMS
     ),
 ]
-register(*_BUILT_IN, *SPARSE_PROBLEMS)
+register(*_BUILT_IN, *SPARSE_PROBLEMS, *LOOP_PROBLEMS.values())
 #: The benchmark's own problems (the sweep's), by name; :data:`REGISTRY` holds every study's.
 PROBLEMS: dict[str, Problem] = {p.name: p for p in _BUILT_IN}
 

@@ -118,10 +118,24 @@ def _kind(out: np.ndarray) -> str:
 
 @dataclass(frozen=True)
 class Problem:
-    """A family of functions: ``build(**size)`` gives an :class:`Instance`.
+    """A family of functions: ``build(**size)`` gives an :class:`Instance`. Made by
+    :func:`problem`, whose keywords are these fields:
 
-    Made by :func:`problem`, which documents the fields. ``make(**size)``
-    returns ``(f, inputs)``: the function and its arguments at that size.
+    ``f(x)`` takes one array, or ``f(*args)`` several pytrees when ``inputs``
+    returns a tuple. ``inputs(**size)`` builds its arguments at a size
+    (default, for ``sweep=("n",)``: a seeded standard-normal vector of n). A
+    function that itself changes with the size (m outputs, T steps) is given
+    as ``build(**size)`` returning ``(f, inputs)`` instead: ``make``.
+    ``sweep`` names the size parameters (``("n",)``, ``("m",)``, ``("n",
+    "m")``, ``()``, or a study's own such as ``("steps",)``); ``sizes`` the
+    default sizes. With ``xp=True`` f is written against an array namespace,
+    ``f(xp, x)``, so the peers (JAX, PyTorch, autograd) run it too.
+    ``family`` overrides the one the sweep gives; ``limits`` maps a size
+    parameter to ``(largest, why)``; ``opt_in`` problems run only when named;
+    ``sizing`` says why a built size may differ from the one asked;
+    ``studies`` lists the studies that measure it by default (``"bench"``,
+    ``"sparse"``, ``"memory"``); ``symmetric``: its Jacobian is symmetric (a
+    gradient's).
     """
 
     name: str
@@ -219,6 +233,10 @@ class Problem:
                 f"{self.name} returns an array of shape {out.shape} at {where}; return a "
                 "scalar or a 1-D array (flatten it with .ravel())"
             )
+        if out.size == 0:
+            raise ProblemError(
+                f"{self.name} returns an empty array at {where}; return at least one value"
+            )
         if not np.all(np.isfinite(out)):
             raise ProblemError(
                 f"{self.name} returns NaN or inf at {where}; give it inputs where it is "
@@ -241,6 +259,22 @@ def _seeded_normal(name: str) -> Callable:
     return inputs
 
 
+def _maker(f: Callable, inputs: Callable | None, sweep: tuple, name: str) -> Callable:
+    """``make(**size)`` of a function whose inputs alone change with the size; refuses a
+    function that must change too (one swept over m)."""
+    if inputs is None and sweep != ("n",):
+        raise ProblemError(
+            f"{name} is swept over {', '.join(sweep) or 'no size'}, so the function changes "
+            "with its size: give build=, a function of the sizes returning (f, inputs)"
+        )
+    make_inputs = inputs or _seeded_normal(name)
+
+    def make(**size):
+        return f, make_inputs(**size)
+
+    return make
+
+
 def problem(
     f: Callable | None = None,
     *,
@@ -258,23 +292,8 @@ def problem(
     studies: tuple[str, ...] = ("bench",),
     symmetric: bool = False,
 ) -> Problem:
-    """Turn a function into a problem the harness, the report and the studies measure.
-
-    ``f(x)`` takes one array, or ``f(*args)`` several pytrees when ``inputs``
-    returns a tuple. ``inputs(**size)`` builds its arguments at a size
-    (default, for ``sweep=("n",)``: a seeded standard-normal vector of n). A
-    function that itself changes with the size (m outputs, T steps) is given
-    as ``build(**size)`` returning ``(f, inputs)`` instead. ``sweep`` names
-    the size parameters (``("n",)``, ``("m",)``, ``("n", "m")``, ``()``, or a
-    study's own such as ``("steps",)``); ``sizes`` the default sizes.
-
-    With ``xp=True`` f is written against an array namespace, ``f(xp, x)``,
-    so the peers (JAX, PyTorch, autograd) run it too. ``family`` overrides
-    the one the sweep gives; ``limits`` maps a size parameter to ``(largest,
-    why)``; ``opt_in`` problems run only when named; ``sizing`` says why a
-    built size may differ from the one asked; ``studies`` lists the studies
-    that measure it by default (``"bench"``, ``"sparse"``, ``"memory"``);
-    ``symmetric``: its Jacobian is symmetric (a gradient's).
+    """Turn a function into a problem the harness, the report and the studies measure
+    (the fields: :class:`Problem`).
 
     >>> def f(x):
     ...     return np.tanh(np.cumsum(x))[-2:]
@@ -290,31 +309,17 @@ def problem(
     """
     if (f is None) == (build is None):
         raise ProblemError("give a problem either its function f or a build function, not both")
-    function = f if f is not None else build
-    name = name or getattr(function, "__name__", "")
+    name = name or getattr(f if f is not None else build, "__name__", "")
     if not name or name == "<lambda>":
         raise ProblemError("give the problem a name: problem(f, name='mymodel')")
-    sweep = tuple(sweep)
     if build is not None and inputs is not None:
-        raise ProblemError(
-            f"{name}: build returns the inputs with the function, so leave out inputs"
-        )
-    if build is None and inputs is None and sweep != ("n",):
-        raise ProblemError(
-            f"{name} is swept over {', '.join(sweep) or 'no size'}, so the function changes "
-            "with its size: give build=, a function of the sizes returning (f, inputs)"
-        )
-    if build is None:
-        make_inputs = inputs or _seeded_normal(name)
-
-        def build(**size):
-            return f, make_inputs(**size)
-
+        raise ProblemError(f"{name}: build returns the inputs with f, so leave out inputs")
+    sweep = tuple(sweep)
     return Problem(
         name,
         family or _FAMILY_OF_SWEEP.get(sweep),
         description,
-        build,
+        build or _maker(f, inputs, sweep, name),
         sweep,
         None if sizes is None else tuple(sizes),
         xp,

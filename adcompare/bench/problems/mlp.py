@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from adcompare.bench.problems import Instance
+from adcompare.bench.problems import Instance, problem
 from adcompare.train.mlp import MLP, cross_entropy
 
 __all__ = ["make_mlp"]
@@ -48,4 +48,12 @@ def make_mlp(
 
     weights = net.scaled_normal(rng)
     size = {"batch": batch, "inputs": inputs, "hidden": hidden, "classes": classes}
-    return Instance("mlp-784", size, loss, weights, weights.size, 1, "many-inputs"), gradient
+    model = problem(
+        build=lambda **_: (loss, weights),
+        name="mlp-784",
+        sweep=tuple(size),
+        family="many-inputs",
+        xp=True,
+        studies=(),
+    )
+    return model.build(**size), gradient

@@ -18,6 +18,7 @@ import numpy as np
 from adcompare.bench.harness.modes import MODES
 from adcompare.bench.harness.results import Results
 from adcompare.bench.peers import PEER_MODES
+from adcompare.bench.problems import REGISTRY
 from adcompare.bench.report.text import format_slope
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "Crossover",
     "Slope",
     "crossover",
+    "description_of",
     "family_of",
     "fit_slope",
     "grid_ratio",
@@ -75,6 +77,20 @@ def modes_in(results: Results, problem: str, order: int = 1) -> list[str]:
     registered = [*MODES, *PEER_MODES]
     known = [m for m in registered if m in seen] + sorted(seen - set(registered))
     return [m for m in known if (MODES[m].order == 2 if m in MODES else False) == (order == 2)]
+
+
+def description_of(results: Results, problem: str) -> str:
+    """What ``problem`` is, as its cells recorded it (a user's function has no other
+    record), else as the registry describes it; ``""`` when neither says.
+
+    >>> description_of(Results(), "rosenbrock")[:19]
+    'extended Rosenbrock'
+    """
+    for c in results.cells:
+        if c["problem"] == problem and c.get("description"):
+            return c["description"]
+    known = REGISTRY.get(problem)
+    return known.description if known else ""
 
 
 def family_of(results: Results, problem: str) -> str | None:

@@ -21,13 +21,14 @@ from pathlib import Path
 from adcompare.bench.harness.measure import RATIO_SHIFT, WALL_OVER_CPU
 from adcompare.bench.harness.modes import MODES, mode_label
 from adcompare.bench.harness.results import Results
-from adcompare.bench.problems import PROBLEMS
+from adcompare.bench.problems import size_text
 from adcompare.bench.report import analysis
 from adcompare.bench.report.compare import crossovers
 from adcompare.bench.report.machine import machine_section
 from adcompare.bench.report.peers import peer_conclusions, peer_section
 from adcompare.bench.report.plots import save_figures
-from adcompare.bench.report.real import real_conclusions, real_section
+from adcompare.bench.report.real import real_conclusions, real_measured, real_section
+from adcompare.bench.report.recommend import recommendation
 from adcompare.bench.report.replay import replay_section
 from adcompare.bench.report.second_order import (
     SECOND_ORDER_LEGEND,
@@ -129,6 +130,17 @@ def _summary(results: Results, problems: list[str]) -> list[str]:
             + f" | {_crossover_text(results, problem)} |"
         )
     return lines + [""]
+
+
+def _recommendations(results: Results, problems: list[str]) -> list[str]:
+    """One sentence per function, in one conclusion: which mode to use where."""
+    sentences = [r for r in (recommendation(results, p) for p in problems) if r]
+    if not sentences:
+        return []
+    return [
+        "Which mode to use, by median time among the modes that compute the whole Jacobian "
+        "(forward, reverse, and their replays where measured): " + " ".join(sentences)
+    ]
 
 
 def _crossover_text(results: Results, problem: str) -> str:
@@ -241,11 +253,12 @@ def _checks(results: Results) -> list[str]:
 
 
 def _size(cell: dict) -> str:
-    return ", ".join(f"{k} = {v}" for k, v in cell["size"].items()) or "its one size"
+    return size_text(cell["size"])
 
 
 def _conclusions(results: Results, problems: list[str]) -> list[str]:
     lines = ["## Conclusions", ""]
+    lines += ["- " + line for line in _recommendations(results, problems)]
     largest = _largest_sizes_conclusion(results, problems)
     if largest:
         lines.append("- " + largest)
@@ -365,8 +378,8 @@ def _grid_table(results: Results, problem: str) -> list[str]:
 
 def _problem_section(results: Results, problem: str, figures: dict) -> list[str]:
     family = analysis.family_of(results, problem)
-    known = PROBLEMS.get(problem)
-    lines = [f"## {problem}: {known.description} ({family})" if known else f"## {problem}", ""]
+    description = analysis.description_of(results, problem)
+    lines = [f"## {problem}: {description} ({family})" if description else f"## {problem}", ""]
     if _axis(results, problem):
         pictures = [f"![{problem}]({figures[problem].name})"] if problem in figures else []
         pictures += second_order_figure(results, problem, figures)
@@ -456,9 +469,15 @@ def _opening(results: Results, sources: list[str] | None) -> list[str]:
         "How the cost of derivatives grows with the number of inputs n and outputs m, "
         "for forward mode (dual numbers, one lane or chunked lanes), reverse mode (a tape), "
         "finite differences and plain f; what second derivatives (HVPs, Hessians) cost in each "
-        "composition of the two modes; and how the ADBench and GradBench problems compare "
-        "with the ratios other tools published. Every number and sentence below is computed from "
-        "the results file; regenerate it with `adcompare report`.",
+        "composition of the two modes"
+        + (
+            "; and how the ADBench and GradBench problems compare with the ratios other tools "
+            "published"
+            if real_measured(results)
+            else ""
+        )
+        + ". Every number and sentence below is computed from the results file; regenerate it "
+        "with `adcompare report`.",
         "",
         f"{len(results.cells)} cells: {status['ok']} measured, {status['skipped']} skipped, "
         f"{status['error']} failed"

@@ -31,7 +31,6 @@ from matplotlib.figure import Figure
 from adcompare.bench.harness.modes import mode_label
 from adcompare.bench.harness.results import Results
 from adcompare.bench.peers import PEER_MODES
-from adcompare.bench.problems import PROBLEMS
 from adcompare.bench.report import analysis
 from adcompare.bench.report.plot_style import AXIS_LABEL, mathtext, rc, style_log_axes
 from adcompare.bench.report.second_order_plots import second_order_figure
@@ -64,6 +63,8 @@ MARKERS = {"f": "o", "forward1": "s", "forward": "D", "reverse": "^", "fd": "v",
 #: Peers: one colour per library, hollow markers, dashed lines (dotted when jitted);
 #: the marker says what the mode computes, as adcompare's do.
 PEER_COLORS = {"jax": "tab:cyan", "torch": "tab:pink", "autograd": "tab:brown"}
+#: A peer added by an entry point.
+OTHER_PEER_COLOR = "tab:olive"
 PEER_MARKERS = {"grad": "^", "reverse": "^", "jacrev": "v", "jacfwd": "D", "jvp-loop": "s"}
 
 
@@ -80,7 +81,7 @@ def line_style(mode: str) -> dict:
     transform = mode.split(":", 1)[1].split("+")[0]
     return {
         "marker": PEER_MARKERS.get(transform, "o"),
-        "color": PEER_COLORS[peer.library],
+        "color": PEER_COLORS.get(peer.library, OTHER_PEER_COLOR),
         "linestyle": ":" if peer.jit else "--",
         "markerfacecolor": "none",
     }
@@ -92,8 +93,8 @@ def _label(mode: str) -> str:
 
 def _title(results: Results, problem: str) -> str:
     family = analysis.family_of(results, problem)
-    known = PROBLEMS.get(problem)
-    description = f": {mathtext(known.description)}" if known else ""
+    known = analysis.description_of(results, problem)
+    description = f": {mathtext(known)}" if known else ""
     return f"{problem}{description}  [{family}]"
 
 
@@ -114,10 +115,8 @@ def _plot_modes(ax, results, problem, metric, *, relative=False, slopes=False) -
 
 
 def _theory_lines(ax, results, problem, axis: str) -> None:
-    """c·n·f for forward mode and c·m·f for reverse, with c fitted to the data.
-
-    For a many-inputs problem m = 1, so reverse's line is c·f; for a
-    one-input problem n = 1, so forward's is.
+    """c·n·f for forward mode and c·m·f for reverse, with c fitted to the data, each
+    labelled with the count that is not on the axis (``m = 1`` for a gradient).
     """
     f_cells = {
         c[axis]: c
@@ -127,6 +126,11 @@ def _theory_lines(ax, results, problem, axis: str) -> None:
     forward = (
         "forward1" if len(analysis.series(results, problem, "forward1", "work")[0]) else "forward"
     )
+    # Each line is labelled with the count off the axis (m against n, n against m), so a
+    # reader knows for which m "c·m·f" was drawn.
+    other = "m" if axis == "n" else "n"
+    values = sorted({c[other] for c in f_cells.values()}) or [None]
+    fixed = f"{other} = " + (f"{values[0]}" if len(values) == 1 else f"{values[0]}–{values[-1]}")
     for (mode, count), dashes in zip(((forward, "n"), ("reverse", "m")), ("--", "-.")):
         x, y = analysis.series(results, problem, mode, "work")
         theory = {key: work(c) * c[count] for key, c in f_cells.items()}
@@ -134,7 +138,6 @@ def _theory_lines(ax, results, problem, axis: str) -> None:
         if not ratios:
             continue
         constant = float(np.median(ratios))
-        factor = f"·{count}" if count == axis else ""
         xs = sorted(theory)
         # Drawn over the data, dark and dashed, so a line the data follow stays visible.
         ax.plot(
@@ -144,7 +147,7 @@ def _theory_lines(ax, results, problem, axis: str) -> None:
             color=THEORY_COLOR,
             linewidth=1.8,
             zorder=5,
-            label=f"theory, {_label(mode)}: {constant:.2g}{factor}·f",
+            label=f"theory, {_label(mode)}: {constant:.2g}·{count}·f, {fixed}",
         )
 
 
@@ -234,8 +237,9 @@ def _explain_tape_over_peak(ax, results: Results, problem: str) -> None:
 
 def summary_figure(results: Results) -> Figure | None:
     """Every many-inputs problem's cost ratio against n: reverse ÷ f (solid) and forward
-    ÷ f (dashed, chunked lanes; dotted, one lane), one colour per problem. Reverse stays
-    flat while forward grows like n: the project's headline in one picture."""
+    ÷ f (dashed, chunked lanes; dotted, one lane), one colour per problem. Where the
+    slopes show it, the title says the project's headline: reverse stays flat while
+    forward grows like n."""
     problems = [
         p
         for p in analysis.problems_in(results)
@@ -266,12 +270,38 @@ def summary_figure(results: Results) -> Figure | None:
         ax.axhline(1.0, color="black", linewidth=1, alpha=0.5)
         style_log_axes(ax, "n", "time ÷ time of plain f", "")
         ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8.5)
-        figure.suptitle(
-            "Cost of the gradient ÷ cost of f, against n\n"
-            "reverse (solid) stays flat; forward (dashed: chunked, dotted: one lane) grows like n",
-            fontsize=12,
-        )
+        figure.suptitle(_summary_title(results, problems), fontsize=12)
     return figure
+
+
+def _relative_slopes(results: Results, problems: list[str], mode: str) -> list[float]:
+    slopes = []
+    for problem in problems:
+        fit = analysis.fit_slope(
+            *analysis.series(results, problem, mode, relative=True, unflagged=True)
+        )
+        if fit:
+            slopes.append(fit.slope)
+    return slopes
+
+
+def _summary_title(results: Results, problems: list[str]) -> str:
+    """The summary figure's title: it says a mode stays flat or grows like n only where
+    every problem's fitted slope of its time ÷ f's shows it."""
+    gradients = all(c["m"] == 1 for c in results.cells if c["problem"] in problems and c.get("m"))
+    parts = []
+    for mode, line in (("reverse", "solid"), ("forward", "dashed"), ("forward1", "dotted")):
+        slopes = _relative_slopes(results, problems, mode)
+        words = ""
+        if slopes and all(abs(s) <= 0.3 for s in slopes):
+            words = " stays flat"
+        elif slopes and all(s >= 0.7 for s in slopes):
+            words = " grows like n"
+        parts.append(f"{_label(mode)} ({line}){words}")
+    return (
+        f"Cost of the {'gradient' if gradients else 'derivative'} ÷ cost of f, against n\n"
+        + "; ".join(parts)
+    )
 
 
 def _edges(values: list[float]) -> np.ndarray:

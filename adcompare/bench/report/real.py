@@ -17,7 +17,7 @@ from adcompare.bench.report.published import SOURCES, PublishedRatio, published_
 from adcompare.bench.report.text import format_ratio
 from adcompare.durations import format_duration
 
-__all__ = ["derivative_ratios", "real_conclusions", "real_section"]
+__all__ = ["derivative_ratios", "real_conclusions", "real_measured", "real_section"]
 
 #: The modes whose ratios are reported, in this order.
 RATIO_MODES = ("reverse", "reverse-replay", "forward", "forward-replay", "forward1", "fd")
@@ -141,7 +141,19 @@ def real_conclusions(results: Results) -> list[str]:
     return lines
 
 
+def real_measured(results: Results) -> bool:
+    """Whether ``results`` hold a cell of any ADBench or GradBench instance: only then does
+    the report speak of them, the ones not measured included.
+
+    >>> real_measured(Results())
+    False
+    """
+    return any(_cells(results, real.name) for real in REAL_PROBLEMS)
+
+
 def _not_measured(results: Results) -> list[str]:
+    if not real_measured(results):
+        return []
     lines = []
     for real in REAL_PROBLEMS:
         if derivative_ratios(results, real.name):
@@ -195,7 +207,7 @@ def _table(results: Results, names: list[str]) -> list[str]:
 def real_section(results: Results) -> list[str]:
     """The section on the ADBench/GradBench instances, or nothing if none was measured."""
     measured = [r.name for r in REAL_PROBLEMS if derivative_ratios(results, r.name)]
-    if not measured and not any(_cells(results, r.name) for r in REAL_PROBLEMS):
+    if not real_measured(results):
         return []
     lines = [
         "## ADBench and GradBench: derivative time ÷ objective time",

@@ -16,7 +16,6 @@ from __future__ import annotations
 from matplotlib.figure import Figure
 
 from adcompare.bench.harness.results import Results
-from adcompare.bench.problems import PROBLEMS
 from adcompare.bench.report import analysis
 from adcompare.bench.report import second_order_analysis as second
 from adcompare.bench.report.plot_style import mathtext, rc, style_log_axes
@@ -102,9 +101,7 @@ def second_order_figure(results: Results, problem: str) -> Figure:
         for ax in (ratio_ax, hessian_ax):
             if ax.get_legend_handles_labels()[0]:
                 ax.legend(loc="best")
-        known = PROBLEMS.get(problem)
-        title = f"{problem}: second derivatives" + (
-            f" of {mathtext(known.description)}" if known else ""
-        )
+        known = analysis.description_of(results, problem)
+        title = f"{problem}: second derivatives" + (f" of {mathtext(known)}" if known else "")
         figure.suptitle(title, fontsize=13)
     return figure

@@ -8,8 +8,9 @@
 - GradBench's GMM (:func:`gmm`) and ADBench's LSTM (:func:`lstm`, on the first
   ``characters`` of its sequence), whose plain f is their hand-written numpy form.
 
-Each is an :class:`~adcompare.bench.problems.Instance`, so adcompare's
-modes and the peers' run them alike.
+Each is a problem defined by :func:`~adcompare.bench.problems.problem`, as
+every problem is, built into an :class:`~adcompare.bench.problems.Instance`,
+so adcompare's modes and the peers' run them alike.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import dataclasses
 import numpy as np
 
 from adcompare import adbench
-from adcompare.bench.problems import Instance, get_problem
+from adcompare.bench.problems import Instance, get_problem, problem
 from adcompare.bench.problems.real import problem_function
 
 __all__ = [
@@ -64,15 +65,22 @@ def chain(ops: int = 200, x: float = 0.5) -> Instance:
         raise ValueError(
             f"a chain needs at least 2 ops (one elementwise op and the sum), not {ops}"
         )
-    steps = [_STEPS[CHAIN_PATTERN[i % len(CHAIN_PATTERN)]] for i in range(ops - 1)]
 
-    def f(xp, x):
-        y = x
-        for step in steps:
-            y = step(xp, y, x)
-        return xp.sum(y)
+    def make(ops: int):
+        steps = [_STEPS[CHAIN_PATTERN[i % len(CHAIN_PATTERN)]] for i in range(ops - 1)]
 
-    return Instance("chain", {"ops": ops}, f, np.array([x]), 1, 1, "many-inputs")
+        def f(xp, x):
+            y = x
+            for step in steps:
+                y = step(xp, y, x)
+            return xp.sum(y)
+
+        return f, np.array([x])
+
+    chained = problem(
+        build=make, name="chain", sweep=("ops",), family="many-inputs", xp=True, studies=()
+    )
+    return chained.build(ops=ops)
 
 
 def rosenbrock(n: int) -> Instance:
@@ -119,18 +127,21 @@ def lstm(characters: int | None = None) -> Instance:
     >>> short.n, short.size, bool(abs(short.on(np)(short.x) - short.on(None)(short.x)) < 1e-12)
     (266, {'characters': 3}, True)
     """
-    problem = adbench.bundled(LSTM)
-    total = problem.data.sizes[1]
+    lstm = adbench.bundled(LSTM)
+    total = lstm.data.sizes[1]
     characters = total if characters is None else characters
     if not 2 <= characters <= total:
         raise ValueError(
             f"the LSTM's loss needs between 2 and {total} characters of its sequence, "
             f"not {characters}"
         )
-    sequence = problem.data.sequence[:characters]
-    data = dataclasses.replace(problem.data, sequence=sequence)
-    problem = dataclasses.replace(problem, data=data, reference=None)  # the full sequence's
-    x = problem.params
-    return Instance(
-        LSTM, {"characters": characters}, problem_function(problem), x, x.size, 1, "fixed"
+
+    def make(characters: int):
+        data = dataclasses.replace(lstm.data, sequence=lstm.data.sequence[:characters])
+        cut = dataclasses.replace(lstm, data=data, reference=None)  # the full sequence's
+        return problem_function(cut), cut.params
+
+    prefix = problem(
+        build=make, name=LSTM, sweep=("characters",), family="fixed", xp=True, studies=()
     )
+    return prefix.build(characters=characters)
