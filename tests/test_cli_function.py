@@ -15,32 +15,34 @@ import adcompare as ad
 from adcompare.check import finite_differences
 from adcompare.cli import main
 from adcompare.cli.userfunction import FunctionSpecError, load_function
+from tests.test_bench_open import entry_points  # noqa: F401  (the fixture)
 
 DATA = Path(__file__).resolve().parent / "data"
 EXAMPLE = Path(__file__).resolve().parent.parent / "docs" / "examples" / "mymodel.py"
 #: The README's "Measure your own function" command line, run exactly as written there.
-README_COMMAND = "adcompare bench --function mymodel.py:f --sizes 8 32 128"
+README_COMMAND = "adcompare bench --function mymodel.py:mymodel --sizes 16 64 256 1024"
 
 
 def test_the_readme_example_measures_mymodel(tmp_path, monkeypatch, capsys):
     shutil.copy(EXAMPLE, tmp_path / "mymodel.py")
     monkeypatch.chdir(tmp_path)
     assert main(shlex.split(README_COMMAND)[1:]) == 0, capsys.readouterr().err
-    folder = tmp_path / "reports" / "latest" / "f"
-    assert {"f.png", "report.md", "results.json"} <= {p.name for p in folder.iterdir()}
+    folder = tmp_path / "reports" / "latest" / "mymodel"
+    assert {"mymodel.png", "report.md", "results.json"} <= {p.name for p in folder.iterdir()}
     cells = json.loads((folder / "results.json").read_text())["cells"]
     measured = [c for c in cells if c["status"] == "ok"]
-    assert {c["n"] for c in measured} == {8, 32, 128} and {c["m"] for c in measured} == {16}
+    assert {c["n"] for c in measured} == {16, 64, 256, 1024} and {c["m"] for c in measured} == {4}
     assert {"forward", "reverse", "forward1"} <= {c["mode"] for c in measured}
     assert all(c["check"]["ok"] for c in measured if c.get("check"))
-    assert "report: reports/latest/f/report.md" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "report: reports/latest/mymodel/report.md" in out and "Which mode to use" in out
 
 
 def test_the_example_s_jacobian_matches_finite_differences():
-    f = load_function(f"{EXAMPLE}:f")
+    f = load_function(f"{EXAMPLE}:mymodel")
     x = np.random.default_rng(0).standard_normal(6)
     jacobian = ad.jacrev(f)(x)
-    assert jacobian.shape == (16, 6)
+    assert jacobian.shape == (4, 6)
     np.testing.assert_allclose(jacobian, finite_differences(f)(x), rtol=1e-6, atol=1e-9)
 
 
@@ -142,3 +144,13 @@ def test_sparse_keeps_the_cells_measured_before_a_function_fails(tmp_path, capsy
     assert err.startswith("adcompare sparse: ") and "small_only" in err and "kept in" in err
     cells = json.loads((tmp_path / "sparse.json").read_text())["cells"]
     assert cells and {c["size"] for c in cells} == {2}
+
+
+@pytest.mark.usefixtures("entry_points")
+def test_bench_list_names_entry_point_problems_and_peers(capsys):
+    assert main(["bench", "--list"]) == 0
+    out = capsys.readouterr().out
+    problems, peers = out.split("peer modes")
+    assert "rosenbrock" in problems and "thirdparty-exp" in problems
+    assert "'broken' = thirdparty_bench:missing fails to load" in problems
+    assert "numpylib:by-hand" in peers

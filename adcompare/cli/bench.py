@@ -17,7 +17,7 @@ from adcompare.bench.harness.modes import MODE_GROUPS, MODES
 from adcompare.bench.harness.progress import Progress
 from adcompare.bench.harness.results import Results, ResultsError, open_for_writing
 from adcompare.bench.harness.sweep import PRESETS, plan, preset, run_sweep
-from adcompare.bench.peers import available_peer_modes
+from adcompare.bench.peers import FAILED_PEERS, PEER_MODES, available_peer_modes
 from adcompare.bench.problems import PROBLEMS, ProblemError, available_problems, default_problems
 from adcompare.cli.outfolder import LATEST, OutputPathError, check_not_reference
 from adcompare.cli.report import make_report
@@ -385,7 +385,8 @@ def listing() -> list[str]:
     lines += [f"  {name:<22} {text}" for name, text in available_problems().items()]
     names, note = available_peer_modes()
     lines.append("peer modes (--peers, or --modes NAME):")
-    lines += [f"  {name}" for name in names] or ["  none installed"]
+    lines += [f"  {name:<22} {PEER_MODES[name].library}" for name in names] or ["  none installed"]
+    lines += [f"  {name:<22} {why}" for name, why in FAILED_PEERS.items()]
     if note:
         lines.append(f"  ({note})")
     return lines
