@@ -17,6 +17,7 @@ from adcompare.bench.harness import sweep
 from adcompare.cli import main
 from adcompare.cli import sparse as cmd_sparse
 from adcompare.cli.outfolder import REFERENCES
+from tests.test_cli_contract import TINY_PRESET
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -53,17 +54,7 @@ def clone(tmp_path_factory):
 @pytest.fixture
 def small(monkeypatch):
     """The quick presets shrunk to seconds: one small problem, tiny sizes."""
-    tiny = {
-        "problems": ["fourier"],
-        "sizes": [2, 4],
-        "grid": [2],
-        "second_order_sizes": [2],
-        "repeats": 1,
-        "budget": 1.0,
-        "min_repeat_time": 0.0,
-        "memory": False,
-    }
-    monkeypatch.setitem(sweep.PRESETS, "quick", tiny)
+    monkeypatch.setitem(sweep.PRESETS, "quick", TINY_PRESET)
     monkeypatch.setitem(cmd_sparse.QUICK_SIZES, "arrowhead", (8,))
 
 

@@ -14,6 +14,18 @@ from adcompare.bench.harness import sweep
 from adcompare.cli import bench as cmd_bench
 from adcompare.cli import build_parser, main
 
+#: A quick preset of seconds: one small problem, tiny sizes.
+TINY_PRESET = {
+    "problems": ["fourier"],
+    "sizes": [2, 4],
+    "grid": [2],
+    "second_order_sizes": [2],
+    "repeats": 1,
+    "budget": 1.0,
+    "min_repeat_time": 0.0,
+    "memory": False,
+}
+
 #: Per command: (arguments, expected status) cases; "{tmp}" is a fresh folder, "{data}"
 #: the users' functions of tests/data/userfunctions.py.
 #: Every command appears, so a new command cannot join without its cases.
@@ -154,17 +166,7 @@ def test_every_command_has_contract_cases():
 @pytest.fixture
 def workspace(tmp_path, monkeypatch):
     """A folder with a small results file, a foreign JSON, and a seconds-long quick preset."""
-    tiny = {
-        "problems": ["fourier"],
-        "sizes": [2, 4],
-        "grid": [2],
-        "second_order_sizes": [2],
-        "repeats": 1,
-        "budget": 1.0,
-        "min_repeat_time": 0.0,
-        "memory": False,
-    }
-    monkeypatch.setitem(sweep.PRESETS, "quick", tiny)
+    monkeypatch.setitem(sweep.PRESETS, "quick", TINY_PRESET)
     config = sweep.preset("quick", modes=["f", "forward"])
     results = cmd_bench.open_results(tmp_path / "results.json", resume=False, overwrite=False)
     sweep.run_sweep(config, results)

@@ -183,6 +183,8 @@ TIMING_BUDGET = 1.0
 #: Seconds :func:`compare` gives SymPy (tracing, differentiating, compiling, evaluating) before
 #: it gives up on the symbolic reference; ``symbolic_seconds=`` changes it.
 SYMBOLIC_SECONDS = 10.0
+#: The modes :func:`compare` measures by default, besides SymPy's where it is a reference.
+DEFAULT_MODES = ("forward", "reverse", "fd")
 #: The references ``against=`` may name.
 REFERENCES = ("symbolic", *NUMERIC_REFERENCES)
 
@@ -210,15 +212,12 @@ def compare(
     :data:`TIMING_BUDGET` seconds, so a slow mode costs one call) and the op
     applications counted during the first call.
 
-    ``against`` names the reference: ``"symbolic"`` (SymPy's exact
-    derivative), ``"fd"`` or ``"complex_step"``, or a tuple of them, tried
-    in turn until one works. The default is SymPy's, falling back as
-    :func:`check_grad` does (finite differences when it is too large or too
-    slow, the complex step when an op has no SymPy counterpart). A
-    reference without ``"symbolic"`` runs no SymPy at all, and ``modes``
-    (default ``symbolic``, ``forward``, ``reverse``, ``fd``) then leave it
-    out. SymPy gets ``symbolic_seconds`` in all; past them it gives up and
-    :attr:`Comparison.note` says so.
+    ``against``: ``"symbolic"`` (SymPy's exact derivative), ``"fd"``,
+    ``"complex_step"``, or a tuple of them tried in turn; by default SymPy's,
+    falling back as :func:`check_grad` does. Without ``"symbolic"`` no SymPy
+    runs, and the default ``modes`` (symbolic, forward, reverse, fd) leave it
+    out. SymPy gets ``symbolic_seconds`` in all, then gives up, saying so in
+    :attr:`Comparison.note`.
 
     >>> import adcompare as ad
     >>> result = compare(lambda x, y: 3 * x**2 + x * y + 5 * y**2, 2.0, 3.0)
@@ -229,21 +228,14 @@ def compare(
     (['forward', 'reverse', 'fd'], 'fd', True)
     """
     chain, fallback = _reference_chain(against)
-    if modes is None:
-        modes = ("symbolic",) * ("symbolic" in chain) + ("forward", "reverse", "fd")
+    modes = ("symbolic",) * ("symbolic" in chain) + DEFAULT_MODES if modes is None else modes
     case = _case(f, args, argnums, order, modes, rtol, atol, "compare")
     symbolic.clear_cache(case.f)
-    rows, failures = [], {}
-    for mode in case.modes:
-        row, failures[mode] = _timed_row(case, mode, repeat, symbolic_seconds)
-        rows.append(row)
+    timed = {mode: _timed_row(case, mode, repeat, symbolic_seconds) for mode in case.modes}
+    rows, failures = [row for row, _ in timed.values()], {m: e for m, (_, e) in timed.items()}
     reference, used, notes = _reference(case, rows, failures, chain, fallback, symbolic_seconds)
     if reference is not None:
-        labels = case.labels()
-        for row in rows:
-            _judge(row, case, reference, labels, used)
-            if row.mode == "symbolic" and "symbolic" in notes:  # gave way: skipped, not failed
-                row.passed = None
+        _judge_all(rows, case, reference, used, skipped=notes)
     return Comparison(
         function=case.function,
         arguments=case.arguments(),
@@ -355,6 +347,16 @@ def _skipped(error: Exception) -> str:
             f"{max(60, 6 * error.seconds):g} to raise it, or against='fd' to skip SymPy"
         )
     return f"{type(error).__name__}: {error}"
+
+
+def _judge_all(rows, case: _Case, reference: list, used: str, skipped) -> None:
+    """Judge every row against the reference ``used``; a symbolic row whose reference
+    was ``skipped`` (it gave way to another) is skipped, not failed."""
+    labels = case.labels()
+    for row in rows:
+        _judge(row, case, reference, labels, used)
+        if row.mode == "symbolic" and "symbolic" in skipped:
+            row.passed = None
 
 
 def _judge(row: ComparisonRow, case: _Case, reference: list, labels, used: str) -> None:

@@ -157,15 +157,9 @@ def verify(
         except symbolic.SymbolicSizeError as error:
             raise VerifyError(str(error)) from None
         result = compare(
-            f,
-            *values,
-            modes=chosen,
-            against="symbolic",
-            order=order,
-            rtol=rtol,
-            atol=atol,
+            f, *values, modes=chosen, against="symbolic", order=order, rtol=rtol, atol=atol,
             repeat=repeat,
-        )
+        )  # fmt: skip
     info = {
         "expression": expression.text,
         "variables": list(expression.variables),
@@ -387,6 +381,34 @@ def add_parser(subparsers) -> None:
         ),
     )
     parser.add_argument("expression", nargs="?", help='the function, e.g. "3*x**2 + x*y + 5*y**2"')
+    _add_function_options(parser)
+    parser.add_argument(
+        "--order",
+        type=int,
+        choices=(1, 2),
+        default=1,
+        help="1: the gradient (default); 2: the Hessian",
+    )
+    parser.add_argument(
+        "--modes",
+        metavar="LIST",
+        help=(
+            "comma-separated modes to compare with SymPy: forward, reverse, fd, complex_step; "
+            "with --order 2 also fwd-over-rev, rev-over-rev, fwd-over-fwd, rev-over-fwd "
+            "(default: forward,reverse,fd; for order 2 the four compositions and fd)"
+        ),
+    )
+    parser.add_argument("--rtol", type=float, help="relative tolerance (default: by mode)")
+    parser.add_argument("--atol", type=float, help="absolute tolerance (default 0)")
+    parser.add_argument(
+        "--repeat", type=int, default=3, help="timed calls per mode after the first (default 3)"
+    )
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    parser.set_defaults(run=run)
+
+
+def _add_function_options(parser) -> None:
+    """The options of ``verify --function``: the function, its point, SymPy's time."""
     parser.add_argument(
         "--function",
         metavar="SPEC",
@@ -416,26 +438,3 @@ def add_parser(subparsers) -> None:
         help=f"with --function: seconds SymPy may take before it gives up and finite "
         f"differences are the reference (default {SYMBOLIC_SECONDS:g})",
     )
-    parser.add_argument(
-        "--order",
-        type=int,
-        choices=(1, 2),
-        default=1,
-        help="1: the gradient (default); 2: the Hessian",
-    )
-    parser.add_argument(
-        "--modes",
-        metavar="LIST",
-        help=(
-            "comma-separated modes to compare with SymPy: forward, reverse, fd, complex_step; "
-            "with --order 2 also fwd-over-rev, rev-over-rev, fwd-over-fwd, rev-over-fwd "
-            "(default: forward,reverse,fd; for order 2 the four compositions and fd)"
-        ),
-    )
-    parser.add_argument("--rtol", type=float, help="relative tolerance (default: by mode)")
-    parser.add_argument("--atol", type=float, help="absolute tolerance (default 0)")
-    parser.add_argument(
-        "--repeat", type=int, default=3, help="timed calls per mode after the first (default 3)"
-    )
-    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
-    parser.set_defaults(run=run)

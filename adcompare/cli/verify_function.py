@@ -15,6 +15,7 @@ import json
 import numpy as np
 
 from adcompare.check import Comparison, compare
+from adcompare.cli.expr import parse_number
 from adcompare.cli.userfunction import load_function
 
 #: The references tried in turn: SymPy's exact derivative, then central differences.
@@ -40,7 +41,7 @@ def parse_arguments(f, at: str | None, inputs: str | None, size: int) -> tuple:
         return built if isinstance(built, tuple) else (built,)
     words = [w.strip() for w in at.split(",") if w.strip()]
     if words and all("=" not in w for w in words):
-        return (np.array([_number(w, "--at") for w in words]),)
+        return (np.array([parse_number(w, "--at ", FunctionPointError) for w in words]),)
     named = dict(w.partition("=")[::2] for w in words)
     parameters = [
         p.name
@@ -55,18 +56,11 @@ def parse_arguments(f, at: str | None, inputs: str | None, size: int) -> tuple:
             f"({', '.join(parameters)}), e.g. --at {','.join(f'{p}=1' for p in parameters)}, "
             "or numbers alone (--at 1,2,3) for one vector argument"
         )
-    values = {name.strip(): _number(value, f"--at {name.strip()}") for name, value in named.items()}
+    values = {
+        name.strip(): parse_number(value, f"--at {name.strip()}=", FunctionPointError)
+        for name, value in named.items()
+    }
     return tuple(values[p] for p in parameters)
-
-
-def _number(text: str, where: str) -> float:
-    try:
-        number = float(text)
-    except ValueError:
-        raise FunctionPointError(f"{where}: {text.strip()!r} is not a number") from None
-    if not np.isfinite(number):
-        raise FunctionPointError(f"{where}: {text.strip()} is not a finite number")
-    return number
 
 
 def verify_function(
