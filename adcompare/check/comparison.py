@@ -96,7 +96,8 @@ class Comparison:
         )
 
     def __str__(self) -> str:
-        what = "gradient" if self.order == 1 else "Hessian"
+        vector = any(np.size(r.value) > 1 for r in self.rows if r.value is not None)
+        what = "Hessian" if self.order == 2 else "Jacobian" if vector else "gradient"
         head = f"compare {self.function}({', '.join(self.arguments)}): value and {what} per mode"
         rows = []
         for r in self.rows:
