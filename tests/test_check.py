@@ -313,3 +313,28 @@ def test_compare_times_a_slow_mode_by_its_first_call_alone(monkeypatch):
     monkeypatch.setattr(check_module, "TIMING_BUDGET", 0.0)  # every mode counts as slow
     ad.compare(f, x, modes=("reverse",), repeat=3)
     assert with_repeats - calls["n"] == 3  # the three timed repeats are skipped
+
+
+def test_compare_against_a_chain_of_references(user_op_without_sym):
+    x = np.array([0.5, -2.0])
+
+    def f(v):
+        return ad.sum(user_op_without_sym(v))
+
+    # SymPy cannot, the complex step cannot (no complex support): fd, the third, is used.
+    result = compare(f, x, modes=("forward",), against=("symbolic", "complex-step", "fd"))
+    assert result.reference == "fd" and result.passed
+    assert "symbolic reference skipped: NoSymbolicCounterpartError" in result.note
+    assert "complex_step reference skipped" in result.note
+    np.testing.assert_allclose(result["forward"].derivative[0], 3 * x**2, rtol=1e-12)
+
+
+def test_compare_refuses_an_unknown_reference():
+    with pytest.raises(ValueError, match=r"unknown reference 'sympy' in against=; use one of"):
+        compare(lambda x: x * x, 2.0, against="sympy")
+
+
+def test_compare_catches_a_wrong_rule_against_finite_differences(user_op_without_sym):
+    result = compare(lambda v: ad.sum(user_op_without_sym(v)), [0.5, -2.0], against="fd")
+    assert result.reference == "fd" and not result.passed
+    assert result["forward"].passed and result["reverse"].passed is False  # the 3.3x² VJP

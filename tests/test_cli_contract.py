@@ -6,14 +6,39 @@ never a traceback unless ``--debug`` is given.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from adcompare.bench.harness import sweep
 from adcompare.cli import bench as cmd_bench
 from adcompare.cli import build_parser, main
 
-#: Per command: (arguments, expected status) cases; "{tmp}" is a fresh folder.
+#: A quick preset of seconds: one small problem, tiny sizes.
+TINY_PRESET = {
+    "problems": ["fourier"],
+    "sizes": [2, 4],
+    "grid": [2],
+    "second_order_sizes": [2],
+    "repeats": 1,
+    "budget": 1.0,
+    "min_repeat_time": 0.0,
+    "memory": False,
+}
+
+#: Per command: (arguments, expected status) cases; "{tmp}" is a fresh folder, "{data}"
+#: the users' functions of tests/data/userfunctions.py.
 #: Every command appears, so a new command cannot join without its cases.
+#: The smallest sweep of a user's function: two sizes, three modes, one repeat.
+TINY = ["--sizes", "2", "4", "--modes", "f", "forward1", "reverse", "--repeats", "1"]
+TINY += ["--no-memory", "--quiet", "--out", "{tmp}/user/results.json", "--overwrite"]
+#: The smallest sparse study of a user's function.
+SPARSE_TINY = ["--sizes", "4", "--no-peers", "--out", "{tmp}/sparse"]
+#: Finite differences held to a tolerance no float meets: a mismatch.
+MISMATCH = ["--modes", "fd", "--rtol", "1e-300"]
+#: Where the users' functions of the tests live.
+DATA = Path(__file__).resolve().parent / "data"
+
 CASES = {
     "run": [
         (["run", "--quiet", "--out", "{tmp}/run"], 0),
@@ -40,6 +65,19 @@ CASES = {
             0,
         ),
         (["bench", "--sizes", "-4"], 2),
+        (["bench", "--list"], 0),
+        (["bench", "--function", "{data}:cumulative", *TINY, "--out", "{tmp}/f/r.json"], 0),
+        (["bench", "--function", "{data}:loss", "--inputs", "{data}:loss_inputs", *TINY], 0),
+        (["bench", "--function", "nosuchmodule:f", *TINY], 2),
+        (["bench", "--function", "no/such/file.py:f", *TINY], 2),
+        (["bench", "--function", "cumulative", *TINY], 2),
+        (["bench", "--function", "{data}:nosuch", *TINY], 2),
+        (["bench", "--function", "{data}:NOT_CALLABLE", *TINY], 2),
+        (["bench", "--function", "{broken}:f", *TINY], 2),
+        (["bench", "--function", "{data}:raises", *TINY], 2),
+        (["bench", "--function", "{data}:matrix", *TINY], 2),
+        (["bench", "--function", "{data}:root", "--inputs", "{data}:zeros", *TINY], 2),
+        (["bench", "--function", "{data}:cumulative", "--inputs", "{data}:nosuch", *TINY], 2),
         (["bench", "--problems", "fourier", "--out", "/dev/null/b.json", "--quiet"], 2),
     ],
     "report": [
@@ -82,6 +120,12 @@ CASES = {
         (["sparse", "--problems", "nosuch", "--quick"], 2),
         (["sparse", "--report-only", "--out", "/nonexistent-folder/sparse"], 2),
         (["sparse", "--problems", "arrowhead", "--quick", "--out", "/dev/null/x"], 2),
+        (["sparse", "--function", "{data}:tridiagonal", *SPARSE_TINY], 0),
+        (["sparse", "--function", "{data}:raises", *SPARSE_TINY], 2),
+        (["sparse", "--function", "{data}:matrix", *SPARSE_TINY], 2),
+        (["sparse", "--function", "{data}:nosuch", *SPARSE_TINY], 2),
+        (["sparse", "--function", "{broken}:f", *SPARSE_TINY], 2),
+        (["sparse", "--function", "{data}:tridiagonal", "--refresh-reference"], 2),
     ],
     "ops": [
         (["ops"], 0),
@@ -91,6 +135,21 @@ CASES = {
         (["verify", "3*x**2 + x*y + 5*y**2", "--at", "x=2,y=3"], 0),
         (["verify", "sin(x)", "--at", "x=1", "--modes", "fd", "--rtol", "1e-300"], 1),
         (["verify", "import(x)", "--at", "x=1"], 2),
+        (["verify", "x*y"], 2),
+        (["verify", "--at", "x=1"], 2),
+        (["verify", "--function", "{data}:pair", "--at", "x=1.5,y=-0.5"], 0),
+        (["verify", "--function", "{data}:cumulative", "--at", "0.1,0.2,-0.3"], 0),
+        (["verify", "--function", "{data}:loss", "--inputs", "{data}:loss_inputs"], 0),
+        (["verify", "--function", "{data}:pair", "--at", "x=1,y=2", "--modes", "fd"], 0),
+        (["verify", "--function", "{data}:pair", "--at", "x=1,y=2", *MISMATCH], 1),
+        (["verify", "--function", "{data}:pair", "x*y", "--at", "x=1,y=2"], 2),
+        (["verify", "--function", "{data}:pair", "--at", "x=1"], 2),
+        (["verify", "--function", "{data}:pair", "--at", "x=1,y=two"], 2),
+        (["verify", "--function", "{data}:pair"], 2),
+        (["verify", "--function", "{data}:root", "--at", "0,1"], 2),
+        (["verify", "--function", "{data}:raises", "--at", "1"], 2),
+        (["verify", "--function", "{data}:nosuch", "--at", "1"], 2),
+        (["verify", "--function", "{broken}:f", "--at", "1"], 2),
     ],
 }
 
@@ -107,17 +166,7 @@ def test_every_command_has_contract_cases():
 @pytest.fixture
 def workspace(tmp_path, monkeypatch):
     """A folder with a small results file, a foreign JSON, and a seconds-long quick preset."""
-    tiny = {
-        "problems": ["fourier"],
-        "sizes": [2, 4],
-        "grid": [2],
-        "second_order_sizes": [2],
-        "repeats": 1,
-        "budget": 1.0,
-        "min_repeat_time": 0.0,
-        "memory": False,
-    }
-    monkeypatch.setitem(sweep.PRESETS, "quick", tiny)
+    monkeypatch.setitem(sweep.PRESETS, "quick", TINY_PRESET)
     config = sweep.preset("quick", modes=["f", "forward"])
     results = cmd_bench.open_results(tmp_path / "results.json", resume=False, overwrite=False)
     sweep.run_sweep(config, results)
@@ -131,7 +180,13 @@ def workspace(tmp_path, monkeypatch):
     ids=lambda value: " ".join(value) if isinstance(value, list) else str(value),
 )
 def test_exit_status_and_one_clean_line(arguments, status, workspace, capsys):
-    arguments = [a.replace("{tmp}", str(workspace)) for a in arguments]
+    places = {
+        "{tmp}": workspace,
+        "{data}": DATA / "userfunctions.py",
+        "{broken}": DATA / "broken_import.py",
+    }
+    for place, path in places.items():
+        arguments = [a.replace(place, str(path)) for a in arguments]
     try:
         got = main(arguments)
     except SystemExit as stop:  # argparse's own usage errors
@@ -169,10 +224,11 @@ def test_an_unworded_os_error_is_bad_input(monkeypatch, capsys):
     assert capsys.readouterr().err == "adcompare demo: Permission denied: /root/results.json\n"
 
 
-@pytest.mark.parametrize("command", ["run", "targets", "train"])
+@pytest.mark.parametrize("command", ["run", "bench", "targets", "train", "memory", "sparse"])
 def test_a_command_s_default_output_is_git_ignored(command):
     # A new user's first runs leave the clone clean: the committed reference folders
-    # (reports/quick, reports/targets, reports/train) are written only when asked.
+    # (reports/quick, reports/targets, reports/train, ...) are written only when asked;
+    # None is the command's own folder under reports/latest/.
     from pathlib import Path
 
     from adcompare.cli import run

@@ -189,3 +189,40 @@ def test_other_threads_are_bounded_between_entries_and_arm_no_timer():
     assert "took over 1e-09 s" in outcome["error"]
     np.testing.assert_array_equal(outcome["exact"], [3.0, 12.0])
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+
+
+def test_compare_gives_up_on_sympy_within_its_budget_and_says_so(backstop):
+    traced_recurrence()
+    with symbolic.size_limit(**UNBOUNDED_SIZES):
+        result = ad.compare(recurrence, 0.3, symbolic_seconds=0.2)
+    assert result.reference == "fd" and result.passed
+    assert "symbolic reference skipped: gave up after 0.2 s; pass symbolic_seconds=60" in (
+        result.note
+    )
+    assert result["symbolic"].passed is None and "SymbolicTimeoutError" in result["symbolic"].error
+    assert result.note in str(result) and "rel err vs fd" in str(result)
+    # The forward and reverse derivatives are judged against central differences.
+    assert result["forward"].passed and result["reverse"].passed
+    np.testing.assert_allclose(
+        result["reverse"].derivative[0], result["fd"].derivative[0], rtol=1e-6
+    )
+    assert_backstop_restored(backstop)
+
+
+def test_compare_against_sympy_alone_fails_when_it_gives_up(backstop):
+    traced_recurrence()
+    with symbolic.size_limit(**UNBOUNDED_SIZES):
+        result = ad.compare(recurrence, 0.3, against="symbolic", symbolic_seconds=0.2)
+    assert not result.passed and result.reference is None
+    assert result.reference_error.startswith("gave up after 0.2 s; pass symbolic_seconds=60")
+    assert "no symbolic reference: gave up" in str(result)
+    assert_backstop_restored(backstop)
+
+
+def test_compare_against_fd_runs_no_sympy(backstop):
+    # Unbounded, SymPy would take minutes on this recurrence; against="fd" never starts it.
+    with symbolic.size_limit(**UNBOUNDED_SIZES):
+        result = ad.compare(recurrence, 0.3, against="fd")
+    assert [r.mode for r in result.rows] == ["forward", "reverse", "fd"]
+    assert result.reference == "fd" and result.passed and result.note == ""
+    assert_backstop_restored(backstop)

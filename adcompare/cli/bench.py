@@ -11,24 +11,39 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
+
 from adcompare.bench.harness.modes import MODE_GROUPS, MODES
 from adcompare.bench.harness.progress import Progress
 from adcompare.bench.harness.results import Results, ResultsError, open_for_writing
 from adcompare.bench.harness.sweep import PRESETS, plan, preset, run_sweep
-from adcompare.bench.peers import available_peer_modes
-from adcompare.bench.problems import PROBLEMS, default_problems
+from adcompare.bench.peers import FAILED_PEERS, PEER_MODES, available_peer_modes
+from adcompare.bench.problems import PROBLEMS, ProblemError, available_problems, default_problems
+from adcompare.cli.outfolder import LATEST, OutputPathError, check_not_reference
+from adcompare.cli.report import make_report
+from adcompare.cli.userfunction import user_problem
 from adcompare.durations import format_duration
+
+#: Where ``bench`` writes by default: git-ignored, rewritten by each run.
+DEFAULT_OUT = LATEST / "bench" / "results.json"
 
 EXAMPLES = """\
 examples:
-  adcompare bench --quick                      # every problem and mode, about a minute
+  adcompare bench --function mymodel.py:f      # your own f(x): cost against n, crossover,
+                                               # report.md in reports/latest/f/
+  adcompare bench --function mymodel.py:f --inputs mymodel.py:inputs --sizes 16 64 256
+  adcompare bench --list                       # every problem (entry points too) and peer
+  adcompare bench --quick                      # every problem and mode, about a minute,
+                                               # into reports/latest/bench/results.json
   adcompare bench --problems rosenbrock mlp --modes forward reverse --sizes 8 64 512
   adcompare bench --modes reverse hvp --sizes 16 256  # one HVP per composition vs the gradient
   adcompare bench --problems adbench-gmm-1k adbench-lstm --modes f reverse forward
   adcompare bench --problems rosenbrock --modes f reverse forward --peers  # beside JAX, torch
   adcompare bench --full --out full.json       # up to n = 2^20 (hours); Ctrl-C keeps what
   adcompare bench --full --out full.json --resume   # was measured, --resume continues
-  adcompare report results.json                # then draw the plots and write the report
+  adcompare report full.json                   # then draw the plots and write the report
+  adcompare bench --problems adbench-gmm-1k --out reports/real/results.json --resume \
+      --refresh-reference                      # a committed reference only when asked
 """
 
 
@@ -109,6 +124,22 @@ def _add_what_options(parser) -> None:
         "every problem including LSTM, a 30 s budget per cell: hours",
     )
     parser.add_argument(
+        "--function",
+        metavar="SPEC",
+        help="measure your own function f(x) of a flat vector: mymodel.py:f (a file) or "
+        "mypkg.mymodel:f (a module); into reports/latest/<f>/ with its figures and report.md",
+    )
+    parser.add_argument(
+        "--inputs",
+        metavar="SPEC",
+        help="the function building --function's inputs at size n, inputs(n): an array for "
+        "f(x), or a tuple of arguments (arrays, dicts, lists) for f(*args); default a "
+        "seeded standard-normal vector of n",
+    )
+    parser.add_argument(
+        "--list", action="store_true", help="list the problems and peer modes, then stop"
+    )
+    parser.add_argument(
         "--problems",
         nargs="+",
         metavar="NAME",
@@ -150,8 +181,14 @@ def _add_output_options(parser) -> None:
     parser.add_argument(
         "--out",
         type=Path,
-        default=Path("results.json"),
-        help="the results file (default results.json)",
+        help=f"the results file (default {DEFAULT_OUT}, git-ignored and rewritten by each "
+        "run; another file is kept unless --resume or --overwrite is given)",
+    )
+    parser.add_argument(
+        "--refresh-reference",
+        action="store_true",
+        help="let --out name a results file in a committed reference folder (reports/real/, "
+        "reports/peers/, ...), which is refused otherwise",
     )
     again = parser.add_mutually_exclusive_group()
     again.add_argument(
@@ -219,7 +256,9 @@ def sweep_into(results: Results, config, *, quiet: bool) -> int:
     progress = Progress(len(cells), quiet=quiet, groups=groups)
     start = time.perf_counter()
     try:
-        with terminate_like_interrupt():
+        # numpy's warnings (a division by zero in a user's function) would print lines of
+        # their own; every cell's derivative is checked for NaN and inf instead.
+        with terminate_like_interrupt(), np.errstate(all="ignore"):
             run_sweep(config, results, progress=progress)
     except KeyboardInterrupt as interruption:
         measured = sum(c["status"] == "ok" for c in results.cells)
@@ -256,22 +295,49 @@ def sweep_into(results: Results, config, *, quiet: bool) -> int:
     return 0
 
 
+def _config(args, functions: list):
+    """The sweep ``args`` ask for; ``functions``: the user's problems, measured first."""
+    sizes = _sizes(args.sizes) if args.sizes else None
+    named = _words(args.problems) if args.problems else []
+    return preset(
+        args.preset or "quick",
+        problems=[*functions, *named] or None,
+        modes=with_peers(_words(args.modes) if args.modes else None, args.peers),
+        sizes=sizes,
+        grid=sizes,
+        second_order_sizes=sizes,
+        repeats=args.repeats,
+        budget=args.budget,
+        memory=False if args.no_memory else None,
+        blas_threads=args.blas_threads,
+    )
+
+
+def _results_path(args, functions: list) -> Path:
+    """``--out``, else the git-ignored default (a user's function: its own folder)."""
+    if args.refresh_reference and args.out is None:
+        raise OutputPathError(
+            "--refresh-reference rewrites the reference --out names; add --out, e.g. "
+            "--out reports/real/results.json"
+        )
+    default = LATEST / functions[0].name / "results.json" if functions else DEFAULT_OUT
+    out = check_not_reference(args.out or default, refresh=args.refresh_reference)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return out
+
+
 def run(args) -> int:
     """Carry out ``adcompare bench``."""
+    if args.list:
+        print("\n".join(listing()))
+        return 0
     try:
-        config = preset(
-            args.preset or "quick",
-            problems=_words(args.problems) if args.problems else None,
-            modes=with_peers(_words(args.modes) if args.modes else None, args.peers),
-            sizes=_sizes(args.sizes) if args.sizes else None,
-            grid=_sizes(args.sizes) if args.sizes else None,
-            second_order_sizes=_sizes(args.sizes) if args.sizes else None,
-            repeats=args.repeats,
-            budget=args.budget,
-            memory=False if args.no_memory else None,
-            blas_threads=args.blas_threads,
-        )
-        results = open_results(args.out, resume=args.resume, overwrite=args.overwrite)
+        functions = [user_problem(args.function, args.inputs)] if args.function else []
+        config = _config(args, functions)
+        out = _results_path(args, functions)
+        # The default file is rewritten on purpose, as ``run`` rewrites its folder.
+        overwrite = args.overwrite or (args.out is None and not args.resume)
+        results = open_results(out, resume=args.resume, overwrite=overwrite)
     except (ValueError, argparse.ArgumentTypeError) as error:
         print(f"adcompare bench: {error}", file=sys.stderr)
         return 2
@@ -280,9 +346,50 @@ def run(args) -> int:
     except ResultsError as error:
         print(f"adcompare bench: {error}", file=sys.stderr)
         return 2
-    if status == 0:
-        print(f"next: adcompare report {args.out}", file=sys.stderr)
+    except ProblemError as error:
+        kept = sum(c["status"] == "ok" for c in results.cells)
+        cells = "1 cell" if kept == 1 else f"{kept} cells"
+        print(
+            f"adcompare bench: {error} ({cells} measured before are kept in {out})", file=sys.stderr
+        )
+        return 2
+    if status == 0 and functions:
+        report = make_report([out], out.parent)
+        print("\n".join(conclusions(report)))
+        print(f"\nreport: {report}")
+    elif status == 0:
+        print(f"next: adcompare report {out}", file=sys.stderr)
     return status
+
+
+def conclusions(report: Path) -> list[str]:
+    """The lines of ``report``'s Conclusions section, without Markdown's bold."""
+    lines = report.read_text(encoding="utf-8").splitlines()
+    start = lines.index("## Conclusions") + 1 if "## Conclusions" in lines else len(lines)
+    found = []
+    for line in lines[start:]:
+        if line.startswith("## "):
+            break
+        if line.strip():
+            found.append(line.replace("**", ""))
+    return found
+
+
+def listing() -> list[str]:
+    """What ``bench --list`` prints: every problem (built-in and entry points) and peer mode.
+
+    >>> any(line.split()[0] == "rosenbrock" for line in listing()[1:])
+    True
+    """
+    lines = ["problems (--problems NAME; your own: --function mymodel.py:f):"]
+    lines += [f"  {name:<22} {text}" for name, text in available_problems().items()]
+    names, note = available_peer_modes()
+    lines.append("peer modes (--peers, or --modes NAME):")
+    lines += [f"  {name:<22} {PEER_MODES[name].library}" for name in names] or ["  none installed"]
+    lines += [f"  {name:<22} {why}" for name, why in FAILED_PEERS.items()]
+    if note:
+        lines.append(f"  ({note})")
+    return lines
 
 
 __all__ = [
@@ -290,6 +397,8 @@ __all__ = [
     "Terminated",
     "add_parser",
     "add_sweep_options",
+    "conclusions",
+    "listing",
     "open_results",
     "run",
     "sweep_into",

@@ -195,6 +195,23 @@ def parse_expression(text: str) -> Expression:
     return Expression(text.strip(), tuple(names), tree)
 
 
+def parse_number(text: str, where: str = "", error=None) -> float:
+    """``text`` as a finite float, or ``error`` (default :class:`ExpressionError`) saying
+    that ``where`` + ``text`` is not one.
+
+    >>> parse_number(" 2.5 "), parse_number("1e3", "x=")
+    (2.5, 1000.0)
+    """
+    error = error or ExpressionError
+    try:
+        number = float(text)
+    except ValueError:
+        raise error(f"{where}{text.strip()!r} is not a number") from None
+    if not np.isfinite(number):
+        raise error(f"{where}{text.strip()} is not a finite number")
+    return number
+
+
 def parse_point(text: str, variables: tuple[str, ...] | None = None) -> dict[str, float]:
     """Parse ``"x=2,y=3"`` into ``{"x": 2.0, "y": 3.0}``, checking the variables.
 
@@ -207,12 +224,7 @@ def parse_point(text: str, variables: tuple[str, ...] | None = None) -> dict[str
         name = name.strip()
         if not sep or not name.isidentifier():
             raise ExpressionError(f"cannot read {part!r}: write name=value, e.g. x=2,y=3")
-        try:
-            number = float(value)
-        except ValueError:
-            raise ExpressionError(f"{name}={value.strip()!r} is not a number") from None
-        if not np.isfinite(number):
-            raise ExpressionError(f"{name}={value.strip()} is not a finite number")
+        number = parse_number(value, f"{name}=")
         if name in point:
             raise ExpressionError(f"{name} is given twice; give each variable one value")
         point[name] = number

@@ -1,4 +1,5 @@
-"""``adcompare memory``: the memory study of long loops, its figures and report."""
+"""``adcompare memory``: the memory study of long loops, its figures and report, into
+``reports/latest/memory/``; ``--refresh-reference`` rewrites the committed ``reports/memory/``."""
 
 from __future__ import annotations
 
@@ -17,14 +18,19 @@ from adcompare.bench.memory.sweep import (
     merge_cells,
     run_memory_sweep,
 )
+from adcompare.cli.outfolder import LATEST, output_folder
+
+#: The committed reference run.
+REFERENCE = Path("reports") / "memory"
 
 EXAMPLES = """\
 examples:
-  adcompare memory                          # T = 10, 100, 1000: a few minutes
+  adcompare memory                          # T = 10, 100, 1000: reports/latest/memory/
   adcompare memory --full                   # T up to 10^5: long
   adcompare memory --memory-budget 256MiB   # where each mode stops fitting 256 MiB
   adcompare memory --peers --steps 10 100 1000   # beside torch.utils.checkpoint, jax
   adcompare memory --report reports/memory/results.json   # redraw from results
+  adcompare memory --full --refresh-reference   # rewrite the committed reports/memory/
 """
 
 
@@ -54,8 +60,17 @@ def add_parser(subparsers) -> None:
         default="1GiB",
         help="the memory each mode must fit, e.g. 1GiB (default), 512MiB, 2e9",
     )
-    parser.add_argument(
-        "--out", type=Path, default=Path("reports") / "memory", help="output folder"
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--out",
+        type=Path,
+        help=f"output folder (default {LATEST / 'memory'}, git-ignored, rewritten by each run)",
+    )
+    where.add_argument(
+        "--refresh-reference",
+        action="store_true",
+        help=f"write into the committed reference folder {REFERENCE} (a measurement must "
+        "be --full)",
     )
     parser.add_argument(
         "--report",
@@ -86,7 +101,15 @@ def with_memory_peers(modes: list[str] | None, peers: bool) -> list[str] | None:
 
 def run(args) -> int:
     """Carry out ``adcompare memory``."""
+    if args.refresh_reference and not (args.full or args.report):
+        print(
+            f"adcompare memory: the reference {REFERENCE} holds T up to 10^5; add --full to "
+            "refresh it (or --report RESULTS to redraw it)",
+            file=sys.stderr,
+        )
+        return 2
     try:
+        out = output_folder(args.out, "memory", refresh=args.refresh_reference)
         budget = parse_bytes(args.memory_budget)
         if args.report:
             cells = merge_cells(*(load_memory_results(path).cells for path in args.report))
@@ -101,9 +124,9 @@ def run(args) -> int:
         print(f"adcompare memory: {error}", file=sys.stderr)
         return 2
     if not args.report:
-        results = MemoryResults(args.out / "results.json")
+        results = MemoryResults(out / "results.json")
         cells = run_memory_sweep(config, results, quiet=args.quiet).cells
-    report = write_memory_report(cells, args.out, budget)
+    report = write_memory_report(cells, out, budget)
     print(f"report: {report}")
     return 0
 

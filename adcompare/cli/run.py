@@ -14,12 +14,21 @@ from pathlib import Path
 from adcompare.bench.harness.results import ResultsError, load_results
 from adcompare.bench.harness.sweep import preset
 from adcompare.bench.report.compare import compare_conclusions
-from adcompare.cli.bench import add_sweep_options, open_results, sweep_into, with_peers
-from adcompare.cli.outfolder import OutputPathError, check_output_folder
+from adcompare.cli.bench import (
+    add_sweep_options,
+    conclusions,
+    open_results,
+    sweep_into,
+    with_peers,
+)
+from adcompare.cli.outfolder import (
+    LATEST,
+    OutputPathError,
+    check_not_reference,
+    check_output_folder,
+)
 from adcompare.cli.report import make_report
 
-#: Where ``run`` writes by default: git-ignored, rewritten by every run.
-LATEST = Path("reports") / "latest"
 #: The committed reference run the README points to.
 REFERENCE = Path("reports") / "quick"
 
@@ -105,18 +114,6 @@ def comparison_lines(path: Path, reference: Path) -> list[str]:
     ]
 
 
-def _conclusions(report: Path) -> list[str]:
-    lines = report.read_text(encoding="utf-8").splitlines()
-    start = lines.index("## Conclusions") + 1 if "## Conclusions" in lines else len(lines)
-    found = []
-    for line in lines[start:]:
-        if line.startswith("## "):
-            break
-        if line.strip():
-            found.append(line.replace("**", ""))
-    return found
-
-
 def run(args) -> int:
     """Carry out ``adcompare run``."""
     folder = REFERENCE if args.refresh_reference else args.out or LATEST
@@ -125,7 +122,7 @@ def run(args) -> int:
     # named keeps its results unless --resume or --overwrite says what to do with them.
     overwrite = args.overwrite or args.refresh_reference or args.out is None
     try:
-        check_output_folder(folder)
+        check_output_folder(check_not_reference(folder, refresh=args.refresh_reference))
         if path.is_dir():
             raise OutputPathError(f"{path} is a folder; pass --out with another folder")
         results = open_results(path, resume=args.resume, overwrite=overwrite)
@@ -137,7 +134,7 @@ def run(args) -> int:
     if status:
         return status
     report = make_report([path], folder, svg=args.svg)
-    print("\n".join(_conclusions(report)))
+    print("\n".join(conclusions(report)))
     print(f"\nreport: {report}")
     print("\n".join(comparison_lines(path, args.reference)))
     return 0

@@ -11,10 +11,11 @@ from adcompare.bench.peers import available_peer_modes
 from adcompare.bench.targets.cases import FULL, SMALL
 from adcompare.bench.targets.measure import Settings, measure_targets
 from adcompare.bench.targets.report import render_markdown, write_targets
-from adcompare.cli.outfolder import OutputPathError, check_output_folder
+from adcompare.cli.outfolder import LATEST as LATEST_REPORTS
+from adcompare.cli.outfolder import OutputPathError, check_output_folder, output_folder
 
 #: Where ``targets`` writes by default: git-ignored, rewritten by each run.
-LATEST = Path("reports") / "latest" / "targets"
+LATEST = LATEST_REPORTS / "targets"
 #: The committed reference table.
 REFERENCE = Path("reports") / "targets"
 #: CPU seconds a sample with ``--small``: tiny problems, a run of seconds.
@@ -51,7 +52,6 @@ def add_parser(subparsers) -> None:
     where.add_argument(
         "--out",
         type=Path,
-        default=LATEST,
         help=f"the folder for results.json, targets.md and targets.json (default {LATEST}, "
         "git-ignored)",
     )
@@ -87,9 +87,10 @@ def run(args) -> int:
             file=sys.stderr,
         )
         return 2
-    out = REFERENCE if args.refresh_reference else args.out
     try:
-        check_output_folder(out)
+        out = check_output_folder(
+            output_folder(args.out, "targets", refresh=args.refresh_reference)
+        )
     except OutputPathError as error:
         print(f"adcompare targets: {error}", file=sys.stderr)
         return 2

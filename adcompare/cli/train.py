@@ -7,13 +7,15 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-from adcompare.cli.outfolder import OutputPathError, check_output_folder
+from adcompare.cli.outfolder import LATEST, OutputPathError, check_output_folder, output_folder
 from adcompare.durations import format_duration
 from adcompare.train.datasets import DATASETS
 from adcompare.train.loop import TrainingConfig, TrainingRun, train
 from adcompare.train.mlp import ACTIVATIONS
 
-DEFAULT_OUT = Path("reports") / "latest" / "train"  # git-ignored, as run and targets write
+DEFAULT_OUT = LATEST / "train"  # git-ignored, as run and targets write
+#: The committed reference run.
+REFERENCE = Path("reports") / "train"
 
 
 def report_lines(run: TrainingRun, written: list[Path]) -> list[str]:
@@ -64,7 +66,7 @@ def run_command(args) -> int:
     options = {name: getattr(args, name) for name in names}
     try:
         config = TrainingConfig(**options)
-        out = check_output_folder(args.out)
+        out = check_output_folder(output_folder(args.out, "train", refresh=args.refresh_reference))
     except OutputPathError as error:
         print(f"adcompare train: {error}", file=sys.stderr)
         return 2
@@ -131,10 +133,16 @@ def add_parser(subparsers) -> None:
     _add_data_options(parser, defaults)
     _add_model_options(parser, defaults)
     _add_training_options(parser, defaults)
-    parser.add_argument(
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
         "--out",
-        default=str(DEFAULT_OUT),
-        help=f"output folder, checked before training (default {DEFAULT_OUT})",
+        type=Path,
+        help=f"output folder, checked before training (default {DEFAULT_OUT}, git-ignored)",
+    )
+    where.add_argument(
+        "--refresh-reference",
+        action="store_true",
+        help=f"write into the committed reference folder {REFERENCE}",
     )
     parser.add_argument(
         "--step-cost",

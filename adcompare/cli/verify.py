@@ -24,7 +24,15 @@ from adcompare.check import (
     default_tolerance,
     format_table,
 )
+from adcompare.check.comparison import SYMBOLIC_SECONDS
 from adcompare.cli.expr import FUNCTIONS, Expression, ExpressionError, parse_expression, parse_point
+from adcompare.cli.userfunction import load_function
+from adcompare.cli.verify_function import (
+    parse_arguments,
+    report_json,
+    report_text,
+    verify_function,
+)
 from adcompare.durations import format_duration
 
 DEFAULT_MODES = {1: ("forward", "reverse", "fd"), 2: (*SECOND_ORDER_MODES, "fd")}
@@ -148,7 +156,10 @@ def verify(
             formulas, point_dependent = _formulas(f, values, expression.variables, order)
         except symbolic.SymbolicSizeError as error:
             raise VerifyError(str(error)) from None
-        result = compare(f, *values, modes=chosen, order=order, rtol=rtol, atol=atol, repeat=repeat)
+        result = compare(
+            f, *values, modes=chosen, against="symbolic", order=order, rtol=rtol, atol=atol,
+            repeat=repeat,
+        )  # fmt: skip
     info = {
         "expression": expression.text,
         "variables": list(expression.variables),
@@ -294,6 +305,18 @@ def _report_json(result: Comparison, info: dict) -> str:
 
 def run(args) -> int:
     """Run ``adcompare verify``; returns the exit status."""
+    if (args.expression is None) == (args.function is None):
+        print(
+            'adcompare verify: give an expression (adcompare verify "x*y" --at x=1,y=2) or '
+            "--function mymodel.py:f, one of the two",
+            file=sys.stderr,
+        )
+        return 2
+    if args.function is not None:
+        return _run_function(args)
+    if args.at is None:
+        print("adcompare verify: give the point with --at, e.g. --at x=2,y=3", file=sys.stderr)
+        return 2
     try:
         result, info = verify(
             args.expression,
@@ -310,6 +333,31 @@ def run(args) -> int:
             print(json.dumps({"passed": False, "error": str(error)}, ensure_ascii=False))
         return 2
     print(_report_json(result, info) if args.json else _report_text(result, info))
+    return 0 if result.passed else 1
+
+
+def _run_function(args) -> int:
+    """``adcompare verify --function SPEC``: the user's function at ``--at`` or ``--inputs``."""
+    try:
+        for name, tolerance in (("--rtol", args.rtol), ("--atol", args.atol)):
+            checked_tolerance(tolerance, name)
+        f = load_function(args.function)
+        arguments = parse_arguments(f, args.at, args.inputs, args.size)
+        result = verify_function(
+            f,
+            args.function.rpartition(":")[2],
+            arguments,
+            order=args.order,
+            modes=_modes(args.modes, args.order),
+            rtol=args.rtol,
+            atol=args.atol,
+            repeat=args.repeat,
+            symbolic_seconds=args.symbolic_seconds,
+        )
+    except ValueError as error:
+        print(f"adcompare verify: {error}", file=sys.stderr)
+        return 2
+    print(report_json(result) if args.json else report_text(result))
     return 0 if result.passed else 1
 
 
@@ -332,10 +380,8 @@ def add_parser(subparsers) -> None:
             'with a leading space (" -x**2").'
         ),
     )
-    parser.add_argument("expression", help='the function, e.g. "3*x**2 + x*y + 5*y**2"')
-    parser.add_argument(
-        "--at", required=True, metavar="POINT", help="the point, e.g. x=2,y=3 (every variable)"
-    )
+    parser.add_argument("expression", nargs="?", help='the function, e.g. "3*x**2 + x*y + 5*y**2"')
+    _add_function_options(parser)
     parser.add_argument(
         "--order",
         type=int,
@@ -359,3 +405,36 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
     parser.set_defaults(run=run)
+
+
+def _add_function_options(parser) -> None:
+    """The options of ``verify --function``: the function, its point, SymPy's time."""
+    parser.add_argument(
+        "--function",
+        metavar="SPEC",
+        help="check your own Python function instead of an expression: mymodel.py:f or "
+        "mypkg.mymodel:f; against SymPy, or finite differences where SymPy gives up",
+    )
+    parser.add_argument(
+        "--at",
+        metavar="POINT",
+        help="the point, e.g. x=2,y=3 (every variable, or every parameter of --function); "
+        "for --function f(x) of one vector also numbers alone, e.g. 0.5,1,2",
+    )
+    parser.add_argument(
+        "--inputs",
+        metavar="SPEC",
+        help="with --function: the function building its arguments at size n, inputs(n), "
+        "as for adcompare bench (instead of --at)",
+    )
+    parser.add_argument(
+        "--size", type=int, default=4, metavar="N", help="the n --inputs builds at (default 4)"
+    )
+    parser.add_argument(
+        "--symbolic-seconds",
+        type=float,
+        default=SYMBOLIC_SECONDS,
+        metavar="S",
+        help=f"with --function: seconds SymPy may take before it gives up and finite "
+        f"differences are the reference (default {SYMBOLIC_SECONDS:g})",
+    )

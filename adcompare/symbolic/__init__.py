@@ -53,6 +53,7 @@ The package's modules: :mod:`~adcompare.symbolic.limits` (what is accepted),
 from __future__ import annotations
 
 from adcompare.symbolic.box import Symbolic
+from adcompare.symbolic.deadline import time_budget
 from adcompare.symbolic.expressions import argument_names, formula
 from adcompare.symbolic.limits import (
     LIMITS,
@@ -60,6 +61,7 @@ from adcompare.symbolic.limits import (
     NoSymbolicCounterpartError,
     SizeLimits,
     SymbolicSizeError,
+    SymbolicTimeoutError,
     size_limit,
 )
 from adcompare.symbolic.recording import argument_positions, clear_cache
@@ -81,6 +83,7 @@ __all__ = [
     "SizeLimits",
     "Symbolic",
     "SymbolicSizeError",
+    "SymbolicTimeoutError",
     "Trace",
     "argument_names",
     "argument_positions",
@@ -91,6 +94,7 @@ __all__ = [
     "jacobian",
     "record",
     "size_limit",
+    "time_budget",
     "trace",
     "value_and_gradient",
 ]

@@ -27,7 +27,12 @@ import threading
 import time
 from collections.abc import Iterator
 
-from adcompare.symbolic.limits import LIMITS, ExpressionTooLargeError, _too_large
+from adcompare.symbolic.limits import (
+    LIMITS,
+    SymbolicTimeoutError,
+    _too_large,
+    size_limit,
+)
 
 
 class _OutOfTime(BaseException):
@@ -48,13 +53,14 @@ class Clock:
         """Seconds since the work started."""
         return time.perf_counter() - self.start
 
-    def too_slow(self) -> ExpressionTooLargeError:
+    def too_slow(self) -> SymbolicTimeoutError:
         """The error that stops the work."""
-        return _too_large(
+        message = _too_large(
             f"{self.what} took over {self.limit:g} s, the limit "
             "adcompare.symbolic.LIMITS.max_seconds; raise it with "
             "`with adcompare.symbolic.size_limit(max_seconds=...)`"
         )
+        return SymbolicTimeoutError(str(message), self.limit, self.what)
 
     def check(self) -> None:
         """Refuse between steps once the work has taken longer than the limit."""
@@ -117,7 +123,7 @@ def deadline(what: str) -> Iterator[Clock]:
     ...     time.sleep(1)
     Traceback (most recent call last):
     ...
-    adcompare.symbolic.ExpressionTooLargeError: ... (waiting took over 0.01 s, the limit ...
+    adcompare.symbolic.SymbolicTimeoutError: ... (waiting took over 0.01 s, the limit ...
     """
     clock = Clock(what)
     if not (_signals_usable() and 0 < clock.limit < math.inf):
@@ -136,3 +142,24 @@ def deadline(what: str) -> Iterator[Clock]:
     except _OutOfTime:
         alarm.disarm()  # again: the timer may have rung inside the first disarm
         raise clock.too_slow() from None
+
+
+@contextlib.contextmanager
+def time_budget(seconds: float, what: str) -> Iterator[Clock]:
+    """All the symbolic work inside the block, together, within ``seconds`` (and within
+    ``LIMITS.max_seconds``); past it, :class:`~adcompare.symbolic.SymbolicTimeoutError`.
+
+    Each trace, derivative and compilation inside runs under its own
+    :func:`deadline`; this one bounds their sum, since a deadline leaves an
+    enclosing timer that rings first to ring.
+
+    >>> from adcompare import symbolic
+    >>> try:
+    ...     with time_budget(0.05, "the symbolic reference"):
+    ...         time.sleep(1)
+    ... except symbolic.SymbolicTimeoutError as error:
+    ...     print(error.what, error.seconds)
+    the symbolic reference 0.05
+    """
+    with size_limit(max_seconds=min(seconds, LIMITS.max_seconds)), deadline(what) as clock:
+        yield clock

@@ -75,6 +75,17 @@ class ExpressionTooLargeError(SymbolicSizeError):
     __module__ = "adcompare.symbolic"  # tracebacks name the public path
 
 
+class SymbolicTimeoutError(ExpressionTooLargeError):
+    """Symbolic work stopped by its time limit; ``seconds`` is the limit, ``what`` the work."""
+
+    __module__ = "adcompare.symbolic"  # tracebacks name the public path
+
+    def __init__(self, message: str, seconds: float, what: str):
+        super().__init__(message)
+        self.seconds = seconds
+        self.what = what
+
+
 @contextlib.contextmanager
 def size_limit(**limits) -> Iterator[SizeLimits]:
     """Change :data:`LIMITS` inside a ``with`` block (keyword names as its fields).

@@ -1,0 +1,3 @@
+"""A module that fails on import."""
+
+raise ImportError("no module named 'mylab_private'")
