@@ -105,11 +105,6 @@ def test_every_reference_folder_is_committed():
     assert folders == set(REFERENCES)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="adcompare report's default --out is report/, not under reports/latest/; "
-    "cli/report.py belongs to the pytest-plugin branch, which is to change it",
-)
 def test_report_leaves_the_clone_clean(clone, small, monkeypatch):
     monkeypatch.chdir(clone)
     assert main(COMMANDS["bench"]) == 0

@@ -84,6 +84,8 @@ CASES = {
         (["report", "{tmp}/results.json", "--out", "{tmp}/report"], 0),
         (["report", "{tmp}/no-such.json", "--out", "{tmp}/report"], 2),
         (["report", "{tmp}/foreign.json", "--out", "{tmp}/report"], 2),
+        (["report", "{tmp}/results.json", "--out", "reports/quick"], 2),
+        (["report", "{tmp}/results.json", "--refresh-reference"], 2),
     ],
     "targets": [
         (["targets", "--repeats", "0"], 2),

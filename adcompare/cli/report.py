@@ -8,15 +8,17 @@ from pathlib import Path
 
 from adcompare.bench.harness.results import ResultsError, load_any, merge
 from adcompare.bench.report.markdown import write_report
+from adcompare.cli.outfolder import LATEST, OutputPathError, check_not_reference
 
 EXAMPLES = """\
 examples:
-  adcompare report results.json                          # into report/
+  adcompare report results.json                          # into reports/latest/report/
   adcompare report quick.json full.json --out reports/mine --svg
   pytest benchmarks --benchmark-enable --benchmark-json bench.json
   adcompare report bench.json                            # pytest-benchmark's JSON works too
   pytest test_mymodel_bench.py --benchmark-json out.json # your suite, with adcompare_bench
   adcompare report out.json --out report
+  adcompare report reports/real/results.json --out reports/real --refresh-reference
 """
 
 
@@ -35,7 +37,16 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("results", nargs="+", type=Path, metavar="RESULTS.json")
     parser.add_argument(
-        "--out", type=Path, default=Path("report"), help="the report's folder (default report/)"
+        "--out",
+        type=Path,
+        default=None,
+        help="the report's folder (default reports/latest/report, git-ignored)",
+    )
+    parser.add_argument(
+        "--refresh-reference",
+        action="store_true",
+        help="allow --out to name a committed reference folder (reports/quick, reports/real, "
+        "...) and rewrite its report",
     )
     parser.add_argument("--svg", action="store_true", help="write SVG figures as well as PNG")
     parser.set_defaults(run=run)
@@ -53,6 +64,22 @@ def make_report(paths: list[Path], out: Path, *, svg: bool = False) -> Path:
 
 def run(args) -> int:
     """Carry out ``adcompare report``."""
+    if args.refresh_reference and args.out is None:
+        print(
+            "adcompare report: --refresh-reference rewrites the reference named by --out; "
+            "pass --out reports/NAME",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        args.out = (
+            args.out
+            if args.refresh_reference
+            else check_not_reference(args.out or LATEST / "report")
+        )
+    except OutputPathError as error:
+        print(f"adcompare report: {error}", file=sys.stderr)
+        return 2
     try:
         path = make_report(args.results, args.out, svg=args.svg)
     except ResultsError as error:
