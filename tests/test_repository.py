@@ -56,3 +56,17 @@ def test_the_readme_lists_exactly_what_the_registry_differentiates():
     start, end = text.index("<!-- ops:start -->\n"), text.index("<!-- ops:end -->")
     listed = text[start + len("<!-- ops:start -->\n") : end].strip()
     assert listed == coverage_markdown(), "regenerate it: adcompare ops --markdown"
+
+
+@pytest.mark.parametrize("example", ["mymodel.py", "test_mymodel_bench.py"])
+def test_the_readme_shows_each_route_of_measure_your_own_function_as_its_test_runs_it(example):
+    # tests/test_bench_open.py and tests/test_pytest_plugin.py run these files as they are;
+    # the README must show the same text, so a reader's copy runs too.
+    text = (ROOT / "docs" / "examples" / example).read_text(encoding="utf-8").rstrip("\n")
+    assert f"```python\n{text}\n```" in _readme()
+
+
+def test_the_readme_gives_the_command_line_route_that_its_test_runs():
+    from tests.test_cli_function import README_COMMAND
+
+    assert f"```sh\n{README_COMMAND}\n```" in _readme()
