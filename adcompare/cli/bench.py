@@ -348,10 +348,8 @@ def run(args) -> int:
         return 2
     except ProblemError as error:
         kept = sum(c["status"] == "ok" for c in results.cells)
-        cells = "1 cell" if kept == 1 else f"{kept} cells"
-        print(
-            f"adcompare bench: {error} ({cells} measured before are kept in {out})", file=sys.stderr
-        )
+        cells = "1 cell measured before is" if kept == 1 else f"{kept} cells measured before are"
+        print(f"adcompare bench: {error} ({cells} kept in {out})", file=sys.stderr)
         return 2
     if status == 0 and functions:
         report = make_report([out], out.parent)

@@ -150,9 +150,9 @@ def _measure(args, functions: list, results: Path) -> bool:
             )
     except ProblemError as error:
         kept = len(json.loads(results.read_text())["cells"]) if results.exists() else 0
-        cells = "1 cell" if kept == 1 else f"{kept} cells"
+        cells = "1 cell measured before is" if kept == 1 else f"{kept} cells measured before are"
         print(
-            f"adcompare sparse: {error} ({cells} measured before are kept in {results})",
+            f"adcompare sparse: {error} ({cells} kept in {results})",
             file=sys.stderr,
         )
         return True

@@ -311,7 +311,8 @@ def refuse_non_finite(instance: Instance, mode: str, derivative) -> None:
         raise ProblemError(
             f"the derivative of {name} by {mode} is NaN or inf at {size_text(instance.size)}, "
             f"where {name} itself is finite: it is not differentiable at that point; give it "
-            "inputs away from the kink or singularity (inputs=...)"
+            "inputs away from the kink or singularity (inputs=... in Python, --inputs on the "
+            "command line)"
         )
 
 

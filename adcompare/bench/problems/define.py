@@ -240,7 +240,7 @@ class Problem:
         if not np.all(np.isfinite(out)):
             raise ProblemError(
                 f"{self.name} returns NaN or inf at {where}; give it inputs where it is "
-                "finite (inputs=...)"
+                "finite (inputs=... in Python, --inputs on the command line)"
             )
         for other, rank in self.ranks.items():
             if rank != out.ndim:
