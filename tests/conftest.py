@@ -11,6 +11,10 @@ import adcompare as ad
 from adcompare.ops import OPS, defop
 from adcompare.ops.registry import HOLOMORPHIC
 
+# tests/data holds users' functions that the CLI's tests load by path, one of them
+# deliberately failing on import: they are data, not test modules or doctests.
+collect_ignore_glob = ["data/*"]
+
 settings.register_profile("ci", derandomize=True, deadline=None, max_examples=50)
 settings.register_profile("dev", deadline=None, max_examples=50)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
