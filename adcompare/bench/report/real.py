@@ -20,7 +20,15 @@ from adcompare.durations import format_duration
 __all__ = ["derivative_ratios", "real_conclusions", "real_measured", "real_section"]
 
 #: The modes whose ratios are reported, in this order.
-RATIO_MODES = ("reverse", "reverse-replay", "forward", "forward-replay", "forward1", "fd")
+RATIO_MODES = (
+    "reverse",
+    "reverse1",
+    "reverse-replay",
+    "forward",
+    "forward-replay",
+    "forward1",
+    "fd",
+)
 
 
 def _cells(results: Results, problem: str) -> dict[str, dict]:
