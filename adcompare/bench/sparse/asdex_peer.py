@@ -107,7 +107,12 @@ def _passes(colouring) -> dict:
     """JVPs (or HVPs) and VJPs from asdex's colouring: it reports no count of its own."""
     reverse = colouring.mode == "rev"
     count = colouring.num_colors
-    return {"seeds": 0 if reverse else count, "sweeps": count if reverse else 0, "passes": 1}
+    return {
+        "seeds": 0 if reverse else count,
+        "sweeps": count if reverse else 0,
+        "cotangent_seeds": count if reverse else 0,
+        "passes": 1,
+    }
 
 
 def asdex_cell(cell: dict, instance, mode: str, reference, budget: float) -> dict:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from adcompare.bench.sparse.plots import colours_figure, spy_figure, time_figure
 from adcompare.bench.sparse.problems import SPARSE_PROBLEMS
+from adcompare.bench.sparse.sweep import vjps
 
 __all__ = ["crossover", "sparse_report", "write_sparse_report"]
 
@@ -89,7 +90,7 @@ def _time_table(results: dict, problem: str) -> list[str]:
                 row.append("–")
                 continue
             c = found[0]
-            row.append(f"{c['seeds']}+{c['sweeps']} / {c['time'] * 1e3:.3g} ms")
+            row.append(f"{c['seeds']}+{vjps(c)} / {c['time'] * 1e3:.3g} ms")
         lines.append("| " + " | ".join(row) + " |")
     return lines
 
@@ -124,7 +125,8 @@ def sparse_report(results: dict, figures: dict[str, str]) -> str:
         "largest-first for star), the fewest of any ordering in brackets. `MODE+prep` detects the",
         "pattern and colours it in every call; `MODE` reuses the prepared plan. Every",
         "sparse result equals the dense one to 1e-12 (checked in the sweep where n ≤ 1024).",
-        "JVPs run as the lanes of one forward pass, VJPs as sweeps over one recorded pass.",
+        "JVPs run as the lanes of one forward pass, VJPs as the cotangent lanes of one sweep "
+        "over one recorded pass.",
         "For the Hessian problem `sparse-forward` is star colouring (direct recovery) and",
         "`sparse-reverse` acyclic colouring (substitution), both with forward-over-reverse",
         "HVPs; the dense modes are `hessian` forward over reverse and reverse over reverse.",

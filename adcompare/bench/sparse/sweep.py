@@ -56,6 +56,7 @@ __all__ = [
     "SparseMode",
     "colour_counts",
     "run_sparse_sweep",
+    "vjps",
 ]
 
 SCHEMA = "adcompare-sparse/2"
@@ -238,7 +239,13 @@ def _cell(problem, size, instance, mode: SparseMode, reference, budget: float) -
         result = work()
     slow = mode.prepares or prepare_time > 1.0
     timing, _ = time_calls(work, repeats=1 if slow else 5, budget=budget)
-    cell.update(time=timing["median"], passes=cost.passes, seeds=cost.seeds, sweeps=cost.sweeps)
+    cell.update(
+        time=timing["median"],
+        passes=cost.passes,
+        seeds=cost.seeds,
+        sweeps=cost.sweeps,
+        cotangent_seeds=cost.cotangent_seeds,
+    )
     if plan is not None:
         cell.update(colours=plan.passes, prepare_time=prepare_time, reason=plan.reason)
     if reference is not None:
@@ -374,6 +381,16 @@ def spy_examples() -> dict:
     return examples
 
 
+def vjps(cell: dict) -> int:
+    """The VJPs a cell made: the cotangent lanes its sweeps carried (in files written
+    before reverse mode carried lanes, one sweep each).
+
+    >>> vjps({"sweeps": 1, "cotangent_seeds": 3}), vjps({"sweeps": 3})
+    (3, 3)
+    """
+    return cell.get("cotangent_seeds", cell["sweeps"])
+
+
 def _jsonable(value):
     if isinstance(value, (np.integer, np.floating)):
         return value.item()
@@ -384,5 +401,8 @@ def _describe(cell: dict) -> str:
     where = f"{cell['problem']} {cell['size']} (n={cell['n']})"
     if "skipped" in cell:
         return f"{where} {cell['mode']}: skipped, {cell['skipped']}"
-    passes = f"{cell['seeds']} JVPs in {cell['passes']} pass(es) + {cell['sweeps']} sweeps"
+    passes = (
+        f"{cell['seeds']} JVPs in {cell['passes']} pass(es) + {vjps(cell)} VJPs in "
+        f"{cell['sweeps']} sweep(s)"
+    )
     return f"{where} {cell['mode']}: {cell['time'] * 1e3:.2f} ms, {passes}"
