@@ -11,6 +11,7 @@ from pathlib import Path
 from adcompare.bench.memory import analysis
 from adcompare.bench.memory.peers import ALL_MEMORY_MODES, PEER_MEMORY_MODES
 from adcompare.bench.memory.plots import save_memory_figures
+from adcompare.bench.report.html import write_html
 from adcompare.durations import format_duration
 
 __all__ = ["format_bytes", "memory_report", "parse_bytes", "write_memory_report"]
@@ -248,4 +249,5 @@ def write_memory_report(cells: list[dict], out: Path, budget: float) -> Path:
     figures = {path.stem.removeprefix("memory-"): path.name for path in paths}
     report = out / "report.md"
     report.write_text(memory_report(cells, budget, figures) + "\n", encoding="utf-8")
+    write_html(report)
     return report
