@@ -1,0 +1,245 @@
+"""The benchmark history: what it keeps, what it refuses, what a comparison flags, and
+the comparison's page as a browser shows it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import multiprocessing
+import shutil
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from adcompare.bench.harness import modes, sweep
+from adcompare.bench.harness.cells import cell_key
+from adcompare.bench.history import store
+from adcompare.bench.history.imports import read_runs
+from adcompare.bench.history.store import HistoryError, Run, record_runs, run_cells
+from adcompare.cli import main
+from tests import browser
+
+ROOT = Path(__file__).resolve().parent.parent
+#: The committed results files of every kind the commands write.
+COMMITTED = [
+    "reports/quick/results.json",
+    "reports/peers/results.json",
+    "reports/real/results.json",
+    "reports/targets/results.json",
+    "reports/targets/targets.json",
+    "reports/sparse/sparse.json",
+    "reports/memory/results.json",
+    "reports/memory/peers-results.json",
+]
+#: The quick sweep at tiny sizes: one problem, three modes, the quick preset's 3 repeats.
+TINY = {
+    "problems": ["rosenbrock"],
+    "sizes": [4, 8],
+    "grid": [4],
+    "second_order_sizes": [4],
+    "repeats": 3,
+    "budget": 2.0,
+    "min_repeat_time": 0.0,
+    "memory": False,
+    "modes": ["f", "forward", "reverse"],
+}
+#: The slowed mode sleeps this long per call: far beyond any timing noise of the others.
+DELAY = 0.02
+
+
+def _versions(path: str) -> list[str]:
+    """Every committed version of ``path`` (distinct contents), newest first."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        return []
+    log = subprocess.run(
+        ["git", "log", "--format=%h", "--", path], cwd=ROOT, capture_output=True, text=True
+    ).stdout.split()
+    return log
+
+
+@pytest.mark.parametrize("path", COMMITTED)
+def test_every_results_file_this_repository_wrote_imports_with_its_samples(path, tmp_path):
+    history = tmp_path / "history.sqlite"
+    versions = _versions(path) or [None]
+    for commit in versions:
+        text = (
+            (ROOT / path).read_text()
+            if commit is None
+            else subprocess.run(
+                ["git", "show", f"{commit}:{path}"], cwd=ROOT, capture_output=True, text=True
+            ).stdout
+        )
+        copy = tmp_path / Path(path).name
+        copy.write_text(text)
+        runs, rejected = read_runs(copy)
+        ids = record_runs(history, runs, "2025-01-01T00:00:00+00:00")
+        data = json.loads(text)
+        cells = data.get("cells") or [e for row in data.get("rows", []) for e in row["entries"]]
+        stored = [c for i in ids if i is not None for c in run_cells(history, i)]
+        assert rejected == [] and stored
+        if "rows" not in data and not path.endswith("sparse.json") and stored:
+            # Medians and samples come back as the file had them.
+            by_key = {cell_key_of(c): c for c in stored}
+            for cell in cells:
+                timing = cell.get("time") or {}
+                size = cell.get("size", {"steps": cell.get("steps")})
+                kept = by_key.get(cell_key_of({**cell, "size": size}))
+                if kept is not None and timing.get("samples"):
+                    assert kept["time"]["samples"] == timing["samples"]
+                    assert kept["time"]["median"] == timing["median"]
+
+
+def cell_key_of(cell: dict) -> tuple:
+    return cell_key({**cell, "size": cell["size"] if isinstance(cell["size"], dict) else {}})
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ('{"schema": "adcompare-bench-results", "cells": [', "not valid JSON"),
+        ('{"name": "left-pad"}', "not a results file adcompare wrote"),
+        ("[1, 2]", "not a results file adcompare wrote"),
+        ('{"schema": "adcompare-sparse/2", "cells": 3}', "corrupt"),
+        ('{"schema": "adcompare-bench-results", "schema_version": 9, "cells": []}', "newer"),
+    ],
+)
+def test_a_corrupt_or_foreign_file_is_refused_with_one_sentence(text, words, tmp_path):
+    path = tmp_path / "results.json"
+    path.write_text(text)
+    with pytest.raises(HistoryError, match=words) as refused:
+        read_runs(path)
+    assert "\n" not in str(refused.value)
+
+
+def test_a_database_that_is_not_a_history_is_refused(tmp_path):
+    text, other, newer = tmp_path / "text.sqlite", tmp_path / "other.sqlite", tmp_path / "new"
+    text.write_text("hello")
+    with sqlite3.connect(other) as connection:
+        connection.execute("CREATE TABLE songs (title TEXT)")
+    record_runs(newer, [], "now")
+    with sqlite3.connect(newer) as connection:
+        connection.execute(f"PRAGMA user_version = {store.SCHEMA_VERSION + 1}")
+    for path, words in ((text, "not an SQLite"), (other, "another program's"), (newer, "newer")):
+        with pytest.raises(HistoryError, match=words):
+            store.list_runs(path)
+
+
+def _cell(mode: str, samples: list[float]) -> dict:
+    return {
+        "problem": "p",
+        "mode": mode,
+        "size": {"n": 4},
+        "n": 4,
+        "m": 1,
+        "status": "ok",
+        "time": {"median": sorted(samples)[len(samples) // 2], "samples": samples},
+    }
+
+
+def test_an_older_schema_is_migrated_and_keeps_its_runs(tmp_path, monkeypatch):
+    path = tmp_path / "history.sqlite"
+    record_runs(path, [Run("bench", [_cell("f", [1.0, 2.0])])], "now")
+    added = ("ALTER TABLE runs ADD COLUMN note TEXT",)
+    monkeypatch.setattr(store, "MIGRATIONS", (*store.MIGRATIONS, added))
+    monkeypatch.setattr(store, "SCHEMA_VERSION", len(store.MIGRATIONS))
+    assert [run["id"] for run in store.list_runs(path)] == [1]
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert connection.execute("SELECT note FROM runs").fetchall() == [(None,)]
+    assert run_cells(path, 1)[0]["time"]["samples"] == [1.0, 2.0]
+
+
+def _writer(path: str, writer: int, runs: int) -> None:
+    for i in range(runs):
+        cell = _cell(f"mode-{writer}-{i}", [float(writer), float(i) + 1.0])
+        record_runs(path, [Run("bench", [cell], {"machine": f"m{writer}"})], "now")
+
+
+def test_two_processes_writing_at_once_lose_nothing(tmp_path):
+    path = str(tmp_path / "history.sqlite")
+    context = multiprocessing.get_context("fork")
+    writers = [context.Process(target=_writer, args=(path, w, 40)) for w in range(2)]
+    for process in writers:
+        process.start()
+    for process in writers:
+        process.join(60)
+        assert process.exitcode == 0
+    runs = store.list_runs(path)
+    assert len(runs) == 80 and {run["machine"] for run in runs} == {"m0", "m1"}
+    modes_kept = {c["mode"] for run in runs for c in run_cells(path, run["id"])}
+    assert modes_kept == {f"mode-{w}-{i}" for w in range(2) for i in range(40)}
+
+
+def _slowed(prepare):
+    def prepare_slowly(instance):
+        work = prepare(instance)
+
+        def slowly():
+            time.sleep(DELAY)
+            return work()
+
+        return slowly
+
+    return prepare_slowly
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    """Two quick sweeps recorded into one history, the second with reverse mode slowed
+    by a sleep in each call; then ``history compare`` of the last two."""
+    folder = tmp_path_factory.mktemp("history")
+    history = folder / "history.sqlite"
+    patch = pytest.MonkeyPatch()
+    try:
+        patch.setitem(sweep.PRESETS, "quick", TINY)
+        run = ["run", "--quiet", "--history", str(history), "--overwrite"]
+        assert main([*run, "--out", str(folder / "before")]) == 0
+        slowed = dataclasses.replace(
+            modes.MODES["reverse"], prepare=_slowed(modes.MODES["reverse"].prepare)
+        )
+        patch.setitem(modes.MODES, "reverse", slowed)
+        assert main([*run, "--out", str(folder / "after")]) == 0
+    finally:
+        patch.undo()
+    page = folder / "compare.html"
+    status = main(["history", "compare", "--history", str(history), "--out", str(page)])
+    return folder, history, page, status
+
+
+def test_history_compare_flags_exactly_the_slowed_cells(two_runs, capsys):
+    _, history, page, status = two_runs
+    assert status == 1  # a regression was flagged
+    before, after = run_cells(history, 1), run_cells(history, 2)
+    from adcompare.bench.history.compare import compare_cells
+
+    found = compare_cells(before, after)
+    slowed = {(c.mode, c.size["n"]) for c in found.flagged("slower")}
+    measured = {(c["mode"], c["size"]["n"]) for c in after if c["status"] == "ok"}
+    assert slowed == {(mode, n) for mode, n in measured if mode == "reverse"} != set()
+    assert all(change.ratio > 10 for change in found.flagged("slower"))
+    text = page.read_text()
+    body = text[text.index("<tbody>") :]
+    assert body.index("<tr") == body.index('<tr class="slower">')  # flagged cells first
+
+
+def test_the_comparison_and_the_report_render_in_a_browser(two_runs, tmp_path):
+    reason = browser.missing()
+    if reason:
+        pytest.skip(reason)
+    folder, _, page, _ = two_runs
+    report = folder / "after" / "report.html"
+    with browser.Browser() as chromium:
+        for path in (page, report):
+            chromium.open(path)
+            images = chromium.run(
+                "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.alt])"
+            )
+            assert images and all(done and width > 0 and alt for done, width, alt in images)
+            assert chromium.run("return document.querySelectorAll('th[scope=col]').length") > 0
+            chromium.run("document.querySelector('th button').click(); return 0")
+            assert chromium.console() == []
+            chromium.screenshot(tmp_path / f"{path.stem}.png")
+        assert (tmp_path / "compare.png").stat().st_size > 0
