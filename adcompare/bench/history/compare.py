@@ -158,6 +158,19 @@ def _as_results(cells: list[dict]) -> Results:
     )
 
 
+def _crossovers(before: list[dict], after: list[dict]) -> tuple[int, list[str], list[str]]:
+    """:func:`compare_conclusions` problem by problem (each reads only its own cells)."""
+    by_problem: dict = {}
+    for run, cells in enumerate((before, after)):
+        for cell in cells:
+            by_problem.setdefault(cell["problem"], ([], []))[run].append(cell)
+    agreed, moved, noise = 0, [], []
+    for earlier, later in by_problem.values():
+        found = compare_conclusions(_as_results(later), _as_results(earlier))
+        agreed, moved, noise = agreed + found[0], moved + found[1], noise + found[2]
+    return agreed, moved, noise
+
+
 def compare_cells(
     before: list[dict],
     after: list[dict],
@@ -196,7 +209,7 @@ def compare_cells(
         change = Change(key[0], key[1], mine[key]["size"], old, new, p, test)
         change.verdict = _verdict(change.ratio, differ, test, threshold)
         changes.append(change)
-    agreed, moved, noise = compare_conclusions(_as_results(after), _as_results(before))
+    agreed, moved, noise = _crossovers(before, after)
     return Comparison(
         changes,
         same_machine,

@@ -75,7 +75,9 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
 SCHEMA_VERSION = len(MIGRATIONS)
 
 #: A cell's fields kept in the history (the samples are kept in a column of their own).
-CELL_FIELDS = ("family", "n", "m", "status", "reason", "flags", "check", "memory", "label")
+CELL_FIELDS = ("family", "n", "m", "status", "reason", "flags", "label")
+#: The counts kept: what the report's element-work and tape figures read.
+COUNT_FIELDS = ("elements", "tape_bytes")
 TIME_FIELDS = ("median", "iqr", "min", "max", "repeats", "loops")
 
 
@@ -140,7 +142,10 @@ def _stored_cell(cell: dict) -> dict:
         kept["time"] = {name: timing[name] for name in TIME_FIELDS if name in timing}
     counts = cell.get("counts")
     if isinstance(counts, dict):
-        kept["counts"] = {name: value for name, value in counts.items() if name != "by_op"}
+        kept["counts"] = {name: counts[name] for name in COUNT_FIELDS if name in counts}
+    memory = cell.get("memory")
+    if isinstance(memory, dict) and "peak_bytes" in memory:
+        kept["memory"] = {"peak_bytes": memory["peak_bytes"]}
     return kept
 
 
@@ -345,7 +350,11 @@ def _find(runs: list[dict], which: str, path) -> dict:
 
 
 def _keys(path, run: dict) -> set:
-    return {(c["problem"], c["mode"], size_text(c["size"])) for c in run_cells(path, run["id"])}
+    with connect(path) as connection:
+        rows = connection.execute(
+            "SELECT problem, mode, size FROM cells WHERE run = ?", (run["id"],)
+        ).fetchall()
+    return set(rows)
 
 
 def choose_runs(path: str | os.PathLike, first: str | None, second: str | None) -> tuple:
