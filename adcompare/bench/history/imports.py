@@ -42,6 +42,12 @@ def _modified(path: Path) -> str:
     return stamp.isoformat(timespec="seconds")
 
 
+def _run(command: str, cells: list, environment: dict, started, path: Path, peers=None) -> Run:
+    """A run of ``cells`` from ``path``, its versions those its environment records."""
+    versions = {**(environment.get("versions") or {}), **(peers or {})}
+    return Run(command, cells, environment, started, str(path), versions=versions)
+
+
 def _bench_runs(path: Path, command: str) -> tuple[list[Run], list[str]]:
     results = load_any(path)
     data = results.data
@@ -49,19 +55,10 @@ def _bench_runs(path: Path, command: str) -> tuple[list[Run], list[str]]:
     by_env: dict = {}
     for cell in results.cells:
         by_env.setdefault(cell.get("env"), []).append(cell)
-    runs = []
-    for key, cells in by_env.items():
-        environment = data["environments"].get(key) or {}
-        runs.append(
-            Run(
-                command,
-                cells,
-                environment,
-                started=started,
-                source=str(path),
-                versions=dict(environment.get("versions") or {}),
-            )
-        )
+    runs = [
+        _run(command, cells, data["environments"].get(key) or {}, started, path)
+        for key, cells in by_env.items()
+    ]
     return runs, results.rejected
 
 
@@ -71,15 +68,7 @@ def _memory_run(data: dict, path: Path, command: str) -> Run:
         for cell in data["cells"]
         if isinstance(cell, dict) and {"problem", "mode", "steps", "status"} <= set(cell)
     ]
-    environment = data.get("environment") or {}
-    return Run(
-        command,
-        cells,
-        environment,
-        started=data.get("created"),
-        source=str(path),
-        versions=dict(environment.get("versions") or {}),
-    )
+    return _run(command, cells, data.get("environment") or {}, data.get("created"), path)
 
 
 def _sparse_run(data: dict, path: Path, command: str) -> Run:
@@ -102,7 +91,7 @@ def _sparse_run(data: dict, path: Path, command: str) -> Run:
                 **({"time": {"median": seconds}} if measured else {}),
             }
         )
-    return Run(command, cells, started=_modified(path), source=str(path))
+    return _run(command, cells, {}, _modified(path), path)
 
 
 def _targets_run(data: dict, path: Path, command: str) -> Run:
@@ -122,15 +111,7 @@ def _targets_run(data: dict, path: Path, command: str) -> Run:
                 }
             )
     environment = data.get("environment") or {}
-    versions = {**(environment.get("versions") or {}), **(data.get("peer_versions") or {})}
-    return Run(
-        command,
-        cells,
-        environment,
-        started=data.get("created"),
-        source=str(path),
-        versions=versions,
-    )
+    return _run(command, cells, environment, data.get("created"), path, data.get("peer_versions"))
 
 
 _READERS = {

@@ -206,7 +206,8 @@ def memory_report(cells: list[dict], budget: float, figures: dict[str, str]) -> 
         *_peer_lines(cells),
     ]
     for problem in dict.fromkeys(c["problem"] for c in cells):
-        out += [f"## {problem}", "", f"![{problem}]({figures.get(problem, '')})", ""]
+        what = "each mode's peak memory and time against the number of steps T, and the two"
+        out += [f"## {problem}", "", f"![{problem}: {what}]({figures.get(problem, '')})", ""]
         out += [
             "Time per gradient and peak memory (✗: the gradient check failed; *tape*: not "
             "traced, the peak live tape bytes `adcompare.count()` counted):",

@@ -42,6 +42,7 @@ __all__ = [
     "COLORS",
     "PEER_COLORS",
     "crossover_figure",
+    "figure_markdown",
     "figures",
     "line_style",
     "problem_figure",
@@ -434,6 +435,20 @@ def figures(results: Results) -> dict[str, Figure]:
         ):
             out[f"{problem}-crossover"] = crossover_figure(results, problem)
     return out
+
+
+def figure_markdown(problem: str, path: Path) -> str:
+    """The Markdown image of ``problem``'s figure at ``path``, its alt text saying what
+    the figure shows.
+
+    >>> figure_markdown("mlp", Path("mlp.png"))[:40]
+    "![mlp: each mode's time per call, its ti"
+    """
+    what = (
+        "each mode's time per call, its time ÷ plain f's, its element work and its peak "
+        "memory, against the swept count on log-log axes"
+    )
+    return f"![{problem}: {what}]({path.name})"
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
