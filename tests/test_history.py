@@ -50,28 +50,37 @@ TINY = {
 DELAY = 0.02
 
 
+def _shape(text: str) -> tuple:
+    """What tells two versions of a results file apart as a reader sees them: the schema,
+    the top-level fields, and the fields of the cells and their times."""
+    data = json.loads(text)
+    cells = data.get("cells") or [e for row in data.get("rows", []) for e in row["entries"]]
+    fields = {name for cell in cells for name in cell}
+    timing = {name for c in cells if isinstance(c.get("time"), dict) for name in c["time"]}
+    return data.get("schema"), tuple(sorted(data)), tuple(sorted(fields)), tuple(sorted(timing))
+
+
 def _versions(path: str) -> list[str]:
-    """Every committed version of ``path`` (distinct contents), newest first."""
+    """The text of each committed version of ``path`` of a shape of its own, newest first
+    (the file as it is when there is no history to read)."""
     if shutil.which("git") is None or not (ROOT / ".git").exists():
-        return []
-    log = subprocess.run(
+        return [(ROOT / path).read_text()]
+    commits = subprocess.run(
         ["git", "log", "--format=%h", "--", path], cwd=ROOT, capture_output=True, text=True
     ).stdout.split()
-    return log
+    shapes = {}
+    for commit in commits:
+        text = subprocess.run(
+            ["git", "show", f"{commit}:{path}"], cwd=ROOT, capture_output=True, text=True
+        ).stdout
+        shapes.setdefault(_shape(text), text)
+    return list(shapes.values())
 
 
 @pytest.mark.parametrize("path", COMMITTED)
 def test_every_results_file_this_repository_wrote_imports_with_its_samples(path, tmp_path):
     history = tmp_path / "history.sqlite"
-    versions = _versions(path) or [None]
-    for commit in versions:
-        text = (
-            (ROOT / path).read_text()
-            if commit is None
-            else subprocess.run(
-                ["git", "show", f"{commit}:{path}"], cwd=ROOT, capture_output=True, text=True
-            ).stdout
-        )
+    for text in _versions(path):
         copy = tmp_path / Path(path).name
         copy.write_text(text)
         runs, rejected = read_runs(copy)
@@ -161,16 +170,47 @@ def _writer(path: str, writer: int, runs: int) -> None:
 def test_two_processes_writing_at_once_lose_nothing(tmp_path):
     path = str(tmp_path / "history.sqlite")
     context = multiprocessing.get_context("fork")
-    writers = [context.Process(target=_writer, args=(path, w, 40)) for w in range(2)]
+    writers = [context.Process(target=_writer, args=(path, w, 25)) for w in range(2)]
     for process in writers:
         process.start()
     for process in writers:
         process.join(60)
         assert process.exitcode == 0
     runs = store.list_runs(path)
-    assert len(runs) == 80 and {run["machine"] for run in runs} == {"m0", "m1"}
+    assert len(runs) == 50 and {run["machine"] for run in runs} == {"m0", "m1"}
     modes_kept = {c["mode"] for run in runs for c in run_cells(path, run["id"])}
-    assert modes_kept == {f"mode-{w}-{i}" for w in range(2) for i in range(40)}
+    assert modes_kept == {f"mode-{w}-{i}" for w in range(2) for i in range(25)}
+
+
+def test_runs_from_two_machines_are_compared_by_ratio_to_f_not_by_time(tmp_path, capsys):
+    # The second machine is twice as slow at everything: no cell got slower relative to f.
+    path = tmp_path / "history.sqlite"
+    fast = [_cell("f", [1.0, 1.01, 0.99]), _cell("reverse", [3.0, 3.03, 2.97])]
+    slow = [_cell("f", [2.0, 2.02, 1.98]), _cell("reverse", [6.0, 6.06, 5.94])]
+    machines = ({"machine": "laptop", "cpu": "A"}, {"machine": "server", "cpu": "B"})
+    for cells, machine in zip((fast, slow), machines, strict=True):
+        record_runs(path, [Run("bench", cells, machine)], "now")
+    out = tmp_path / "compare.html"
+    assert main(["history", "compare", "--history", str(path), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "different machines: never compared by time" in printed
+    assert "1 cells in common" in printed and "1 same" in printed and "slower" not in printed
+    # On one machine the same cells are a regression of every mode.
+    record_runs(path, [Run("bench", slow, machines[0])], "now")
+    assert main(["history", "compare", "1", "3", "--history", str(path), "--out", str(out)]) == 1
+    assert "2 slower" in capsys.readouterr().out
+
+
+def test_the_default_history_is_git_ignored_and_said_in_help(monkeypatch, capsys):
+    monkeypatch.delenv("ADCOMPARE_HISTORY", raising=False)
+    from adcompare.cli.history import default_history
+
+    assert default_history().parts[:2] == ("reports", "latest")
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    assert "reports/latest/history.sqlite" in " ".join(capsys.readouterr().out.split())
+    monkeypatch.setenv("ADCOMPARE_HISTORY", "/elsewhere/h.sqlite")
+    assert default_history() == Path("/elsewhere/h.sqlite")
 
 
 def _slowed(prepare):
