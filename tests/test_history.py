@@ -283,3 +283,22 @@ def test_the_comparison_and_the_report_render_in_a_browser(two_runs, tmp_path):
             assert chromium.console() == []
             chromium.screenshot(tmp_path / f"{path.stem}.png")
         assert (tmp_path / "compare.png").stat().st_size > 0
+
+
+def test_report_records_pytest_benchmark_json_and_writes_html(tmp_path):
+    stats = {"median": 2e-5, "iqr": 1e-6, "min": 1.9e-5, "max": 3e-5, "rounds": 9}
+    info = {"problem": "mine", "family": "many-inputs", "mode": "reverse"}
+    benchmarks = [
+        {"name": f"test_mine[{n}]", "stats": stats, "extra_info": {**info, "size": {"n": n}}}
+        for n in (4, 8)
+    ]
+    for bench in benchmarks:
+        bench["extra_info"].update(n=bench["extra_info"]["size"]["n"], m=1)
+    data = {"machine_info": {"node": "ci"}, "benchmarks": benchmarks, "datetime": "2025-01-01"}
+    (tmp_path / "bench.json").write_text(json.dumps(data))
+    history = tmp_path / "history.sqlite"
+    arguments = ["report", str(tmp_path / "bench.json"), "--out", str(tmp_path / "report")]
+    assert main([*arguments, "--history", str(history)]) == 0
+    (run,) = store.list_runs(history)
+    assert (run["command"], run["machine"], run["measured"]) == ("report", "ci", 2)
+    assert (tmp_path / "report" / "report.html").read_text().startswith("<!DOCTYPE html>")
