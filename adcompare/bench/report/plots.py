@@ -262,11 +262,15 @@ def _summary_problems(results: Results) -> tuple[str, list[str]]:
     return "n", []
 
 
+#: The summary figure's problems differ by marker fill as well as colour, so they read in grey.
+PROBLEM_FILLS = ("full", "none", "left", "top", "right", "bottom")
+
+
 def summary_figure(results: Results) -> Figure | None:
     """Every many-inputs problem's cost ratio against n (else every one-input problem's
     against m): reverse ÷ f (solid) and forward ÷ f (dashed, chunked lanes; dotted, one
-    lane), one colour per problem. Where the slopes show it, the title says the project's
-    headline: reverse stays flat while forward grows like n."""
+    lane), one colour and marker fill per problem. Where the slopes show it, the title
+    says the project's headline: reverse stays flat while forward grows like n."""
     axis, problems = _summary_problems(results)
     if not problems:
         return None
@@ -285,8 +289,9 @@ def summary_figure(results: Results) -> Figure | None:
                         linestyle=dashes,
                         marker=MARKERS[mode],
                         color=palette(i),
+                        fillstyle=PROBLEM_FILLS[i % len(PROBLEM_FILLS)],
                         linewidth=1.8,
-                        markersize=5,
+                        markersize=6,
                         label=f"{problem}, {_label(mode)}",
                     )
         ax.axhline(1.0, color="black", linewidth=1, alpha=0.5)
