@@ -17,7 +17,14 @@ import pytest
 BENCH = pathlib.Path(__file__).resolve().parents[1] / "adcompare" / "bench"
 
 # Lowest first: a part may import its own and those below it. "" is the package's face.
-PARTS = [{"problems"}, {"peers"}, {"harness"}, {"report"}, {"targets", "memory", "sparse"}, {""}]
+PARTS = [
+    {"problems"},
+    {"peers"},
+    {"harness"},
+    {"report"},
+    {"targets", "memory", "sparse", "history"},
+    {""},
+]
 LEVEL = {name: i for i, part in enumerate(PARTS) for name in part}
 
 

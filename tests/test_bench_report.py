@@ -69,7 +69,8 @@ def test_a_report_from_partial_results_lists_what_is_missing(tmp_path):
     assert "## Skipped cells (1)" in text and "over the 1 s budget" in text
     assert "## Cells that failed (1)" in text and "MemoryError: out of memory" in text
     assert "**failed**: rosenbrock forward, chunked at n = 16" in text
-    assert "![rosenbrock](rosenbrock.png)" in text
+    assert "![rosenbrock: each mode's time per call, its time ÷ plain f's" in text
+    assert "](rosenbrock.png)" in text
     assert (tmp_path / "rosenbrock.png").exists()
 
 

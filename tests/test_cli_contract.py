@@ -133,6 +133,13 @@ CASES = {
         (["ops"], 0),
         (["ops", "--no-such-option"], 2),
     ],
+    "history": [
+        (["history", "import", "{tmp}/results.json", "--history", "{tmp}/h.sqlite"], 0),
+        (["history", "--history", "{tmp}/h.sqlite"], 2),
+        (["history", "compare", "--history", "{tmp}/foreign.json"], 2),
+        (["history", "import", "{tmp}/foreign.json", "--history", "{tmp}/h.sqlite"], 2),
+        (["history", "compare", "1", "--history", "{tmp}/h.sqlite"], 2),
+    ],
     "verify": [
         (["verify", "3*x**2 + x*y + 5*y**2", "--at", "x=2,y=3"], 0),
         (["verify", "sin(x)", "--at", "x=1", "--modes", "fd", "--rtol", "1e-300"], 1),

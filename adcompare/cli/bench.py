@@ -19,6 +19,7 @@ from adcompare.bench.harness.results import Results, ResultsError, open_for_writ
 from adcompare.bench.harness.sweep import PRESETS, plan, preset, run_sweep
 from adcompare.bench.peers import FAILED_PEERS, PEER_MODES, available_peer_modes
 from adcompare.bench.problems import PROBLEMS, ProblemError, available_problems, default_problems
+from adcompare.cli.history import add_history_options, history_path, record
 from adcompare.cli.outfolder import LATEST, OutputPathError, check_not_reference
 from adcompare.cli.report import make_report
 from adcompare.cli.userfunction import user_problem
@@ -101,6 +102,7 @@ def add_parser(subparsers) -> None:
         "--no-memory", action="store_true", help="skip the tracemalloc run of each cell"
     )
     add_sweep_options(parser)
+    add_history_options(parser)
     parser.set_defaults(run=run)
 
 
@@ -335,6 +337,7 @@ def run(args) -> int:
         functions = [user_problem(args.function, args.inputs)] if args.function else []
         config = _config(args, functions)
         out = _results_path(args, functions)
+        history = history_path(args)
         # The default file is rewritten on purpose, as ``run`` rewrites its folder.
         overwrite = args.overwrite or (args.out is None and not args.resume)
         results = open_results(out, resume=args.resume, overwrite=overwrite)
@@ -351,6 +354,8 @@ def run(args) -> int:
         cells = "1 cell measured before is" if kept == 1 else f"{kept} cells measured before are"
         print(f"adcompare bench: {error} ({cells} kept in {out})", file=sys.stderr)
         return 2
+    if status == 0:
+        record(history, out, "bench")
     if status == 0 and functions:
         report = make_report([out], out.parent)
         print("\n".join(conclusions(report)))

@@ -18,6 +18,7 @@ from adcompare.bench.memory.sweep import (
     merge_cells,
     run_memory_sweep,
 )
+from adcompare.cli.history import add_history_options, history_path, record
 from adcompare.cli.outfolder import LATEST, output_folder
 
 #: The committed reference run.
@@ -81,6 +82,7 @@ def add_parser(subparsers) -> None:
         help="measure nothing: draw the figures and report from these results files",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress lines")
+    add_history_options(parser)
     parser.set_defaults(run=run)
 
 
@@ -111,6 +113,7 @@ def run(args) -> int:
     try:
         out = output_folder(args.out, "memory", refresh=args.refresh_reference)
         budget = parse_bytes(args.memory_budget)
+        history = None if args.report else history_path(args)
         if args.report:
             cells = merge_cells(*(load_memory_results(path).cells for path in args.report))
         else:
@@ -126,6 +129,7 @@ def run(args) -> int:
     if not args.report:
         results = MemoryResults(out / "results.json")
         cells = run_memory_sweep(config, results, quiet=args.quiet).cells
+        record(history, results.path, "memory")
     report = write_memory_report(cells, out, budget)
     print(f"report: {report}")
     return 0

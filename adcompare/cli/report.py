@@ -6,9 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from adcompare.bench.harness.results import ResultsError, load_any, merge
+from adcompare.bench.harness.from_pytest import is_pytest_benchmark
+from adcompare.bench.harness.results import ResultsError, load_any, merge, read_json
+from adcompare.bench.history.store import HistoryError
+from adcompare.bench.report.html import write_html
 from adcompare.bench.report.markdown import write_report
 from adcompare.cli.outfolder import LATEST, OutputPathError, check_not_reference
+from adcompare.cli.history import add_history_options, history_path, record
 
 EXAMPLES = """\
 examples:
@@ -49,17 +53,21 @@ def add_parser(subparsers) -> None:
         "...) and rewrite its report",
     )
     parser.add_argument("--svg", action="store_true", help="write SVG figures as well as PNG")
+    add_history_options(parser)
     parser.set_defaults(run=run)
 
 
 def make_report(paths: list[Path], out: Path, *, svg: bool = False) -> Path:
-    """Merge the results in ``paths`` and write the report into ``out``."""
+    """Merge the results in ``paths`` and write the report into ``out``: ``report.md``
+    (returned), its figures, and ``report.html``, the same self-contained for a browser."""
     loaded = [load_any(path) for path in paths]
     for sentence in (s for results in loaded for s in results.rejected):
         print(f"warning: {sentence}", file=sys.stderr)
     results = merge(loaded)
     formats = ("png", "svg") if svg else ("png",)
-    return write_report(results, out, formats=formats, sources=[str(p) for p in paths])
+    report = write_report(results, out, formats=formats, sources=[str(p) for p in paths])
+    write_html(report)
+    return report
 
 
 def run(args) -> int:
@@ -81,8 +89,9 @@ def run(args) -> int:
         print(f"adcompare report: {error}", file=sys.stderr)
         return 2
     try:
+        history = history_path(args)
         path = make_report(args.results, args.out, svg=args.svg)
-    except ResultsError as error:
+    except (ResultsError, HistoryError) as error:
         print(f"adcompare report: {error}", file=sys.stderr)
         return 2
     except OSError as error:
@@ -93,6 +102,10 @@ def run(args) -> int:
             file=sys.stderr,
         )
         return 2
+    for results in args.results:
+        # pytest-benchmark's runs are recorded here; adcompare's own, by the command that ran.
+        if is_pytest_benchmark(read_json(results)):
+            record(history, results, "report")
     print(f"wrote {path}", file=sys.stderr)
     return 0
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from adcompare.bench.harness.results import ResultsError, load_results
 from adcompare.bench.harness.sweep import preset
+from adcompare.bench.history.store import HistoryError
 from adcompare.bench.report.compare import compare_conclusions
 from adcompare.cli.bench import (
     add_sweep_options,
@@ -21,6 +22,7 @@ from adcompare.cli.bench import (
     sweep_into,
     with_peers,
 )
+from adcompare.cli.history import add_history_options, history_path, record
 from adcompare.cli.outfolder import (
     LATEST,
     OutputPathError,
@@ -88,6 +90,7 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("--svg", action="store_true", help="write SVG figures as well as PNG")
     add_sweep_options(parser)
+    add_history_options(parser)
     parser.set_defaults(run=run)
 
 
@@ -125,14 +128,16 @@ def run(args) -> int:
         check_output_folder(check_not_reference(folder, refresh=args.refresh_reference))
         if path.is_dir():
             raise OutputPathError(f"{path} is a folder; pass --out with another folder")
+        history = history_path(args)
         results = open_results(path, resume=args.resume, overwrite=overwrite)
-    except (ResultsError, OutputPathError) as error:
+    except (ResultsError, OutputPathError, HistoryError) as error:
         print(f"adcompare run: {error}", file=sys.stderr)
         return 2
     config = preset("quick", modes=with_peers(None, args.peers), blas_threads=args.blas_threads)
     status = sweep_into(results, config, quiet=args.quiet)
     if status:
         return status
+    record(history, path, "run")
     report = make_report([path], folder, svg=args.svg)
     print("\n".join(conclusions(report)))
     print(f"\nreport: {report}")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from adcompare.cli.history import add_history_options, history_path, record
 from adcompare.cli.outfolder import LATEST, OutputPathError, output_folder
 from adcompare.cli.userfunction import user_problem
 
@@ -89,6 +90,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--no-peers", action="store_true", help="leave out asdex even where it is installed"
     )
+    add_history_options(parser)
     parser.set_defaults(run=run)
 
 
@@ -102,6 +104,7 @@ def run(args) -> int:
         if args.refresh_reference and not args.report_only:
             _check_reference_run(args)
         functions = [user_problem(args.function, args.inputs)] if args.function else []
+        history = None if args.report_only else history_path(args)
     except ValueError as error:
         print(f"adcompare sparse: {error}", file=sys.stderr)
         return 2
@@ -117,6 +120,7 @@ def run(args) -> int:
             return 2
     elif _measure(args, functions, results):
         return 2
+    record(history, results, "sparse")
     print(f"wrote {write_sparse_report(results, out)}", file=sys.stderr)
     return 0
 

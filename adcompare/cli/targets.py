@@ -7,10 +7,12 @@ import sys
 from pathlib import Path
 
 from adcompare.bench.harness.results import ResultsError, open_for_writing
+from adcompare.bench.history.store import HistoryError
 from adcompare.bench.peers import available_peer_modes
 from adcompare.bench.targets.cases import FULL, SMALL
 from adcompare.bench.targets.measure import Settings, measure_targets
 from adcompare.bench.targets.report import render_markdown, write_targets
+from adcompare.cli.history import add_history_options, history_path, record
 from adcompare.cli.outfolder import LATEST as LATEST_REPORTS
 from adcompare.cli.outfolder import OutputPathError, check_output_folder, output_folder
 
@@ -72,6 +74,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--small", action="store_true", help="tiny sizes: a check that everything runs, seconds"
     )
+    add_history_options(parser)
     parser.set_defaults(run=run)
 
 
@@ -91,7 +94,8 @@ def run(args) -> int:
         out = check_output_folder(
             output_folder(args.out, "targets", refresh=args.refresh_reference)
         )
-    except OutputPathError as error:
+        history = history_path(args)
+    except (OutputPathError, HistoryError) as error:
         print(f"adcompare targets: {error}", file=sys.stderr)
         return 2
     _, note = available_peer_modes()
@@ -114,6 +118,7 @@ def run(args) -> int:
     finally:
         results.close()
     markdown, data = write_targets(result, out)
+    record(history, results.path, "targets")
     print(render_markdown(result))
     print(f"written: {results.path}, {markdown}, {data}", file=sys.stderr)
     wrong = [

@@ -72,6 +72,7 @@ __all__ = [
     "merge",
     "now",
     "open_for_writing",
+    "read_json",
     "remove_stale_temporaries",
 ]
 
@@ -224,7 +225,8 @@ class Results:
     _stamp: tuple | None = None
 
 
-def _read_json(path: Path):
+def read_json(path: Path):
+    """The JSON in ``path``, or a :class:`ResultsError` saying why it cannot be read."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -313,7 +315,7 @@ def load_results(path: str | os.PathLike) -> Results:
     """
     path = Path(path)
     stamp = file_stamp(path)
-    results = _fitting_results(_read_json(path), path, write=True)
+    results = _fitting_results(read_json(path), path, write=True)
     results._stamp = stamp
     return results
 
@@ -357,7 +359,7 @@ def load_any(path: str | os.PathLike) -> Results:
     from adcompare.bench.harness.from_pytest import from_pytest_benchmark, is_pytest_benchmark
 
     path = Path(path)
-    data = _read_json(path)
+    data = read_json(path)
     if is_pytest_benchmark(data):
         return from_pytest_benchmark(data, path)
     return _fitting_results(data, path, write=False)

@@ -11,6 +11,7 @@ from pathlib import Path
 from adcompare.bench.memory import analysis
 from adcompare.bench.memory.peers import ALL_MEMORY_MODES, PEER_MEMORY_MODES
 from adcompare.bench.memory.plots import save_memory_figures
+from adcompare.bench.report.html import write_html
 from adcompare.durations import format_duration
 
 __all__ = ["format_bytes", "memory_report", "parse_bytes", "write_memory_report"]
@@ -205,7 +206,8 @@ def memory_report(cells: list[dict], budget: float, figures: dict[str, str]) -> 
         *_peer_lines(cells),
     ]
     for problem in dict.fromkeys(c["problem"] for c in cells):
-        out += [f"## {problem}", "", f"![{problem}]({figures.get(problem, '')})", ""]
+        what = "each mode's peak memory and time against the number of steps T, and the two"
+        out += [f"## {problem}", "", f"![{problem}: {what}]({figures.get(problem, '')})", ""]
         out += [
             "Time per gradient and peak memory (✗: the gradient check failed; *tape*: not "
             "traced, the peak live tape bytes `adcompare.count()` counted):",
@@ -248,4 +250,5 @@ def write_memory_report(cells: list[dict], out: Path, budget: float) -> Path:
     figures = {path.stem.removeprefix("memory-"): path.name for path in paths}
     report = out / "report.md"
     report.write_text(memory_report(cells, budget, figures) + "\n", encoding="utf-8")
+    write_html(report)
     return report

@@ -26,7 +26,7 @@ from adcompare.bench.report import analysis
 from adcompare.bench.report.compare import crossovers
 from adcompare.bench.report.machine import machine_section
 from adcompare.bench.report.peers import peer_conclusions, peer_section
-from adcompare.bench.report.plots import save_figures
+from adcompare.bench.report.plots import figure_markdown, save_figures
 from adcompare.bench.report.real import real_conclusions, real_measured, real_section
 from adcompare.bench.report.recommend import recommendation
 from adcompare.bench.report.replay import replay_section
@@ -400,7 +400,7 @@ def _problem_section(results: Results, problem: str, figures: dict) -> list[str]
     description = analysis.description_of(results, problem)
     lines = [f"## {problem}: {description} ({family})" if description else f"## {problem}", ""]
     if _axis(results, problem):
-        pictures = [f"![{problem}]({figures[problem].name})"] if problem in figures else []
+        pictures = [figure_markdown(problem, figures[problem])] if problem in figures else []
         pictures += second_order_figure(results, problem, figures)
         if pictures:
             lines += [" ".join(pictures), ""]
@@ -410,7 +410,7 @@ def _problem_section(results: Results, problem: str, figures: dict) -> list[str]
         stem = f"{problem}-crossover"
         if stem in figures:
             lines += [
-                f"![{problem} crossover map]({figures[stem].name})",
+                f"![{problem}: maps of forward ÷ reverse over n and m]({figures[stem].name})",
                 "",
                 "Each cell is one (n, m); its colour is log₁₀ of forward ÷ reverse, blue where "
                 "forward mode is cheaper and red where reverse is; the dashed line is n = m; grey "

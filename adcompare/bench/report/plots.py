@@ -42,6 +42,7 @@ __all__ = [
     "COLORS",
     "PEER_COLORS",
     "crossover_figure",
+    "figure_markdown",
     "figures",
     "line_style",
     "problem_figure",
@@ -261,11 +262,15 @@ def _summary_problems(results: Results) -> tuple[str, list[str]]:
     return "n", []
 
 
+#: The summary figure's problems differ by marker fill as well as colour, so they read in grey.
+PROBLEM_FILLS = ("full", "none", "left", "top", "right", "bottom")
+
+
 def summary_figure(results: Results) -> Figure | None:
     """Every many-inputs problem's cost ratio against n (else every one-input problem's
     against m): reverse ÷ f (solid) and forward ÷ f (dashed, chunked lanes; dotted, one
-    lane), one colour per problem. Where the slopes show it, the title says the project's
-    headline: reverse stays flat while forward grows like n."""
+    lane), one colour and marker fill per problem. Where the slopes show it, the title
+    says the project's headline: reverse stays flat while forward grows like n."""
     axis, problems = _summary_problems(results)
     if not problems:
         return None
@@ -284,8 +289,9 @@ def summary_figure(results: Results) -> Figure | None:
                         linestyle=dashes,
                         marker=MARKERS[mode],
                         color=palette(i),
+                        fillstyle=PROBLEM_FILLS[i % len(PROBLEM_FILLS)],
                         linewidth=1.8,
-                        markersize=5,
+                        markersize=6,
                         label=f"{problem}, {_label(mode)}",
                     )
         ax.axhline(1.0, color="black", linewidth=1, alpha=0.5)
@@ -434,6 +440,20 @@ def figures(results: Results) -> dict[str, Figure]:
         ):
             out[f"{problem}-crossover"] = crossover_figure(results, problem)
     return out
+
+
+def figure_markdown(problem: str, path: Path) -> str:
+    """The Markdown image of ``problem``'s figure at ``path``, its alt text saying what
+    the figure shows.
+
+    >>> figure_markdown("mlp", Path("mlp.png"))[:40]
+    "![mlp: each mode's time per call, its ti"
+    """
+    what = (
+        "each mode's time per call, its time ÷ plain f's, its element work and its peak "
+        "memory, against the swept count on log-log axes"
+    )
+    return f"![{problem}: {what}]({path.name})"
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")

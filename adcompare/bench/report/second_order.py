@@ -131,7 +131,8 @@ def second_order_figure(results: Results, problem: str, figures: dict) -> list[s
     stem = f"{problem}-second-order"
     if not second.compositions(results, problem) or stem not in figures:
         return []
-    return [f"![{problem} second derivatives]({figures[stem].name})"]
+    what = "time and element work of HVPs, Hessians and the gradient, and their ratios, against n"
+    return [f"![{problem}: {what}]({figures[stem].name})"]
 
 
 def second_order_section(results: Results, problem: str) -> list[str]:

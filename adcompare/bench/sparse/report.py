@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from adcompare.bench.report.html import write_html
 from adcompare.bench.sparse.plots import colours_figure, spy_figure, time_figure
 from adcompare.bench.sparse.problems import SPARSE_PROBLEMS
 from adcompare.bench.sparse.sweep import vjps
@@ -170,4 +171,5 @@ def write_sparse_report(results_path: Path, out_dir: Path) -> Path:
         figures[name] = path.name
     report = out_dir / "sparse.md"
     report.write_text(sparse_report(results, figures))
+    write_html(report)
     return report

@@ -12,6 +12,7 @@ from pathlib import Path
 from adcompare.bench.harness.env import allocator_text, describe
 from adcompare.bench.harness.results import now
 from adcompare.bench.peers import LIBRARIES
+from adcompare.bench.report.html import write_html
 from adcompare.durations import format_duration
 
 __all__ = ["SCHEMA", "document", "render_markdown", "write_targets"]
@@ -218,5 +219,6 @@ def write_targets(result: dict, out_dir: str | Path) -> tuple[Path, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     markdown, data = out_dir / "targets.md", out_dir / "targets.json"
     markdown.write_text(render_markdown(result), encoding="utf-8")
+    write_html(markdown)
     data.write_text(json.dumps(document(result), indent=1) + "\n", encoding="utf-8")
     return markdown, data
