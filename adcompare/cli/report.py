@@ -11,8 +11,8 @@ from adcompare.bench.harness.results import ResultsError, load_any, merge, read_
 from adcompare.bench.history.store import HistoryError
 from adcompare.bench.report.html import write_html
 from adcompare.bench.report.markdown import write_report
-from adcompare.cli.outfolder import LATEST, OutputPathError, check_not_reference
 from adcompare.cli.history import add_history_options, history_path, record
+from adcompare.cli.outfolder import LATEST, OutputPathError, check_not_reference
 
 EXAMPLES = """\
 examples:
