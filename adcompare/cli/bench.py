@@ -324,7 +324,8 @@ def _results_path(args, functions: list) -> Path:
         )
     default = LATEST / functions[0].name / "results.json" if functions else DEFAULT_OUT
     out = check_not_reference(args.out or default, refresh=args.refresh_reference)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    if args.out is None:  # a folder given with --out is checked where the results are opened
+        out.parent.mkdir(parents=True, exist_ok=True)
     return out
 
 
