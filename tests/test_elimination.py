@@ -10,6 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import adcompare as ad
+from adcompare.bench.harness.measure import count_work
+from adcompare.bench.harness.modes import as_matrix, expand_modes, get_mode
+from adcompare.bench.problems import get_problem
 from adcompare.elimination import (
     MAX_EXACT,
     ORDERS,
@@ -253,3 +256,29 @@ def test_a_user_order_by_label_and_the_trivial_functions():
     assert by_label.multiplications == 3 + 3 + 3 + 9  # v4 3, v1 3, v3 3·1 = 3, v2 1·3·3 = 9
     assert_close(jacobian(lambda x: x, np.ones(3)), np.eye(3))
     assert_close(jacobian(lambda x: np.ones(2), np.ones(3)), np.zeros((2, 3)))
+
+
+# --- the harness's problems and modes ------------------------------------------------------
+
+
+def test_helmholtz_at_four_gives_the_counts_graphax_publishes():
+    # graphax's Helmholtz example (x log(x / (1 + -Σx)), four mole fractions) has its scalar
+    # graph's counts printed beside the code in its tests: forward 56, reverse 36, and a hand
+    # order of 33. Blocks of four scalars count as their scalar edges, so the same numbers.
+    instance = get_problem("helmholtz").build(n=4)
+    graph = linearize(instance.on(ad), instance.x)
+    counts = {o: eliminate(graph, o).multiplications for o in ("forward", "reverse", "markowitz")}
+    assert counts == {"forward": 56, "reverse": 36, "markowitz": 33}
+    assert optimal_order(graph)[1] == 33
+
+
+def test_an_elimination_mode_reports_its_multiplications_beside_the_engine_counts():
+    instance = get_problem("hourglass").build(n=5, m=5)
+    mode = get_mode("eliminate:markowitz")
+    work = mode.prepare(instance)
+    assert_close(as_matrix(work(), instance), ad.jacrev(instance.on(ad))(instance.x))
+    counts = count_work(instance, mode, work)
+    n, k = 5, 1
+    assert counts["multiplications"] == 3 * n * k + n * k * n and counts["additions"] == 0
+    assert counts["tape_records"] == 5  # the tape the graph was read from
+    assert expand_modes(["eliminate"]) == [f"eliminate:{order}" for order in ORDERS]
