@@ -19,7 +19,9 @@ where both patterns have a non-zero. The patterns are structural: they are
 kept apart from the values, so a partial that happens to be zero at this
 point still counts once the block is built (its own pattern is the non-zeros
 of its values at the point: a local pattern, as
-:func:`adcompare.sparsity.jacobian_pattern` with ``local=True`` gives).
+:func:`adcompare.sparsity.jacobian_pattern` with ``local=True`` gives). A
+pattern is a boolean matrix; products of patterns run as float32 matrix
+products of zeros and ones, exact while a count stays below 2²⁴.
 
 A block built without values (``values=None``) counts the same and computes
 nothing: the exact search of :mod:`.orders` runs on such blocks.
@@ -30,7 +32,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
 
 __all__ = ["Block", "product", "product_multiplications", "total"]
 
@@ -40,7 +41,7 @@ class Block:
     """One local partial derivative ``∂v_k/∂v_i``, shaped ``(size of v_k, size of v_i)``.
 
     ``values`` is a vector for a diagonal block, a matrix otherwise (``None``:
-    structure only). ``pattern`` is a sparse boolean matrix of the non-zeros,
+    structure only). ``pattern`` is a boolean matrix of the non-zeros,
     or ``None`` when every entry may be non-zero (or the block is diagonal).
 
     >>> Block.diagonal_of(np.array([1.0, 2.0])).kind, Block.matrix_of(np.ones((2, 3))).kind
@@ -51,7 +52,7 @@ class Block:
 
     shape: tuple[int, int]
     diagonal: bool
-    pattern: sparse.csr_array | None
+    pattern: np.ndarray | None
     values: np.ndarray | None
 
     @classmethod
@@ -64,7 +65,7 @@ class Block:
     def matrix_of(cls, values: np.ndarray) -> Block:
         """The block ``values`` (a matrix), its pattern its non-zeros."""
         values = np.asarray(values)
-        return cls(values.shape, False, _normalised(sparse.csr_array(values != 0)), values)
+        return cls(values.shape, False, _normalised(values != 0), values)
 
     @property
     def kind(self) -> str:
@@ -80,7 +81,7 @@ class Block:
         """The structural non-zeros."""
         if self.diagonal:
             return self.shape[0]
-        return self.shape[0] * self.shape[1] if self.pattern is None else self.pattern.nnz
+        return self.shape[0] * self.shape[1] if self.pattern is None else int(self.pattern.sum())
 
     def structure(self) -> Block:
         """The same block without values: it counts alike and computes nothing."""
@@ -90,12 +91,12 @@ class Block:
         """The values as a matrix."""
         return np.diag(self.values) if self.diagonal else self.values
 
-    def sparse_pattern(self) -> sparse.csr_array:
-        """The pattern as a sparse boolean matrix, whatever the structure."""
+    def full_pattern(self) -> np.ndarray:
+        """The pattern as a boolean matrix, whatever the structure."""
         if self.diagonal:
-            return sparse.eye_array(self.shape[0], dtype=bool, format="csr")
+            return np.eye(self.shape[0], dtype=bool)
         if self.pattern is None:
-            return sparse.csr_array(np.ones(self.shape, dtype=bool))
+            return np.ones(self.shape, dtype=bool)
         return self.pattern
 
     def _column_counts(self) -> np.ndarray:
@@ -103,20 +104,19 @@ class Block:
             return np.ones(self.shape[1], dtype=np.int64)
         if self.pattern is None:
             return np.full(self.shape[1], self.shape[0], dtype=np.int64)
-        return np.bincount(self.pattern.indices, minlength=self.shape[1]).astype(np.int64)
+        return self.pattern.sum(axis=0, dtype=np.int64)
 
     def _row_counts(self) -> np.ndarray:
         if self.diagonal:
             return np.ones(self.shape[0], dtype=np.int64)
         if self.pattern is None:
             return np.full(self.shape[0], self.shape[1], dtype=np.int64)
-        return np.diff(self.pattern.indptr).astype(np.int64)
+        return self.pattern.sum(axis=1, dtype=np.int64)
 
 
-def _normalised(pattern: sparse.csr_array) -> sparse.csr_array | None:
-    """``None`` for a pattern with every entry set, else the pattern without stored zeros."""
-    pattern.eliminate_zeros()
-    return None if pattern.nnz == pattern.shape[0] * pattern.shape[1] else pattern
+def _normalised(pattern: np.ndarray) -> np.ndarray | None:
+    """``None`` for a pattern with every entry set, else the pattern."""
+    return None if pattern.all() else pattern
 
 
 def product_multiplications(outer: Block, inner: Block) -> int:
@@ -168,8 +168,8 @@ def product(outer: Block, inner: Block) -> tuple[Block, int]:
         return Block(shape, False, kept.pattern, values), mults
     pattern = None
     if outer.pattern is not None or inner.pattern is not None:
-        counts = outer.sparse_pattern().astype(np.int64) @ inner.sparse_pattern().astype(np.int64)
-        pattern = _normalised(sparse.csr_array(counts > 0))
+        paths = outer.full_pattern().astype(np.float32) @ inner.full_pattern().astype(np.float32)
+        pattern = _normalised(paths > 0)
     values = outer.values @ inner.values if numeric else None
     return Block(shape, False, pattern, values), mults
 
@@ -192,8 +192,8 @@ def total(first: Block, second: Block) -> tuple[Block, int]:
     if first.pattern is None and second.pattern is None and not (first.diagonal or second.diagonal):
         pattern, adds = None, first.nnz
     else:
-        a, b = first.sparse_pattern(), second.sparse_pattern()
-        adds = int(a.multiply(b).nnz)
-        pattern = _normalised(sparse.csr_array((a + b) > 0))
+        a, b = first.full_pattern(), second.full_pattern()
+        adds = int(np.count_nonzero(a & b))
+        pattern = _normalised(a | b)
     values = first.dense() + second.dense() if numeric else None
     return Block(first.shape, False, pattern, values), adds

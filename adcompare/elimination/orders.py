@@ -20,6 +20,7 @@ A user's own order is a sequence of vertex numbers or labels
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -142,8 +143,11 @@ def optimal_order(graph: LinearGraph) -> tuple[list[int], int]:
     """``(order, multiplications)``: a vertex elimination order of fewest multiplications.
 
     Exact: after eliminating a set of vertices the graph is the same whatever
-    the order they went in, so the cheapest way to finish from a set is
-    computed once per set (dynamic programming over at most 2ⁿ sets).
+    the order they went in, so the search is a shortest path over those sets
+    (Dijkstra's, from the empty set to the set of all intermediates, each
+    step weighted by what it multiplies). The first full set taken from the
+    queue is reached by a cheapest order. A set reached more dearly than
+    before, or more dearly than the best heuristic order, is not followed.
 
     >>> from adcompare.elimination.blocks import Block
     >>> d, scalar = Block.diagonal_of(np.ones(3)), Block.diagonal_of(np.ones(1))
@@ -157,25 +161,26 @@ def optimal_order(graph: LinearGraph) -> tuple[list[int], int]:
             f"the exact search takes graphs of at most {MAX_EXACT} intermediates (this one has "
             f"{len(intermediates)}): its cost doubles with each; use order='markowitz' instead"
         )
-    best: dict[frozenset, tuple[int, int | None]] = {}
-
-    def finish(state: LinearGraph) -> int:
-        key = frozenset(state.intermediates)
-        if key not in best:
-            choices = [(_cost_then_finish(state, v, finish), v) for v in sorted(key)]
-            best[key] = min(choices) if choices else (0, None)
-        return best[key][0]
-
     start = graph.copy(values=False)
-    total = finish(start)
-    order, left = [], frozenset(intermediates)
-    while left:
-        vertex = best[left][1]
-        order.append(vertex)
-        left = left - {vertex}
-    return order, total
+    bound = min(eliminate(start, name).multiplications for name in _HEURISTICS)
+    cheapest = {frozenset(): 0}
+    queue = [(0, (), start)]
+    while queue:
+        spent, order, state = heapq.heappop(queue)
+        done = frozenset(order)
+        if spent > cheapest[done]:
+            continue  # reached more cheaply since it was queued
+        if not state.intermediates:
+            return list(order), spent
+        for vertex in state.intermediates:
+            after = state.copy()
+            total = spent + after.eliminate_vertex(vertex).multiplications
+            key = done | {vertex}
+            if total <= bound and total < cheapest.get(key, total + 1):
+                cheapest[key] = total
+                heapq.heappush(queue, (total, (*order, vertex), after))
+    raise AssertionError("the search bound by a heuristic order always reaches an order")
 
 
-def _cost_then_finish(state: LinearGraph, vertex: int, finish) -> int:
-    after = state.copy()
-    return after.eliminate_vertex(vertex).multiplications + finish(after)
+#: The heuristic orders whose best count bounds the exact search.
+_HEURISTICS = ("forward", "reverse", "markowitz", "reverse-markowitz", "min-fill")
