@@ -13,6 +13,7 @@ import adcompare as ad
 from adcompare.bench.harness.measure import count_work
 from adcompare.bench.harness.modes import as_matrix, expand_modes, get_mode
 from adcompare.bench.problems import get_problem
+from adcompare.cli.explain import explain
 from adcompare.elimination import (
     MAX_EXACT,
     ORDERS,
@@ -282,3 +283,16 @@ def test_an_elimination_mode_reports_its_multiplications_beside_the_engine_count
     assert counts["multiplications"] == 3 * n * k + n * k * n and counts["additions"] == 0
     assert counts["tape_records"] == 5  # the tape the graph was read from
     assert expand_modes(["eliminate"]) == [f"eliminate:{order}" for order in ORDERS]
+
+
+def test_explain_eliminates_an_expression_step_by_step():
+    # x·y + sin(x): the selections v1 = x[0], v2 = x[1] feed v3 = multiply and v4 = sin.
+    # Reverse: v4 (1), v3 (2, adding into v1 → v5), v2 (1), v1 (1; its pattern [1, 0]
+    # meets [0, 1]: no addition): 5 multiplications, 1 addition.
+    report = explain("x*y + sin(x)", "x=1,y=2", mode="reverse", eliminate="reverse")
+    steps = report.split("Vertex elimination, reverse")[1]
+    rows = [line.split() for line in steps.splitlines() if line[:1].isdigit()]
+    eliminated = [row[1] for row in rows]
+    assert eliminated == ["v4", "v3", "v2", "v1"]
+    assert [int(row[-3]) for row in rows] == [1, 2, 1, 1]
+    assert "reverse: 5 multiplications, 1 additions" in steps

@@ -28,6 +28,8 @@ from adcompare.elimination.blocks import Block, product, product_multiplications
 from adcompare.elimination.graph import LinearGraph, Step
 from adcompare.elimination.linearize import linearize, local_block
 from adcompare.elimination.orders import MAX_EXACT, ORDERS, Elimination, eliminate, optimal_order
+from adcompare.elimination.picture import draw_orders
+from adcompare.elimination.steps import describe
 
 __all__ = [
     "MAX_EXACT",
@@ -36,6 +38,8 @@ __all__ = [
     "Elimination",
     "LinearGraph",
     "Step",
+    "describe",
+    "draw_orders",
     "eliminate",
     "jacobian",
     "linearize",

@@ -95,14 +95,15 @@ def eliminate(graph: LinearGraph, order: str | Sequence = "markowitz") -> Elimin
     [[1.0, 1.0, 1.0], [1.0, 1.0, 1.0], [1.0, 1.0, 1.0]]
     """
     work = graph.copy(values=_has_values(graph))
-    chooser = _chooser(graph, order)
+    pick = chooser(graph, order)
     steps = []
     while work.intermediates:
-        steps.append(work.eliminate_vertex(chooser(work)))
+        steps.append(work.eliminate_vertex(pick(work)))
     return Elimination(tuple(s.eliminated for s in steps), tuple(steps), _jacobian(work))
 
 
-def _chooser(graph: LinearGraph, order) -> Callable[[LinearGraph], int]:
+def chooser(graph: LinearGraph, order) -> Callable[[LinearGraph], int]:
+    """What picks the next vertex of ``order`` (a name or a sequence) from the graph as it is."""
     if isinstance(order, str):
         if order not in ORDERS:
             raise ValueError(
