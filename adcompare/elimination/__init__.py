@@ -28,7 +28,7 @@ from adcompare.elimination.blocks import Block, product, product_multiplications
 from adcompare.elimination.graph import LinearGraph, Step
 from adcompare.elimination.linearize import linearize, local_block
 from adcompare.elimination.orders import MAX_EXACT, ORDERS, Elimination, eliminate, optimal_order
-from adcompare.elimination.picture import draw_orders
+from adcompare.elimination.picture import draw_order, draw_orders
 from adcompare.elimination.steps import describe
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "LinearGraph",
     "Step",
     "describe",
+    "draw_order",
     "draw_orders",
     "eliminate",
     "jacobian",

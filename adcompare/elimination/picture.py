@@ -2,9 +2,9 @@
 
 Vertices sit in layers, top to bottom, one below their deepest predecessor;
 each edge is labelled with its block's structure (``diag 4``, ``1×4``,
-``scalar``). An intermediate's number is its step in the order; the panel's
-title gives the order's multiplications. Drawn with matplotlib's object
-interface (no pyplot, no display).
+``scalar``). An intermediate's red number is its step in the order, the
+figure right of it what that step multiplies; the panel's title gives the
+order's total. Drawn with matplotlib's object interface (no pyplot, no display).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 from adcompare.elimination.graph import LinearGraph
 from adcompare.elimination.orders import eliminate
 
-__all__ = ["draw_orders", "edge_text"]
+__all__ = ["draw_order", "draw_orders", "edge_text"]
 
 COLORS = {"input": "#cfe2f3", "intermediate": "#fff2cc", "output": "#d9ead3"}
 
@@ -50,9 +50,11 @@ def _positions(graph: LinearGraph) -> dict[int, tuple[float, float]]:
     return positions
 
 
-def _draw_panel(ax, graph: LinearGraph, order, title: str) -> None:
+def draw_order(ax, graph: LinearGraph, order, title: str = "") -> None:
+    """Draw ``graph`` on the matplotlib axes ``ax``, numbered by the steps of ``order``."""
     done = eliminate(graph, order)
     step = {v: i for i, v in enumerate(done.order, start=1)}
+    cost = {s.eliminated: s.multiplications for s in done.steps}
     where = _positions(graph)
     for (i, k), block in sorted(graph.edges.items()):
         (x0, y0), (x1, y1) = where[i], where[k]
@@ -93,7 +95,7 @@ def _draw_panel(ax, graph: LinearGraph, order, title: str) -> None:
         )
         if v in step:
             ax.text(
-                x - 0.045 * len(label) - 0.2,  # left of the box, which grows with its label
+                x - 0.045 * len(label) - 0.16,  # left of the box, which grows with its label
                 y + 0.12,
                 str(step[v]),
                 ha="center",
@@ -102,6 +104,15 @@ def _draw_panel(ax, graph: LinearGraph, order, title: str) -> None:
                 color="white",
                 weight="bold",
                 bbox={"boxstyle": "circle", "facecolor": "#c0392b", "edgecolor": "none"},
+            )
+            ax.text(
+                x + 0.045 * len(label) + 0.16,
+                y,
+                f"{cost[v]:,}×",
+                ha="left",
+                va="center",
+                fontsize=8,
+                color="#c0392b",
             )
     name = order if isinstance(order, str) else "your order"
     ax.set_title(f"{title or name}\n{done.multiplications:,} multiplications", fontsize=10)
@@ -133,10 +144,10 @@ def draw_orders(
     layers = max(y for _, y in _positions(graph).values()) - min(
         y for _, y in _positions(graph).values()
     )
-    figure = Figure(figsize=(3.4 * len(orders), 1.1 * (layers + 2)), layout="constrained")
+    figure = Figure(figsize=(3.0 * len(orders), 0.8 * (layers + 2)), layout="constrained")
     axes = figure.subplots(1, len(orders), squeeze=False)[0]
     for index, (ax, order) in enumerate(zip(axes, orders)):
-        _draw_panel(ax, graph, order, titles[index] if titles else "")
+        draw_order(ax, graph, order, titles[index] if titles else "")
     if path is not None:
         figure.savefig(path, format="png", dpi=dpi)
     return figure
