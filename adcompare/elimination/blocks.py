@@ -99,19 +99,17 @@ class Block:
             return np.ones(self.shape, dtype=bool)
         return self.pattern
 
-    def _column_counts(self) -> np.ndarray:
-        if self.diagonal:
-            return np.ones(self.shape[1], dtype=np.int64)
-        if self.pattern is None:
-            return np.full(self.shape[1], self.shape[0], dtype=np.int64)
-        return self.pattern.sum(axis=0, dtype=np.int64)
+    def counts_along(self, axis: int) -> np.ndarray:
+        """The non-zeros of each column (``axis=0``) or each row (``axis=1``).
 
-    def _row_counts(self) -> np.ndarray:
+        >>> Block.matrix_of(np.array([[1.0, 0.0], [2.0, 3.0]])).counts_along(0).tolist()
+        [2, 1]
+        """
         if self.diagonal:
-            return np.ones(self.shape[0], dtype=np.int64)
+            return np.ones(self.shape[1 - axis], dtype=np.int64)
         if self.pattern is None:
-            return np.full(self.shape[0], self.shape[1], dtype=np.int64)
-        return self.pattern.sum(axis=1, dtype=np.int64)
+            return np.full(self.shape[1 - axis], self.shape[axis], dtype=np.int64)
+        return self.pattern.sum(axis=axis, dtype=np.int64)
 
 
 def _normalised(pattern: np.ndarray) -> np.ndarray | None:
@@ -134,7 +132,7 @@ def product_multiplications(outer: Block, inner: Block) -> int:
         return outer.nnz
     if outer.pattern is None and inner.pattern is None:
         return outer.shape[0] * outer.shape[1] * inner.shape[1]
-    return int(outer._column_counts() @ inner._row_counts())
+    return int(outer.counts_along(0) @ inner.counts_along(1))
 
 
 def product(outer: Block, inner: Block) -> tuple[Block, int]:

@@ -98,24 +98,28 @@ ELIMINATION_PROBLEMS = [
         )
         for k in BOTTLENECKS
     ),
-    problem(
-        build=_helmholtz,
-        name="helmholtz",
-        sweep=("n",),
-        family="jacobian",
-        description="Helmholtz free-energy terms xᵢ log(xᵢ / (1 − Σx)), n in, n out",
-        xp=True,
-        limits={"n": (2048, "the elimination study stops at 2048 inputs")},
-        studies=("elimination",),
-    ),
-    problem(
-        build=_robot_arm,
-        name="robot-arm",
-        sweep=("n",),
-        family="jacobian",
-        description="forward kinematics of a planar arm of n links: hand x, y and heading",
-        xp=True,
-        limits={"n": (2048, "the elimination study stops at 2048 links")},
-        studies=("elimination",),
+    *(
+        problem(
+            build=build,
+            name=name,
+            sweep=("n",),
+            family="jacobian",
+            description=description,
+            xp=True,
+            limits={"n": (2048, "the elimination study stops at n = 2048")},
+            studies=("elimination",),
+        )
+        for build, name, description in (
+            (
+                _helmholtz,
+                "helmholtz",
+                "Helmholtz free-energy terms xᵢ log(xᵢ / (1 − Σx)), n in, n out",
+            ),
+            (
+                _robot_arm,
+                "robot-arm",
+                "forward kinematics of a planar arm of n links: hand x, y and heading",
+            ),
+        )
     ),
 ]
