@@ -58,10 +58,7 @@ def explain(
     """
     expression = parse_expression(text)
     point = parse_point(at, expression.variables)
-    if png and Path(png).suffix.lower() != ".png":
-        raise ExpressionError(
-            f"--png {png}: --png draws a PNG image, so give a file name ending in .png"
-        )
+    _check_png(png)
     values = list(point.values())
     with np.errstate(all="ignore"):
         table = trace_table(expression, *values, mode=mode, names=expression.variables)
@@ -88,11 +85,9 @@ def explain(
             f"{summary.edges} edges, {summary.saved_bytes} bytes saved for backward"
         )
         report += "\n\n" + "\n".join(written)
-    if program:
-        report += "\n\n" + _program(expression, values)
-    if eliminate:
-        report += "\n\n" + _elimination(expression, values, eliminate)
-    return report
+    extras = [_program(expression, values)] if program else []
+    extras += [_elimination(expression, values, eliminate)] if eliminate else []
+    return "\n\n".join([report, *extras])
 
 
 def _elimination(expression, values, order: str) -> str:
@@ -105,6 +100,13 @@ def _elimination(expression, values, order: str) -> str:
         graph = linearize(f, np.array(values, dtype=np.float64))
     names = ", ".join(f"x[{i}] = {name}" for i, name in enumerate(expression.variables))
     return f"The variables as one vector x ({names}).\n" + describe(graph, order)
+
+
+def _check_png(png: str | None) -> None:
+    if png and Path(png).suffix.lower() != ".png":
+        raise ExpressionError(
+            f"--png {png}: --png draws a PNG image, so give a file name ending in .png"
+        )
 
 
 class OutputError(OSError):

@@ -50,6 +50,23 @@ def _positions(graph: LinearGraph) -> dict[int, tuple[float, float]]:
     return positions
 
 
+def _number(ax, x: float, y: float, label: str, step: int, cost: int) -> None:
+    """The step's number left of a vertex's box, what it multiplies right of it."""
+    width = 0.045 * len(label)  # the box grows with its label
+    ax.text(
+        x - width - 0.16,
+        y + 0.12,
+        str(step),
+        ha="center",
+        va="center",
+        fontsize=9,
+        color="white",
+        weight="bold",
+        bbox={"boxstyle": "circle", "facecolor": "#c0392b", "edgecolor": "none"},
+    )
+    ax.text(x + width + 0.16, y, f"{cost:,}×", ha="left", va="center", fontsize=8, color="#c0392b")
+
+
 def draw_order(ax, graph: LinearGraph, order, title: str = "") -> None:
     """Draw ``graph`` on the matplotlib axes ``ax``, numbered by the steps of ``order``."""
     done = eliminate(graph, order)
@@ -94,26 +111,7 @@ def draw_order(ax, graph: LinearGraph, order, title: str = "") -> None:
             bbox={"boxstyle": "round", "facecolor": COLORS[kind], "edgecolor": "0.3"},
         )
         if v in step:
-            ax.text(
-                x - 0.045 * len(label) - 0.16,  # left of the box, which grows with its label
-                y + 0.12,
-                str(step[v]),
-                ha="center",
-                va="center",
-                fontsize=9,
-                color="white",
-                weight="bold",
-                bbox={"boxstyle": "circle", "facecolor": "#c0392b", "edgecolor": "none"},
-            )
-            ax.text(
-                x + 0.045 * len(label) + 0.16,
-                y,
-                f"{cost[v]:,}×",
-                ha="left",
-                va="center",
-                fontsize=8,
-                color="#c0392b",
-            )
+            _number(ax, x, y, label, step[v], cost[v])
     name = order if isinstance(order, str) else "your order"
     ax.set_title(f"{title or name}\n{done.multiplications:,} multiplications", fontsize=10)
     xs = [x for x, _ in where.values()]
