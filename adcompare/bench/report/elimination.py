@@ -20,9 +20,13 @@ from adcompare.durations import format_duration
 __all__ = ["elimination_figure", "elimination_modes", "elimination_section", "on_diagonal"]
 
 PREFIX = "eliminate:"
-#: The engines' Jacobian modes drawn beside the orders' times.
-ENGINE_MODES = ("forward1", "forward", "reverse1", "reverse")
-ENGINE_STYLE = {"linestyle": "--", "color": "0.2"}
+#: Dashed, in the colours the report's other figures give these modes.
+ENGINE_STYLE = {
+    "forward1": {"linestyle": ":", "color": "tab:orange"},
+    "forward": {"linestyle": "--", "color": "tab:red"},
+    "reverse1": {"linestyle": ":", "color": "tab:cyan"},
+    "reverse": {"linestyle": "--", "color": "tab:blue"},
+}
 
 
 def on_diagonal(results: Results, problem: str, mode: str, metric: str) -> dict[int, float]:
@@ -67,11 +71,11 @@ def elimination_figure(results: Results, problem: str) -> Figure:
             series = on_diagonal(results, problem, mode, metric)
             if series:
                 ax.plot(list(series), list(series.values()), marker="o", label=label)
-    for mode in ENGINE_MODES:
+    for mode in ENGINE_STYLE:
         series = on_diagonal(results, problem, mode, "time")
         if series:
             time_ax.plot(
-                list(series), list(series.values()), label=mode_label(mode), **ENGINE_STYLE
+                list(series), list(series.values()), label=mode_label(mode), **ENGINE_STYLE[mode]
             )
     style_log_axes(counts_ax, "n", "multiplications", f"{problem}: each order's multiplications")
     style_log_axes(time_ax, "n", "median time (s)", f"{problem}: elimination against the engines")
@@ -81,7 +85,7 @@ def elimination_figure(results: Results, problem: str) -> Figure:
 
 
 def _table(results: Results, problem: str, modes: list[str]) -> list[str]:
-    engines = [m for m in ENGINE_MODES if on_diagonal(results, problem, m, "time")]
+    engines = [m for m in ENGINE_STYLE if on_diagonal(results, problem, m, "time")]
     counts = {m: on_diagonal(results, problem, m, "multiplications") for m in modes}
     times = {m: on_diagonal(results, problem, m, "time") for m in [*modes, *engines]}
     sizes = sorted({n for series in times.values() for n in series})
