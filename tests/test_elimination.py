@@ -12,7 +12,13 @@ from hypothesis import HealthCheck, given, settings
 import adcompare as ad
 from adcompare.bench.harness.measure import count_work
 from adcompare.bench.harness.modes import as_matrix, expand_modes, get_mode
+from adcompare.bench.harness.results import Results
 from adcompare.bench.problems import get_problem
+from adcompare.bench.report.elimination import (
+    elimination_figure,
+    elimination_section,
+    on_diagonal,
+)
 from adcompare.cli.explain import explain
 from adcompare.elimination import (
     MAX_EXACT,
@@ -296,3 +302,24 @@ def test_explain_eliminates_an_expression_step_by_step():
     assert eliminated == ["v4", "v3", "v2", "v1"]
     assert [int(row[-3]) for row in rows] == [1, 2, 1, 1]
     assert "reverse: 5 multiplications, 1 additions" in steps
+
+
+def test_the_report_tabulates_each_orders_count_on_the_diagonal_and_draws_it():
+    results = Results()
+    for n, m in ((4, 4), (4, 16), (16, 16)):
+        instance = get_problem("hourglass").build(n=n, m=m)
+        for name in ("eliminate:forward", "eliminate:markowitz", "forward"):
+            mode = get_mode(name)
+            work = mode.prepare(instance)
+            cell = {"problem": "hourglass", "mode": name, "size": {"n": n, "m": m}}
+            cell |= {"n": n, "m": m, "status": "ok", "time": {"median": 0.001}}
+            results.add(cell | {"counts": count_work(instance, mode, work)})
+    # n = m only: forward 2kn + kn² + n², Markowitz 3kn + kn², k = 1
+    assert on_diagonal(results, "hourglass", "eliminate:forward", "multiplications") == {
+        4: 2 * 4 + 16 + 16,
+        16: 2 * 16 + 256 + 256,
+    }
+    lines = elimination_section(results, {})
+    assert "| 16 | 544 (1 ms) | 304 (1 ms) | 1 ms |" in lines
+    figure = elimination_figure(results, "hourglass")
+    assert [len(ax.lines) for ax in figure.axes] == [2, 3]
