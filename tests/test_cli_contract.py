@@ -101,6 +101,8 @@ CASES = {
     "explain": [
         (["explain", "sin(x)*y", "--at", "x=1,y=2"], 0),
         (["explain", "sin(x", "--at", "x=1"], 2),
+        (["explain", "sin(x)*y", "--at", "x=1,y=2", "--eliminate", "markowitz"], 0),
+        (["explain", "sin(x)*y", "--at", "x=1,y=2", "--eliminate", "sideways"], 2),
         (["explain", "sin(x)", "--at", "x=1", "--dot", "/dev/null/graph.dot"], 2),
     ],
     "train": [

@@ -2,13 +2,17 @@
 
     adcompare explain "3*x**2 + x*y + 5*y**2" --at x=2,y=3 [--mode both]
                       [--markdown] [--dot FILE] [--png FILE] [--program]
+                      [--eliminate ORDER]
 
 prints the Wengert list with one tangent column per forward sweep and the
 adjoint column of the reverse sweep, how many sweeps each mode needed, and
 the gradient. ``--dot`` and ``--png`` write the recorded graph;
 ``--program`` prints the tape as :func:`adcompare.compile` records it, the
-forward pass and the reverse sweep as straight-line code. The
-expression is read by the safe parser of :mod:`adcompare.cli.expr`.
+forward pass and the reverse sweep as straight-line code; ``--eliminate``
+the linearized graph of the variables (gathered into one vector ``x``, each
+read by a selection) eliminated vertex by vertex in an order
+(:mod:`adcompare.elimination`). The expression is read by the safe parser of
+:mod:`adcompare.cli.expr`.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from adcompare.cli.expr import ExpressionError, parse_expression, parse_point
+from adcompare.elimination import ORDERS, describe, linearize
 from adcompare.engines.reverse import Tensor
 from adcompare.graph import draw, stats, to_dot, trace_table
 
@@ -33,6 +38,7 @@ def explain(
     dot: str | None = None,
     png: str | None = None,
     program: bool = False,
+    eliminate: str | None = None,
 ) -> str:
     """The report ``adcompare explain`` prints; writes the DOT and PNG files if asked.
 
@@ -52,10 +58,7 @@ def explain(
     """
     expression = parse_expression(text)
     point = parse_point(at, expression.variables)
-    if png and Path(png).suffix.lower() != ".png":
-        raise ExpressionError(
-            f"--png {png}: --png draws a PNG image, so give a file name ending in .png"
-        )
+    _check_png(png)
     values = list(point.values())
     with np.errstate(all="ignore"):
         table = trace_table(expression, *values, mode=mode, names=expression.variables)
@@ -82,9 +85,28 @@ def explain(
             f"{summary.edges} edges, {summary.saved_bytes} bytes saved for backward"
         )
         report += "\n\n" + "\n".join(written)
-    if program:
-        report += "\n\n" + _program(expression, values)
-    return report
+    extras = [_program(expression, values)] if program else []
+    extras += [_elimination(expression, values, eliminate)] if eliminate else []
+    return "\n\n".join([report, *extras])
+
+
+def _elimination(expression, values, order: str) -> str:
+    """The expression's linearized graph eliminated step by step in ``order``."""
+
+    def f(x):
+        return expression(*(x[i] for i in range(len(values))))
+
+    with np.errstate(all="ignore"):
+        graph = linearize(f, np.array(values, dtype=np.float64))
+    names = ", ".join(f"x[{i}] = {name}" for i, name in enumerate(expression.variables))
+    return f"The variables as one vector x ({names}).\n" + describe(graph, order)
+
+
+def _check_png(png: str | None) -> None:
+    if png and Path(png).suffix.lower() != ".png":
+        raise ExpressionError(
+            f"--png {png}: --png draws a PNG image, so give a file name ending in .png"
+        )
 
 
 class OutputError(OSError):
@@ -152,6 +174,7 @@ def _run(args) -> int:
                 dot=args.dot,
                 png=args.png,
                 program=args.program,
+                eliminate=args.eliminate,
             )
         )
     except (ExpressionError, OutputError) as error:
@@ -186,5 +209,12 @@ def add_parser(subparsers) -> None:
         "--program",
         action="store_true",
         help="print the recorded forward pass and reverse sweep as straight-line code",
+    )
+    parser.add_argument(
+        "--eliminate",
+        choices=list(ORDERS),
+        metavar="ORDER",
+        help="eliminate the linearized graph vertex by vertex in ORDER, step by step: "
+        + ", ".join(ORDERS),
     )
     parser.set_defaults(run=_run)

@@ -215,7 +215,8 @@ def count_work(instance: Instance, mode: Mode, work: Callable[[], object]) -> di
         return counts
     with ad.count() as cost:
         work()
-    return cost.as_dict()
+    # an elimination mode's work keeps its own multiplications and additions
+    return {**cost.as_dict(), **getattr(work, "counts", {})}
 
 
 def _scaled(counts: dict, factor: int) -> dict:

@@ -21,6 +21,12 @@ m×n Jacobian (an n-vector gradient when m = 1) by one of the engines.
 ``fd``         central finite differences of plain f: 2n evaluations
 ``symbolic``   exact derivatives by SymPy, for small sizes, when
                ``adcompare.symbolic`` is installed
+``eliminate:O``  vertex elimination on the linearized graph in order ``O``
+               (:data:`~adcompare.elimination.ORDERS`: ``forward``, ``reverse``,
+               ``markowitz``, ``reverse-markowitz``, ``min-fill``, ``optimal``); its
+               cell's counts add ``multiplications`` and ``additions``, the
+               elimination's own, deterministic. Measured when named, or by the
+               group ``eliminate``
 =============  ===================================================================
 
 The replay modes record on their first call, as a peer's ``jit`` compiles on
@@ -62,6 +68,7 @@ from adcompare.bench.peers import (
 )
 from adcompare.bench.problems import Instance, per_example
 from adcompare.check import finite_differences
+from adcompare.elimination import MAX_EXACT, ORDERS, eliminate, linearize
 from adcompare.engines.reverse import reference_jacrev
 from adcompare.transforms import HESSIAN_MODES
 
@@ -113,6 +120,8 @@ class Mode:
             return second_order.unavailable_reason(self.name.split(":")[0], instance)
         if self.name in per_example.PREPARERS:
             return per_example.unavailable_reason(instance)
+        if self.name == "eliminate:optimal":
+            return _exact_search_unavailable(instance)
         if self.name == "reverse1" and instance.m == 1:
             return "with one output, one row a sweep is the chunked sweep: see reverse"
         if self.name != "symbolic":
@@ -245,6 +254,37 @@ def _symbolic(instance: Instance):
     return lambda: jac(x)
 
 
+def _eliminate(order: str):
+    """The preparer of ``eliminate:order``: record, linearize, eliminate; the work keeps the
+    last call's multiplications and additions as ``work.counts`` for the cell."""
+
+    def prepare(instance: Instance):
+        f, x = instance.on(ad), instance.x
+
+        def work():
+            done = eliminate(linearize(f, x), order)
+            work.counts = {"multiplications": done.multiplications, "additions": done.additions}
+            return done.jacobian
+
+        return work
+
+    return prepare
+
+
+def _exact_search_unavailable(instance: Instance) -> str | None:
+    found = len(linearize(instance.on(ad), instance.x).intermediates)
+    if found <= MAX_EXACT:
+        return None
+    return f"the exact search takes at most {MAX_EXACT} intermediates (here {found})"
+
+
+def _elimination_modes() -> list[Mode]:
+    return [
+        Mode(f"eliminate:{order}", f"eliminate, {order}", _eliminate(order), by_default=False)
+        for order in ORDERS
+    ]
+
+
 def _second_order_modes() -> list[Mode]:
     preparers = {"hvp": second_order.prepare_hvp, "hessian": second_order.prepare_hessian}
     return [
@@ -277,6 +317,7 @@ MODES: dict[str, Mode] = {
         Mode("fd", "finite differences", _finite_differences),
         Mode("symbolic", "symbolic", _symbolic),
         *_second_order_modes(),
+        *_elimination_modes(),
     ]
 }
 
@@ -293,6 +334,7 @@ MODE_GROUPS: dict[str, tuple[str, ...]] = {
     "second-order": second_order.second_order_mode_names("hvp")
     + second_order.second_order_mode_names("hessian"),
     "per-example": per_example.MODE_NAMES,
+    "eliminate": tuple(f"eliminate:{order}" for order in ORDERS),
 }
 
 

@@ -1,12 +1,11 @@
 """The report: ``report.md`` beside its figures, every sentence computed from results.
 
-Sections: a summary (fitted slopes and crossovers), conclusions, the
-machines, one section per problem (figure, caption, table of medians, and
-for many-inputs problems the second derivatives:
-:mod:`~adcompare.bench.report.second_order`), the peers beside adcompare
-(:mod:`~adcompare.bench.report.peers`), the ADBench and GradBench
-instances beside published ratios (:mod:`~adcompare.bench.report.real`),
-and what was skipped, failed or disagreed. Nothing is measured here.
+Sections: a summary (fitted slopes and crossovers), conclusions, the machines, one section per
+problem (figure, caption, table of medians, and for many-inputs problems the second derivatives:
+:mod:`~adcompare.bench.report.second_order`), the peers (:mod:`~adcompare.bench.report.peers`),
+ADBench and GradBench beside published ratios (:mod:`~adcompare.bench.report.real`), elimination
+orders (:mod:`~adcompare.bench.report.elimination`), what was skipped, failed or disagreed. Nothing
+is measured here.
 """
 
 from __future__ import annotations
@@ -24,6 +23,7 @@ from adcompare.bench.harness.results import Results
 from adcompare.bench.problems import size_text
 from adcompare.bench.report import analysis
 from adcompare.bench.report.compare import crossovers
+from adcompare.bench.report.elimination import elimination_section
 from adcompare.bench.report.machine import machine_section
 from adcompare.bench.report.peers import peer_conclusions, peer_section
 from adcompare.bench.report.plots import figure_markdown, save_figures
@@ -562,7 +562,7 @@ def render(results: Results, figures: dict | None = None, sources: list[str] | N
             lines += _problem_section(results, problem, figures)
     lines += peer_section(results)
     lines += real_section(results)
-    lines += replay_section(results)
+    lines += replay_section(results) + elimination_section(results, figures)
     lines += _not_measured(results)
     return "\n".join(lines)
 

@@ -32,6 +32,7 @@ from adcompare.bench.harness.modes import mode_label
 from adcompare.bench.harness.results import Results
 from adcompare.bench.peers import PEER_MODES
 from adcompare.bench.report import analysis
+from adcompare.bench.report.elimination import elimination_figure, elimination_modes
 from adcompare.bench.report.plot_style import AXIS_LABEL, mathtext, rc, style_log_axes
 from adcompare.bench.report.second_order_plots import second_order_figure
 from adcompare.bench.report.text import format_ratio
@@ -439,6 +440,8 @@ def figures(results: Results) -> dict[str, Figure]:
             for mode, reverse in analysis.JACOBIAN_PAIRS
         ):
             out[f"{problem}-crossover"] = crossover_figure(results, problem)
+        if elimination_modes(results, problem):
+            out[f"{problem}-elimination"] = elimination_figure(results, problem)
     return out
 
 
