@@ -42,6 +42,7 @@ from adcompare.engines.replay.record import CompileError, record
 from adcompare.engines.replay.trees import TreeCompiledFunction
 from adcompare.ops.registry import Box, new_level
 from adcompare.pytree import argnum_positions, tree_structure
+from adcompare.runtime.dtypes import float_dtype, in_dtype
 
 __all__ = ["CompileError", "CompiledFunction", "compile"]
 
@@ -158,7 +159,8 @@ class CompiledFunction:
         for p in self._argnums:
             size = arrays[p].size
             block = columns[..., start : start + size]
-            jacobians.append(block.reshape(np.shape(value) + arrays[p].shape))
+            block = block.reshape(np.shape(value) + arrays[p].shape)
+            jacobians.append(in_dtype(block, float_dtype(arrays[p])))
             start += size
         return value, (tuple(jacobians) if self._many else jacobians[0])
 
@@ -190,7 +192,7 @@ class CompiledFunction:
             )
         seeds, single = [], None
         for p, tangent in zip(self._argnums, tangents):
-            tangent = np.asarray(tangent, dtype=np.result_type(arrays[p].dtype, np.float32))
+            tangent = np.asarray(tangent, dtype=float_dtype(arrays[p]))
             lanes = tangent.shape == arrays[p].shape
             if tangent.shape[int(not lanes) :] != arrays[p].shape or single not in (None, lanes):
                 raise ValueError(
@@ -251,7 +253,7 @@ class CompiledFunction:
                 identity = np.eye(k, n, k=start)  # rows past n are zero: padding lanes
                 seeds, offset = [], 0
                 for p, size in zip(self._argnums, sizes):
-                    dtype = np.result_type(arrays[p].dtype, np.float32)
+                    dtype = float_dtype(arrays[p])
                     block = identity[:, offset : offset + size].astype(dtype)
                     seeds.append(block.reshape((k, *arrays[p].shape)))
                     offset += size

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from adcompare.ops.registry.composites import checked_decisions
 from adcompare.ops.registry.derive import DERIVING, derived_rules, vjp_reads
 from adcompare.ops.registry.dispatch import apply, apply_plain
 from adcompare.ops.registry.numpy_names import default_numpy_names, register_numpy_names
@@ -176,6 +177,7 @@ def _record_fields(name: str, value: Callable, fields: dict) -> dict:
         "numpy": default_numpy_names(name) if numpy is None else tuple(numpy),
         "cases": tuple(fields.get("cases", ())),
         "hints": hints,
+        "decided_by_values": checked_decisions(name, fields.get("decided_by_values", ()), None),
         **_checked_test_fields(name, fields),
     }
 
