@@ -255,7 +255,7 @@ def _all_arrays(value) -> bool:
     return (
         isinstance(value, (tuple, list))
         and bool(value)
-        and all(isinstance(v, np.ndarray) for v in value)
+        and all(isinstance(v, (np.ndarray, np.generic)) for v in value)
     )
 
 
@@ -288,7 +288,8 @@ def _record_numpy(recording, call, base, method, args, kwargs):
     if not _shape_is_static(base, method, args):
         recording.steps.append(Guard(shapes, slot, shapes(result), "the shape"))
     if isinstance(result, (tuple, list)):
-        return type(result)(_element(recording, slot, i) for i in range(len(result)))
+        elements = [_element(recording, slot, i) for i in range(len(result))]
+        return type(result)(*elements) if hasattr(result, "_fields") else type(result)(elements)
     return _watch(recording, result, slot)
 
 
@@ -311,7 +312,7 @@ _STATIC_SHAPE_FUNCTIONS = frozenset(
     | {np.reshape, np.transpose, np.squeeze, np.expand_dims, np.broadcast_to, np.ravel}
     | {np.where, np.clip, np.round, np.around, np.copy, np.cumsum, np.sort, np.argsort}
     | {np.argmax, np.argmin, np.concatenate, np.stack, np.isclose, np.allclose}
-    | {np.count_nonzero, np.take, np.take_along_axis, np.argpartition}
+    | {np.count_nonzero, np.take, np.take_along_axis, np.argpartition, np.linalg.slogdet}
 )
 
 

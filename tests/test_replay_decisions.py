@@ -1,0 +1,255 @@
+"""Decisions taken from values are recomputed or guarded by ``compile``, for every op.
+
+An op record lists in ``decided_by_values`` what its arguments' values decide
+(``sort``'s permutation, ``take``'s positions, ``slogdet``'s sign). Every op of
+the registry (primitives and composites) is recorded at one point and
+replayed at another where each declared decision differs (an index argument
+takes other positions; every other op at a second random point, where its
+masks and branches differ too), in both replay modes; value, gradient and
+Jacobian must equal eager execution's there, dtypes included.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import adcompare as ad
+from adcompare.ops import COMPOSITES, OPS
+from adcompare.ops.registry import composite, raw
+from adcompare.ops.registry.decisions import ORDER
+from tests.opcases import draw, shape_combinations
+
+TRIES = 40
+
+
+def _primitive(op):
+    shapes, params = (shape_combinations(op)[1], op.test_params) if op.elementwise else op.cases[0]
+
+    def arguments(seed):
+        return draw(op, shapes, params, seed)
+
+    return op.fn, arguments, op.decided_by_values
+
+
+def _composite(composite):
+    shapes, params = composite.cases[0]
+
+    def arguments(seed):
+        rng = np.random.default_rng(seed)
+        return [rng.uniform(*composite.domain, size=shape) for shape in shapes], dict(params)
+
+    fn = composite.fn
+    call = (lambda *xs, **p: fn(list(xs), **p)) if composite.listed else fn
+    return call, arguments, composite.decided_by_values
+
+
+def _slogdet():
+    # Both signs of the determinant: entries drawn around zero, not a dominant diagonal.
+    def arguments(seed):
+        return [np.random.default_rng(seed).uniform(-2.0, 2.0, size=(2, 3, 3))], {}
+
+    return ad.slogdet, arguments, COMPOSITES["slogdet"].decided_by_values
+
+
+CASES = {name: _primitive(op) for name, op in OPS.items() if op.built_in}
+CASES.update(
+    (name, _composite(composite)) for name, composite in COMPOSITES.items() if composite.cases
+)
+CASES["slogdet"] = _slogdet()
+
+
+def _differs(a, b) -> bool:
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape != b.shape or not np.array_equal(a, b)
+
+
+def _decided(decision, source, params):
+    others = {k: v for k, v in params.items() if k != decision.source}
+    return decision.decide(source, **others)
+
+
+def _second_point(call, arguments, decisions):
+    """Arguments at a second point where every declared decision differs from the first's.
+
+    An integer index parameter becomes an argument (so that a replay may change it)
+    and takes its positions in another order; an array argument is drawn again
+    until the decisions its values take differ.
+    """
+    first, params = arguments(0)
+    index_names = [
+        d.source
+        for d in decisions
+        if isinstance(params.get(d.source), np.ndarray) and params[d.source].dtype.kind in "iu"
+    ]
+    rng = np.random.default_rng(7)
+    moved = {}
+    for name in index_names:
+        original = params[name]
+        for _ in range(TRIES):
+            moved[name] = rng.permutation(original.ravel()).reshape(original.shape)
+            if _differs(moved[name], original):
+                break
+    from_values = [d for d in decisions if d.source not in params]
+    for seed in range(1, TRIES + 1):
+        second, _ = arguments(seed)
+        if all(
+            _differs(_decided(d, first[0], params), _decided(d, second[0], params))
+            for d in from_values
+        ):
+            break
+    else:
+        raise AssertionError(f"no second point within {TRIES} draws changes {from_values}")
+    static = {k: v for k, v in params.items() if k not in index_names}
+    return first, second, index_names, [params[n] for n in index_names], moved, static
+
+
+def _loss(call, static, index_names, count, weights):
+    def loss(*xs):
+        arrays, indices = xs[:count], xs[count:]
+        out = call(*arrays, **static, **dict(zip(index_names, indices)))
+        parts = list(out) if isinstance(out, (tuple, list)) else [out]
+        total = 0.0
+        for part, w in zip(parts, weights):
+            total = total + ad.sum(ad.real(part) * w)
+        return total
+
+    return loss
+
+
+def _weights(call, args, params, rng):
+    out = call(*args, **params)
+    parts = list(out) if isinstance(out, (tuple, list)) else [out]
+    return [rng.standard_normal(np.shape(p)) for p in parts if not isinstance(p, (int, str))]
+
+
+def _assert_same(got, expected, what):
+    got_leaves = got if isinstance(got, tuple) else (got,)
+    expected_leaves = expected if isinstance(expected, tuple) else (expected,)
+    for g, e in zip(got_leaves, expected_leaves, strict=True):
+        assert np.result_type(g) == np.result_type(e), f"{what}: dtype {np.result_type(g)}"
+        np.testing.assert_allclose(g, e, rtol=1e-10, atol=1e-12, err_msg=what)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_replay_at_a_point_where_decisions_differ_equals_eager(name):
+    call, arguments, decisions = CASES[name]
+    first, second, index_names, indices, moved, static = _second_point(call, arguments, decisions)
+    weights = _weights(
+        call, first, {**static, **dict(zip(index_names, indices))}, np.random.default_rng(3)
+    )
+    loss = _loss(call, static, index_names, len(first), weights)
+    argnums = tuple(range(len(first)))
+    at_first = (*first, *indices)
+    at_second = (*second, *(moved[n] for n in index_names))
+    reverse = ad.compile(loss, *at_first, argnums=argnums)
+    value, gradient = reverse.value_and_grad(*at_second)
+    _assert_same(value, loss(*at_second), f"{name}: value")
+    _assert_same(gradient, ad.grad(loss, argnums=argnums)(*at_second), f"{name}: gradient")
+    forward = ad.compile(loss, *at_first, argnums=argnums, mode="forward")
+    value, jacobian = forward.value_and_jacobian(*at_second)
+    _assert_same(value, loss(*at_second), f"{name}: forward value")
+    _assert_same(jacobian, ad.jacfwd(loss, argnums=argnums)(*at_second), f"{name}: Jacobian")
+
+
+# --- the examples that found them ---------------------------------------------------------
+
+WEIGHTS = np.array([1.0, 10.0, 100.0])
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        lambda x: ad.sum(ad.sort(x) * WEIGHTS),
+        lambda x: ad.sum(ad.partition(x, 1) * WEIGHTS),
+        lambda x: ad.median(x) * ad.sum(x),
+        lambda x: ad.quantile(x, 0.25) + ad.percentile(x, 90.0),
+    ],
+    ids=["sort", "partition", "median", "quantile"],
+)
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_an_order_recorded_at_one_point_is_not_replayed_at_another(f, mode):
+    compiled = ad.compile(f, np.array([1.0, 2.0, 3.0]), mode=mode)
+    x = np.array([3.0, 2.0, 1.0])
+    value, derivative = (
+        compiled.value_and_grad(x) if mode == "reverse" else compiled.value_and_jacobian(x)
+    )
+    expected = ad.grad(f)(x) if mode == "reverse" else ad.jacfwd(f)(x)
+    np.testing.assert_allclose(value, f(x), rtol=1e-14)
+    np.testing.assert_allclose(derivative, expected, rtol=1e-14)
+    assert compiled.recordings == 1  # recomputed at replay, not recorded again
+
+
+def test_sort_replayed_at_the_reversed_point_gives_its_value():
+    compiled = ad.compile(lambda x: ad.sum(ad.sort(x) * WEIGHTS), np.array([1.0, 2.0, 3.0]))
+    value, gradient = compiled.value_and_grad(np.array([3.0, 2.0, 1.0]))
+    assert value == 321.0
+    np.testing.assert_array_equal(gradient, [100.0, 10.0, 1.0])
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_index_arguments_of_take_and_take_along_axis_are_read_at_replay(mode):
+    def f(x, i, j):
+        return ad.sum(ad.take(x, i) * WEIGHTS[:2]) + ad.sum(ad.take_along_axis(x, j, 0))
+
+    x = np.array([1.0, 2.0, 3.0])
+    compiled = ad.compile(f, x, np.array([0, 1]), np.array([2]), mode=mode)
+    args = (x, np.array([2, 0]), np.array([1]))
+    assert compiled(*args) == 3.0 + 10.0 + 2.0
+    derivative = compiled.grad(*args) if mode == "reverse" else compiled.jacobian(*args)
+    np.testing.assert_array_equal(derivative, [10.0, 1.0, 1.0])
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_the_sign_of_slogdet_follows_the_replayed_matrix(mode):
+    def f(x):
+        sign, logabsdet = ad.slogdet(x)
+        return sign * logabsdet
+
+    compiled = ad.compile(f, np.diag([2.0, 1.0]), mode=mode)
+    x = np.array([[0.0, -2.0], [-1.0, 0.0]])  # determinant -2
+    assert compiled(x) == -np.log(2.0)
+    derivative = compiled.grad(x) if mode == "reverse" else compiled.jacobian(x)
+    np.testing.assert_allclose(derivative, -np.linalg.inv(x).T, rtol=1e-14)
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_a_float16_input_gets_a_float16_derivative_from_the_replay(mode):
+    f = lambda x: ad.sum(ad.sin(x) * np.array([1.0, 2.0]))
+    x = np.array([0.5, 1.5], dtype=np.float16)
+    compiled = ad.compile(f, x, mode=mode)
+    got = compiled.grad(x) if mode == "reverse" else compiled.jacobian(x)
+    expected = ad.grad(f)(x) if mode == "reverse" else ad.jacfwd(f)(x)
+    assert got.dtype == expected.dtype == np.float16
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+@pytest.mark.parametrize("example", [1.0, np.ones(3)], ids=["number", "array"])
+def test_the_derivative_of_abs_at_nan_replays_as_nan(mode, example):
+    f = lambda x: ad.sum(ad.abs(x))
+    compiled = ad.compile(f, example, mode=mode)
+    x = np.full(np.shape(example), np.nan)
+    got = compiled.grad(x) if mode == "reverse" else compiled.jacobian(x)
+    expected = ad.grad(f)(x) if mode == "reverse" else ad.jacfwd(f)(x)
+    assert np.isnan(expected).all()
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_a_decision_the_recording_cannot_follow_is_guarded():
+    """A composite that freezes its decision (taken from a plain copy of the values, which
+    no recording sees) is recorded again where the decision it declares differs."""
+
+    @composite(numpy=(), decided_by_values=(ORDER,))
+    def frozen_sort(x):
+        return ad.take(x, np.argsort(np.array(raw(x))))
+
+    try:
+        f = lambda x: ad.sum(frozen_sort(x) * WEIGHTS)
+        compiled = ad.compile(f, np.array([1.0, 2.0, 3.0]))
+        assert compiled.program.guards == 1
+        x = np.array([3.0, 2.0, 1.0])
+        assert compiled(x) == 321.0 and compiled.recordings == 2
+        np.testing.assert_array_equal(compiled.grad(np.array([5.0, 4.0, 6.0])), [10.0, 1.0, 100.0])
+    finally:
+        del COMPOSITES["frozen_sort"]
