@@ -6,13 +6,9 @@ import threading
 from dataclasses import dataclass, field
 
 from adcompare.ops.registry import OpDef
+from adcompare.runtime.buffers import memory_key
 
-__all__ = ["CompileError", "Guard", "Instruction", "Recording", "memory_key"]
-
-
-def memory_key(array) -> tuple:
-    """Where an array's elements are: address, shape, strides and dtype."""
-    return (array.__array_interface__["data"][0], array.shape, array.strides, array.dtype.str)
+__all__ = ["CompileError", "Guard", "Instruction", "Recording"]
 
 
 class CompileError(TypeError):
