@@ -89,7 +89,8 @@ def _varies(values) -> bool:
 
 def _from_values(result, varies: bool, read: dict):
     if isinstance(result, (tuple, list)):
-        return type(result)(_from_values(r, varies, read) for r in result)
+        parts = [_from_values(r, varies, read) for r in result]
+        return result._make(parts) if hasattr(result, "_make") else type(result)(parts)
     if isinstance(result, np.ndarray):
         marked = read_from(result, read)
         marked.varies_shape = varies

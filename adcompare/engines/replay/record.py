@@ -289,7 +289,7 @@ def _record_numpy(recording, call, base, method, args, kwargs):
         recording.steps.append(Guard(shapes, slot, shapes(result), "the shape"))
     if isinstance(result, (tuple, list)):
         elements = [_element(recording, slot, i) for i in range(len(result))]
-        return type(result)(*elements) if hasattr(result, "_fields") else type(result)(elements)
+        return result._make(elements) if hasattr(result, "_make") else type(result)(elements)
     return _watch(recording, result, slot)
 
 
