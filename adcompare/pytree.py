@@ -48,6 +48,7 @@ __all__ = [
     "is_differentiable_leaf",
     "is_leaf",
     "register_pytree_node",
+    "sequence_like",
     "tree_flatten",
     "tree_leaves",
     "tree_map",
@@ -131,6 +132,19 @@ def _node_of(value):
     if isinstance(value, tuple) and hasattr(kind, "_fields"):  # a NamedTuple
         return (lambda t: (tuple(t), None), lambda _, children: kind(*children), kind)
     return None
+
+
+def sequence_like(like, items) -> tuple | list:
+    """``items`` as a sequence of ``like``'s type: a list, a tuple or a NamedTuple.
+
+    >>> import numpy as np
+    >>> sequence_like(np.linalg.slogdet(np.eye(2)), [1.0, 0.0])
+    SlogdetResult(sign=1.0, logabsdet=0.0)
+    >>> sequence_like([0], (1, 2))
+    [1, 2]
+    """
+    kind = type(like)
+    return kind(*items) if hasattr(kind, "_fields") else kind(items)
 
 
 @dataclass(frozen=True)

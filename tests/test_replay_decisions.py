@@ -87,7 +87,7 @@ WEIGHTS = np.array([1.0, 10.0, 100.0])
 @pytest.mark.parametrize("mode", ["reverse", "forward"])
 def test_an_order_recorded_at_one_point_is_not_replayed_at_another(f, mode):
     compiled = ad.compile(f, np.array([1.0, 2.0, 3.0]), mode=mode)
-    x = np.array([3.0, 2.0, 1.0])
+    x = np.array([2.0, 3.0, 1.0])  # every element moves: the median too
     value, derivative = (
         compiled.value_and_grad(x) if mode == "reverse" else compiled.value_and_jacobian(x)
     )

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from adcompare.pytree import sequence_like
 from adcompare.runtime.boxes import Box
 from adcompare.runtime.buffers import memory_key
 
@@ -77,7 +78,7 @@ def _plain(value):
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(_plain(v) for v in value)
+        return sequence_like(value, [_plain(v) for v in value])
     return value
 
 
@@ -90,7 +91,7 @@ def _varies(values) -> bool:
 def _from_values(result, varies: bool, read: dict):
     if isinstance(result, (tuple, list)):
         parts = [_from_values(r, varies, read) for r in result]
-        return result._make(parts) if hasattr(result, "_make") else type(result)(parts)
+        return sequence_like(result, parts)
     if isinstance(result, np.ndarray):
         marked = read_from(result, read)
         marked.varies_shape = varies

@@ -44,6 +44,7 @@ from adcompare.engines.reverse.sweep import sweep
 from adcompare.engines.reverse.tape import AccumulateGrad, new_node
 from adcompare.ops import astype, getitem, real
 from adcompare.ops.registry import Box, OpDef, apply, new_level, shape_of
+from adcompare.pytree import sequence_like
 from adcompare.runtime.boxes import unbox
 from adcompare.runtime.dtypes import float_dtype
 from adcompare.runtime.hooks import DECISION_HOOKS, RECORDING_HOOKS
@@ -289,7 +290,7 @@ def _record_numpy(recording, call, base, method, args, kwargs):
         recording.steps.append(Guard(shapes, slot, shapes(result), "the shape"))
     if isinstance(result, (tuple, list)):
         elements = [_element(recording, slot, i) for i in range(len(result))]
-        return result._make(elements) if hasattr(result, "_make") else type(result)(elements)
+        return sequence_like(result, elements)
     return _watch(recording, result, slot)
 
 
