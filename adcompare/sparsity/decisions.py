@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from adcompare.pytree import sequence_like
+from adcompare.pytree import plain_views, sequence_like
 from adcompare.runtime.boxes import Box
 from adcompare.runtime.buffers import memory_key
 
@@ -73,13 +73,7 @@ class FromValues(np.ndarray):
 
 
 def _plain(value):
-    if isinstance(value, FromValues):
-        return value.view(np.ndarray)
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return sequence_like(value, [_plain(v) for v in value])
-    return value
+    return plain_views(value, FromValues)
 
 
 def _varies(values) -> bool:

@@ -14,7 +14,10 @@ never returns the gradient of the wrong branch. Masks that only feed ops
 (``where(x > 0, ...)``, ``relu``, the winners of ``maximum``, ``x[x > 0]``)
 and indices taken from arguments are recomputed at every replay instead; where
 a mask decides a shape (how many entries ``x[x > 0]`` holds), the shape is a
-guard.
+guard. An op record lists the other decisions its arguments' values take
+(``decided_by_values``: ``sort``'s permutation, ``take``'s positions,
+``slogdet``'s sign); each is recomputed at replay where the recording follows
+it, and guarded where it does not (see :mod:`~adcompare.engines.replay.decisions`).
 
 >>> import numpy as np
 >>> import adcompare as ad

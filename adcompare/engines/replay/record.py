@@ -44,7 +44,7 @@ from adcompare.engines.reverse.sweep import sweep
 from adcompare.engines.reverse.tape import AccumulateGrad, new_node
 from adcompare.ops import astype, getitem, real
 from adcompare.ops.registry import Box, OpDef, apply, new_level, shape_of
-from adcompare.pytree import sequence_like
+from adcompare.pytree import plain_views, sequence_like
 from adcompare.runtime.boxes import unbox
 from adcompare.runtime.dtypes import float_dtype
 from adcompare.runtime.hooks import DECISION_HOOKS, RECORDING_HOOKS
@@ -142,13 +142,7 @@ def _item(value):
 
 
 def _plain(values):
-    if isinstance(values, Watched):
-        return values.view(np.ndarray)
-    if isinstance(values, dict):
-        return {k: _plain(v) for k, v in values.items()}
-    if isinstance(values, (list, tuple)):
-        return type(values)(_plain(v) for v in values)
-    return values
+    return plain_views(values, Watched)
 
 
 def _watch(recording: Recording, value, slot: int) -> Watched:
