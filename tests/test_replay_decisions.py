@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import adcompare as ad
-from adcompare.ops import COMPOSITES
-from adcompare.ops.registry import composite, raw
+from adcompare.ops import COMPOSITES, OPS
+from adcompare.ops.registry import INDEX, Decision, composite, defop, raw
 from adcompare.ops.registry.decisions import ORDER
 from tests.opcases import EVERY_OP, second_point
 
@@ -170,3 +170,26 @@ def test_a_decision_the_recording_cannot_follow_is_guarded():
         np.testing.assert_array_equal(compiled.grad(np.array([5.0, 4.0, 6.0])), [10.0, 1.0, 100.0])
     finally:
         del COMPOSITES["frozen_sort"]
+
+
+@pytest.mark.parametrize(
+    "decision",
+    [
+        Decision("order", "x", np.argsort),  # no such kind
+        Decision(INDEX, "indices", None),  # decide is not callable
+        Decision(INDEX, "indices", np.asarray),  # the op has no parameter of that name
+    ],
+)
+def test_a_record_refuses_a_decision_it_cannot_check(decision):
+    with pytest.raises(ValueError, match=r"decided_by_values holds .*; give Decision\("):
+        defop(
+            "decided_badly",
+            np.sin,
+            jvp=lambda out, x, x_dot: x_dot,
+            vjp=lambda out, x, out_bar: out_bar,
+            numpy=(),
+            decided_by_values=(decision,),
+        )
+    with pytest.raises(ValueError, match=r"decided_by_values holds"):
+        composite(numpy=(), decided_by_values=(decision,))(lambda x: x)
+    assert "decided_badly" not in OPS and "<lambda>" not in COMPOSITES

@@ -62,7 +62,8 @@ def composite(
         names = default_numpy_names(fn.__name__) if numpy is None else numpy
         if fn.__name__ in COMPOSITES:
             raise ValueError(f"composite {fn.__name__!r} is registered twice")
-        decisions = checked_decisions(fn.__name__, decided_by_values, inspect.signature(fn))
+        parameters = inspect.signature(fn).parameters
+        decisions = checked_decisions(fn.__name__, decided_by_values, parameters)
         if decisions:
             fn = _deciding(fn, decisions)
         COMPOSITES[fn.__name__] = Composite(
@@ -74,12 +75,12 @@ def composite(
     return register
 
 
-def checked_decisions(name: str, decisions, signature: inspect.Signature | None) -> tuple:
+def checked_decisions(name: str, decisions, parameters) -> tuple:
     """``decisions`` as a tuple of :class:`Decision`, each checked (its kind known, its
-    ``decide`` callable, its source a parameter of ``signature`` where one is given).
+    ``decide`` callable, its source one of the op's ``parameters``).
 
     >>> try:
-    ...     checked_decisions("f", [Decision("order", "x", abs)], None)
+    ...     checked_decisions("f", [Decision("order", "x", abs)], ("x",))
     ... except ValueError as error:
     ...     print(str(error)[:60])
     op 'f': decided_by_values holds Decision('order', 'x'); give
@@ -90,7 +91,7 @@ def checked_decisions(name: str, decisions, signature: inspect.Signature | None)
             isinstance(decision, Decision)
             and decision.kind in DECISION_KINDS
             and callable(decision.decide)
-            and (signature is None or decision.source in signature.parameters)
+            and decision.source in parameters
         ):
             shown = (
                 f"Decision({decision.kind!r}, {decision.source!r})"
