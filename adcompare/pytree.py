@@ -47,7 +47,9 @@ __all__ = [
     "flat_call",
     "is_differentiable_leaf",
     "is_leaf",
+    "plain_views",
     "register_pytree_node",
+    "sequence_like",
     "tree_flatten",
     "tree_leaves",
     "tree_map",
@@ -131,6 +133,38 @@ def _node_of(value):
     if isinstance(value, tuple) and hasattr(kind, "_fields"):  # a NamedTuple
         return (lambda t: (tuple(t), None), lambda _, children: kind(*children), kind)
     return None
+
+
+def sequence_like(like, items) -> tuple | list:
+    """``items`` as a sequence of ``like``'s type: a list, a tuple or a NamedTuple.
+
+    >>> import numpy as np
+    >>> sequence_like(np.linalg.slogdet(np.eye(2)), [1.0, 0.0])
+    SlogdetResult(sign=1.0, logabsdet=0.0)
+    >>> sequence_like([0], (1, 2))
+    [1, 2]
+    """
+    kind = type(like)
+    return kind(*items) if hasattr(kind, "_fields") else kind(items)
+
+
+def plain_views(values, kind: type):
+    """``values`` with each ``kind`` array in it (an ndarray subclass), nested in dicts,
+    lists and tuples, viewed as a plain ndarray: what a subclass hands numpy to compute.
+
+    >>> import numpy as np
+    >>> class Marked(np.ndarray): ...
+    >>> marked = np.zeros(2).view(Marked)
+    >>> [type(v).__name__ for v in plain_views((marked, [marked]), Marked)[1]]
+    ['ndarray']
+    """
+    if isinstance(values, kind):
+        return values.view(np.ndarray)
+    if isinstance(values, dict):
+        return {k: plain_views(v, kind) for k, v in values.items()}
+    if isinstance(values, (list, tuple)):
+        return sequence_like(values, [plain_views(v, kind) for v in values])
+    return values
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,11 @@ equal eager reverse mode's there.
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import adcompare as ad
+from adcompare.sparsity import jacobian_pattern
 
 SIZE = 5
 
@@ -62,6 +63,37 @@ def _maximum(z, c, index, k, keep):
     return ad.sum(ad.maximum(z, c))
 
 
+# Decisions ops take from values: an order, positions, a sign.
+RANKS = np.arange(1.0, SIZE + 1.0)
+
+
+def _sort(z, c, index, k, keep):
+    return ad.sum(ad.sort(z) * RANKS)
+
+
+def _partition(z, c, index, k, keep):
+    return ad.sum(ad.partition(z, 2) * RANKS)
+
+
+def _median(z, c, index, k, keep):
+    return ad.median(z) * z[0]
+
+
+def _quantile(z, c, index, k, keep):
+    return ad.quantile(z, 0.3) + ad.percentile(z * z, 80.0)
+
+
+def _take(z, c, index, k, keep):
+    return ad.sum(ad.take(z, index) * RANKS[:3]) + ad.sum(ad.take_along_axis(z, index, 0))
+
+
+def _slogdet_sign(z, c, index, k, keep):
+    # det = z0 z1 - pi/2 takes both signs and, for numbers of a few decimals, never 0.
+    s = np.sqrt(np.pi / 2)
+    sign, _ = ad.slogdet(ad.reshape(ad.stack([z[0], z[0] * 0.0 + s, z[1] * 0.0 + s, z[1]]), (2, 2)))
+    return sign * ad.sum(z) * c
+
+
 TERMS = [
     _mask_select,
     _mask_count,
@@ -71,7 +103,15 @@ TERMS = [
     _integer,
     _boolean_mask,
     _maximum,
+    _sort,
+    _partition,
+    _median,
+    _quantile,
+    _take,
+    _slogdet_sign,
 ]
+#: Terms whose output's shape does not follow x's values: they have a global pattern.
+SHAPED_BY_VALUES = {_mask_select, _mask_count, _nonzero}
 
 points = st.lists(
     st.floats(-2.0, 2.0, allow_nan=False).map(lambda v: round(v, 3)),
@@ -120,3 +160,32 @@ def test_replay_equals_eager_execution_at_new_inputs(program, recorded_at, new_i
         np.testing.assert_allclose(value, eager_value, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(gradient, eager_gradient, rtol=1e-12, atol=1e-12)
         np.testing.assert_allclose(compiled(*args), eager_value, rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(programs, arguments, st.lists(arguments, min_size=1, max_size=2))
+def test_forward_replay_equals_eager_execution_at_new_inputs(program, recorded_at, new_inputs):
+    f = _program(*program)
+    compiled = ad.compile(f, *recorded_at, mode="forward")
+    flipped = (-recorded_at[0], *recorded_at[1:])
+    for args in [flipped, *new_inputs]:
+        value, jacobian = compiled.value_and_jacobian(*args)
+        np.testing.assert_allclose(value, f(*args), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(jacobian, ad.jacfwd(f)(*args), rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(programs, arguments, st.lists(points, min_size=1, max_size=2))
+def test_a_sparsity_pattern_traced_at_one_point_holds_at_others(program, recorded_at, others):
+    """The terms' vector: traced at one x, its global pattern holds at every other x."""
+    steps, terms = program
+    assume(not any(term in SHAPED_BY_VALUES for term, _ in terms))
+    _, index, k, keep = recorded_at
+
+    def f(x):
+        return ad.stack([_program(steps, [term])(x, index, k, keep) for term in terms])
+
+    pattern = jacobian_pattern(f, recorded_at[0]).toarray()
+    for x in [-recorded_at[0], *others]:
+        jacobian = np.asarray(ad.jacfwd(f)(x))
+        assert not ((jacobian != 0) & ~pattern).any()

@@ -14,14 +14,16 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from hypothesis import HealthCheck, Phase, find, given, settings
+from hypothesis import HealthCheck, Phase, assume, find, given, settings
 from hypothesis import strategies as st
 
 import adcompare as ad
 from adcompare.check import check_grad
+from adcompare.sparsity import DenseFallbackWarning, jacobian_pattern
 
 from .opcases import domain_of, has_interval_domain, op_cases
 
@@ -58,6 +60,13 @@ class Program:
     weights: dict = field(default_factory=dict)
 
     def __call__(self, *inputs):
+        total = 0.0
+        for weighted in self.outputs(*inputs):
+            total = total + ad.sum(weighted)
+        return total
+
+    def outputs(self, *inputs) -> list:
+        """Each sink's value times its weights."""
         values = []
         for kind, k in self.kinds:
             if kind == "input":
@@ -65,10 +74,7 @@ class Program:
             else:
                 op, args, params = self.steps[k]
                 values.append(op.fn(*[_adapt(values[i], s) for i, s in args], **params))
-        total = 0.0
-        for node, weight in self.weights.items():
-            total = total + ad.sum(values[node] * weight)
-        return total
+        return [values[node] * weight for node, weight in self.weights.items()]
 
     def __repr__(self) -> str:
         lines = [f"Program with {len(self.inputs)} input(s), {len(self.steps)} op(s):"]
@@ -177,6 +183,37 @@ def _report(program: Program) -> str:
 def test_random_programs_agree_in_forward_reverse_and_symbolic_modes(program):
     assert len(program.steps) <= 40
     assert gradients_agree(program), f"{program!r}\n{_report(program)}"
+
+
+def _packed(program: Program):
+    """The program's weighted sinks, joined, as a function of one vector of its inputs."""
+    sizes = np.cumsum([0, *(x.size for x in program.inputs)])
+
+    def f(v):
+        inputs = [ad.reshape(v[a:b], x.shape) for a, b, x in zip(sizes, sizes[1:], program.inputs)]
+        return ad.concatenate([ad.reshape(o, (-1,)) for o in program.outputs(*inputs)])
+
+    return f
+
+
+@settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=True)
+@given(programs(), st.integers(0, 2**32 - 1))
+def test_a_pattern_traced_at_one_point_holds_at_a_second(program, seed):
+    """A global pattern holds at every input: traced at the program's inputs, it contains
+    the nonzeros of the Jacobian at a second point, where maxima, masks and branches differ."""
+    assume(program.weights)
+    f = _packed(program)
+    x = np.concatenate([v.ravel() for v in program.inputs])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DenseFallbackWarning)
+        pattern = jacobian_pattern(f, x).toarray()
+    rng = np.random.default_rng(seed)
+    second = x * rng.uniform(0.8, 1.2, size=x.size)  # order, signs and kinks change
+    with np.errstate(all="ignore"):
+        jacobian = np.asarray(ad.jacfwd(f)(second))
+    assume(np.all(np.isfinite(jacobian)))  # outside an op's domain: no derivative to cover
+    nonzero = np.abs(jacobian) > 1e-12 * max(1.0, float(np.abs(jacobian).max(initial=0.0)))
+    assert not (nonzero & ~pattern).any(), repr(program)
 
 
 def test_the_fuzzer_catches_a_wrong_rule(wrong_op):

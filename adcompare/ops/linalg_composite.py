@@ -24,6 +24,7 @@ from adcompare.ops.linalg import inv, logabsdet, matmul, solve
 from adcompare.ops.matrix_functions import cholesky, eigh_vectors, eigvalsh, svdvals
 from adcompare.ops.reductions import sum
 from adcompare.ops.registry import ndim_of, raw, shape_of
+from adcompare.ops.registry.decisions import DETERMINANT_SIGN
 from adcompare.ops.shape import expand_dims, getitem, transpose
 
 
@@ -60,7 +61,7 @@ def _swap_last(a):
     return transpose(a, tuple(range(n - 2)) + (n - 1, n - 2))
 
 
-@composite(numpy=("linalg.slogdet",))
+@composite(numpy=("linalg.slogdet",), decided_by_values=(DETERMINANT_SIGN,))
 def slogdet(x):
     """The sign (a constant) and ``log|det x|``, as ``np.linalg.slogdet``.
 

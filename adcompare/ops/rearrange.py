@@ -24,6 +24,7 @@ from adcompare.ops.elementwise import where
 from adcompare.ops.joining import concatenate
 from adcompare.ops.reductions import sum
 from adcompare.ops.registry import OPS, Box, composite, raw, shape_of
+from adcompare.ops.registry.decisions import INDICES, ORDER, PARTITION_ORDER
 from adcompare.ops.shape import (
     broadcast_to,
     getitem,
@@ -48,7 +49,7 @@ def _positions(shape: tuple[int, ...], start: int = 0) -> np.ndarray:
 
 def _gather(flat, positions: np.ndarray, fill=0.0):
     """The elements of ``flat`` at ``positions`` (1-based), ``fill`` where a position is 0."""
-    positions = np.asarray(positions)
+    positions = np.asanyarray(positions)  # positions read from values stay watched
     filled = positions == 0
     if not filled.any():
         return getitem(flat, positions - 1)
@@ -470,6 +471,7 @@ def triu(x, k: int = 0):
 
 @composite(
     method="take",
+    decided_by_values=(INDICES,),
     cases=[(((5,),), {"indices": [4, 0, 0]}), (((3, 4),), {"indices": [[1, 3]], "axis": 1})],
 )
 def take(x, indices, axis=None):
@@ -478,10 +480,13 @@ def take(x, indices, axis=None):
     >>> print(take([1.0, 2.0, 3.0], [2, 0]))
     [3. 1.]
     """
-    return _moved(x, np.take, np.asarray(raw(indices)), axis)
+    return _moved(x, np.take, np.asanyarray(raw(indices)), axis)
 
 
-@composite(cases=[(((3, 4),), {"indices": np.array([[0, 3], [1, 1], [2, 0]]), "axis": 1})])
+@composite(
+    cases=[(((3, 4),), {"indices": np.array([[0, 3], [1, 1], [2, 0]]), "axis": 1})],
+    decided_by_values=(INDICES,),
+)
 def take_along_axis(x, indices, axis):
     """Elements at ``indices`` matched along ``axis``, as ``np.take_along_axis``.
 
@@ -489,10 +494,14 @@ def take_along_axis(x, indices, axis):
     [[2.]
      [3.]]
     """
-    return _moved(x, np.take_along_axis, np.asarray(raw(indices)), axis)
+    return _moved(x, np.take_along_axis, np.asanyarray(raw(indices)), axis)
 
 
-@composite(method="sort", cases=[(((5,),), {}), (((3, 4),), {"axis": 0})])
+@composite(
+    method="sort",
+    cases=[(((5,),), {}), (((3, 4),), {"axis": 0})],
+    decided_by_values=(ORDER,),
+)
 def sort(x, axis=-1):
     """The elements sorted along ``axis`` (flattened when ``None``), as ``np.sort``.
 
@@ -508,7 +517,10 @@ def sort(x, axis=-1):
     return take_along_axis(x, np.argsort(raw(x), axis=axis, kind="stable"), axis)
 
 
-@composite(cases=[(((5,),), {"kth": 2}), (((3, 4),), {"kth": 1, "axis": 0})])
+@composite(
+    cases=[(((5,),), {"kth": 2}), (((3, 4),), {"kth": 1, "axis": 0})],
+    decided_by_values=(PARTITION_ORDER,),
+)
 def partition(x, kth, axis: int = -1):
     """The array partly sorted so that position ``kth`` holds its sorted value, as ``np.partition``.
 

@@ -31,6 +31,7 @@ from adcompare.ops.registry import (
     shape_of,
     unbroadcast,
 )
+from adcompare.ops.registry.decisions import INDEX_PARAMETER
 from adcompare.runtime.batch_arrays import BatchArray
 
 
@@ -416,6 +417,7 @@ getitem = defop(
     example="getitem([1.0, 2.0, 3.0], slice(None, None, -1)) -> [3. 2. 1.]",
     hints=Hints(accumulate_vjp=_getitem_accumulate),
     sparsity=SELECTS,
+    decided_by_values=(INDEX_PARAMETER,),
 )
 
 
@@ -541,4 +543,5 @@ scatter_add = defop(
     ),
     example="scatter_add([1.0, 2.0], index=[0, 0], shape=(2,)) -> [3. 0.]",
     sparsity=_scatter_sparsity,
+    decided_by_values=(INDEX_PARAMETER,),
 )

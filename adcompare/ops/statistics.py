@@ -18,6 +18,7 @@ from adcompare.ops.joining import concatenate
 from adcompare.ops.rearrange import ravel, sort
 from adcompare.ops.reductions import sum
 from adcompare.ops.registry import Box, composite, ndim_of, normalize_axes, raw, shape_of
+from adcompare.ops.registry.decisions import ORDER
 from adcompare.ops.shape import broadcast_to, expand_dims, getitem, reshape
 
 _AXES = [
@@ -113,7 +114,8 @@ def _quantile_of_sorted(ordered, q: float, axis: int):
         (((7,),), {"q": 0.3}),
         (((3, 4),), {"q": [0.25, 0.5], "axis": 1}),
         (((3, 4),), {"q": 0.5, "axis": 0, "keepdims": True}),
-    ]
+    ],
+    decided_by_values=(ORDER,),
 )
 def quantile(x, q, axis=None, keepdims: bool = False, method: str = "linear"):
     """The ``q``-th quantile(s) over one ``axis`` (the flattened array by default).
@@ -148,7 +150,10 @@ def quantile(x, q, axis=None, keepdims: bool = False, method: str = "linear"):
     return stack(parts).reshape(qs.shape + shape_of(parts[0]))
 
 
-@composite(cases=[(((7,),), {"q": 30.0}), (((3, 4),), {"q": 50.0, "axis": 1})])
+@composite(
+    cases=[(((7,),), {"q": 30.0}), (((3, 4),), {"q": 50.0, "axis": 1})],
+    decided_by_values=(ORDER,),
+)
 def percentile(x, q, axis=None, keepdims: bool = False, method: str = "linear"):
     """The ``q``-th percentile(s), as ``np.percentile``: ``quantile`` at ``q / 100``.
 
@@ -159,7 +164,8 @@ def percentile(x, q, axis=None, keepdims: bool = False, method: str = "linear"):
 
 
 @composite(
-    cases=[(((7,),), {}), (((3, 4),), {"axis": 1}), (((3, 4),), {"axis": 0, "keepdims": True})]
+    cases=[(((7,),), {}), (((3, 4),), {"axis": 1}), (((3, 4),), {"axis": 0, "keepdims": True})],
+    decided_by_values=(ORDER,),
 )
 def median(x, axis=None, keepdims: bool = False):
     """The median over ``axis`` (the flattened array by default), as ``np.median``.

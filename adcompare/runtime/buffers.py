@@ -37,7 +37,15 @@ from collections.abc import Iterator
 import numpy as np
 from numpy import ndarray  # hot paths: numpy's module __getattr__ makes `np.ndarray` a slow lookup
 
-__all__ = ["POOLED_FROM_BYTES", "cached_bytes", "disabled", "release", "run_into", "take"]
+__all__ = [
+    "POOLED_FROM_BYTES",
+    "cached_bytes",
+    "disabled",
+    "memory_key",
+    "release",
+    "run_into",
+    "take",
+]
 
 #: Results of at least this many bytes are computed into cached buffers.
 POOLED_FROM_BYTES = 1 << 20
@@ -184,3 +192,17 @@ def run_into(into, args: tuple, params: dict):
     out = take(model.shape, model.dtype)
     into(out, *args, **params)
     return out
+
+
+def memory_key(array) -> tuple:
+    """Where an array's elements are: address, shape, strides and dtype (a view numpy
+    makes of an array, ``np.asarray`` of a subclass, has the same key).
+
+    >>> import numpy as np
+    >>> a = np.arange(3.0)
+    >>> memory_key(np.asarray(a.view(np.recarray))) == memory_key(a)
+    True
+    >>> memory_key(a[1:]) == memory_key(a)
+    False
+    """
+    return (array.__array_interface__["data"][0], array.shape, array.strides, array.dtype.str)

@@ -18,6 +18,8 @@ import numpy as np
 
 from adcompare.ops.links import Links, element_numbers, elementwise_links
 from adcompare.ops.registry import SELECTS, OpDef
+from adcompare.ops.registry.records import ARG_NAMES
+from adcompare.sparsity.decisions import decided_here
 
 __all__ = ["DenseFallbackWarning", "derivative_structure", "links_of"]
 
@@ -35,6 +37,7 @@ def links_of(
     local: bool,
     second_order: bool = True,
     derived: bool = True,
+    read: dict | None = None,
 ) -> Links:
     """The dependencies of one application of ``op`` (plain values in, :class:`Links` out).
 
@@ -42,8 +45,13 @@ def links_of(
     depend on and get their interactions (:func:`derivative_structure`)
     unless ``derived`` is false: that derivation itself traces JVP rules,
     and there plain broadcasting links are what it needs. Without
-    ``second_order`` the interactions are left out.
+    ``second_order`` the interactions are left out. ``read`` is a global
+    trace's record of the arrays computed from its values: an operand the
+    record declares decided by values that is one of them links every output
+    element to every input element (see :mod:`adcompare.sparsity.decisions`).
     """
+    if not local and read and _decided_by_values(op, args, params, read):
+        return _every_link(op, out, args)  # the union over every decision the values take
     rule = op.sparsity
     if callable(rule):
         links = rule(out, *args, local=local, **params)
@@ -150,6 +158,27 @@ def _sample_point(op: OpDef) -> list[float]:
     return [low + 0.63 * (high - low) for low, high in pairs]
 
 
+def _decided_by_values(op: OpDef, args: tuple, params: dict, read: dict) -> bool:
+    """Whether an operand ``op`` declares decided by values was computed from the traced
+    values here; refused where that makes the output's shape follow them."""
+    for decision in op.decided_by_values:
+        if decision.source in params:
+            operand = params[decision.source]
+        else:
+            operand = args[ARG_NAMES.index(decision.source)]
+        found = decided_here(operand, read)
+        if found == "shape":
+            raise ValueError(
+                f"sparsity: {op.name} selects with a mask or positions computed from x "
+                "(such as x[x > 0]), so the output's shape depends on x and no pattern holds "
+                "at every x; select with where(mask, x, 0), or pass local=True for the "
+                "pattern at this x (found again at every call)"
+            )
+        if found:
+            return True
+    return False
+
+
 def _dense(op: OpDef, out, args: tuple) -> Links:
     warnings.warn(
         f"sparsity: op {op.name!r} has no sparsity rule, so every output element is taken "
@@ -158,6 +187,12 @@ def _dense(op: OpDef, out, args: tuple) -> Links:
         DenseFallbackWarning,
         stacklevel=4,
     )
+    return _every_link(op, out, args)
+
+
+def _every_link(op: OpDef, out, args: tuple) -> Links:
+    """Every output element depends on every element of every argument, every pair
+    interacting."""
     size = np.size(out)
     inputs, pairs = [], []
     for arg in args:

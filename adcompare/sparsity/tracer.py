@@ -18,6 +18,7 @@ import scipy.sparse as sparse
 
 from adcompare.engines.box import ArrayBox
 from adcompare.ops.registry import Box, OpDef, apply, mixed_levels_error, new_level, shape_of
+from adcompare.sparsity.decisions import read_from
 from adcompare.sparsity.rules import links_of
 
 __all__ = ["Trace", "Tracer"]
@@ -72,6 +73,8 @@ class Trace:
         self.hessian = hessian
         self.derived = derived  # see links_of
         self.level = new_level()
+        #: Arrays computed from the traced values, by memory (see adcompare.sparsity.decisions).
+        self.read: dict = {}
 
     def argument(self, value, first: int = 0) -> Tracer:
         """``value`` as an input: its elements are inputs ``first, first + 1, ...``."""
@@ -115,6 +118,7 @@ class Trace:
             local=self.local,
             second_order=self.hessian,
             derived=self.derived,
+            read=self.read,
         )
         size = int(np.size(out))
         jac_pieces, hess_pieces = [], []
@@ -147,7 +151,9 @@ class Tracer(ArrayBox):
         self.hess = hess
 
     def raw_value(self):
-        return self.primal
+        """The value; in a global trace marked as read from the inputs (see
+        :mod:`~adcompare.sparsity.decisions`), so that decisions taken from it are seen."""
+        return self.primal if self._trace.local else read_from(self.primal, self._trace.read)
 
     def _carries_derivative(self) -> bool:
         return True

@@ -14,7 +14,10 @@ never returns the gradient of the wrong branch. Masks that only feed ops
 (``where(x > 0, ...)``, ``relu``, the winners of ``maximum``, ``x[x > 0]``)
 and indices taken from arguments are recomputed at every replay instead; where
 a mask decides a shape (how many entries ``x[x > 0]`` holds), the shape is a
-guard.
+guard. An op record lists the other decisions its arguments' values take
+(``decided_by_values``: ``sort``'s permutation, ``take``'s positions,
+``slogdet``'s sign); each is recomputed at replay where the recording follows
+it, and guarded where it does not (see :mod:`~adcompare.engines.replay.decisions`).
 
 >>> import numpy as np
 >>> import adcompare as ad
@@ -42,6 +45,7 @@ from adcompare.engines.replay.record import CompileError, record
 from adcompare.engines.replay.trees import TreeCompiledFunction
 from adcompare.ops.registry import Box, new_level
 from adcompare.pytree import argnum_positions, tree_structure
+from adcompare.runtime.dtypes import float_dtype, in_dtype
 
 __all__ = ["CompileError", "CompiledFunction", "compile"]
 
@@ -158,7 +162,8 @@ class CompiledFunction:
         for p in self._argnums:
             size = arrays[p].size
             block = columns[..., start : start + size]
-            jacobians.append(block.reshape(np.shape(value) + arrays[p].shape))
+            block = block.reshape(np.shape(value) + arrays[p].shape)
+            jacobians.append(in_dtype(block, float_dtype(arrays[p])))
             start += size
         return value, (tuple(jacobians) if self._many else jacobians[0])
 
@@ -190,7 +195,7 @@ class CompiledFunction:
             )
         seeds, single = [], None
         for p, tangent in zip(self._argnums, tangents):
-            tangent = np.asarray(tangent, dtype=np.result_type(arrays[p].dtype, np.float32))
+            tangent = np.asarray(tangent, dtype=float_dtype(arrays[p]))
             lanes = tangent.shape == arrays[p].shape
             if tangent.shape[int(not lanes) :] != arrays[p].shape or single not in (None, lanes):
                 raise ValueError(
@@ -251,7 +256,7 @@ class CompiledFunction:
                 identity = np.eye(k, n, k=start)  # rows past n are zero: padding lanes
                 seeds, offset = [], 0
                 for p, size in zip(self._argnums, sizes):
-                    dtype = np.result_type(arrays[p].dtype, np.float32)
+                    dtype = float_dtype(arrays[p])
                     block = identity[:, offset : offset + size].astype(dtype)
                     seeds.append(block.reshape((k, *arrays[p].shape)))
                     offset += size

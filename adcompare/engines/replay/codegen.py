@@ -23,13 +23,9 @@ import numpy as np
 from adcompare.engines.replay.passes import PASSES, optimise
 from adcompare.engines.replay.record import Guard, Instruction, Recording, shapes
 from adcompare.engines.replay.source import GuardFlip, externals_read, generate
-from adcompare.ops.registry import keep_number, sum_number
+from adcompare.ops.registry import OPS, keep_number, sum_number
 
 __all__ = ["GuardFlip", "Program", "build"]
-
-
-def _sign(x):
-    return float((x > 0) - (x < 0))
 
 
 #: numpy calls on values that left the tape (masks, signs), on single numbers.
@@ -43,7 +39,7 @@ UFUNC_KERNELS = {
     np.add: operator.add,
     np.subtract: operator.sub,
     np.multiply: operator.mul,
-    np.sign: _sign,
+    np.sign: OPS["sign"].replay,  # the op's own kernel: nan stays nan
     np.isfinite: math.isfinite,
 }
 _ONE_ELEMENT_FUNCTIONS = {np.sum, np.max, np.min, np.reshape}

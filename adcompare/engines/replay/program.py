@@ -6,6 +6,7 @@ import threading
 from dataclasses import dataclass, field
 
 from adcompare.ops.registry import OpDef
+from adcompare.runtime.buffers import memory_key
 
 __all__ = ["CompileError", "Guard", "Instruction", "Recording"]
 
@@ -77,6 +78,15 @@ class Recording:
     applying: bool = False
     sweeping: bool = False
     thread: int = field(default_factory=threading.get_ident, repr=False)
+
+    def remember(self, array, slot: int) -> None:
+        """Note that ``array``'s memory holds ``slot``'s value (see :meth:`slot_at`)."""
+        self.addresses[memory_key(array)] = (slot, array)  # the array kept alive
+
+    def slot_at(self, array) -> int | None:
+        """The slot whose value ``array``'s memory holds (a full view of it), if any."""
+        entry = self.addresses.get(memory_key(array))
+        return None if entry is None else entry[0]
 
     def new_slot(self, value) -> int:
         slot = len(self.values)

@@ -38,13 +38,16 @@ import numpy as np
 
 from adcompare.engines.box import ArrayBox
 from adcompare.engines.forward import Dual
+from adcompare.engines.replay.decisions import check_decisions
 from adcompare.engines.replay.program import CompileError, Guard, Instruction, Recording
 from adcompare.engines.reverse.sweep import sweep
 from adcompare.engines.reverse.tape import AccumulateGrad, new_node
-from adcompare.ops import getitem, real
+from adcompare.ops import astype, getitem, real
 from adcompare.ops.registry import Box, OpDef, apply, new_level, shape_of
+from adcompare.pytree import plain_views, sequence_like
 from adcompare.runtime.boxes import unbox
-from adcompare.runtime.hooks import RECORDING_HOOKS
+from adcompare.runtime.dtypes import float_dtype
+from adcompare.runtime.hooks import DECISION_HOOKS, RECORDING_HOOKS
 
 __all__ = ["CompileError", "Guard", "Instruction", "Recording", "Traced", "Watched", "record"]
 
@@ -139,25 +142,15 @@ def _item(value):
 
 
 def _plain(values):
-    if isinstance(values, Watched):
-        return values.view(np.ndarray)
-    if isinstance(values, dict):
-        return {k: _plain(v) for k, v in values.items()}
-    if isinstance(values, (list, tuple)):
-        return type(values)(_plain(v) for v in values)
-    return values
+    return plain_views(values, Watched)
 
 
 def _watch(recording: Recording, value, slot: int) -> Watched:
     watched = np.asarray(value).view(Watched)
     watched._slot = slot
     watched._recording = recording
-    recording.addresses[_memory_key(watched)] = (slot, watched)  # alive: see Recording
+    recording.remember(watched, slot)
     return watched
-
-
-def _memory_key(array: np.ndarray) -> tuple:
-    return (array.__array_interface__["data"][0], array.shape, array.strides, array.dtype.str)
 
 
 def _source_slot(value: np.ndarray, recording: Recording | None) -> int | None:
@@ -169,10 +162,9 @@ def _source_slot(value: np.ndarray, recording: Recording | None) -> int | None:
     """
     if isinstance(value, Watched) and value._slot is not None:
         return value._slot
-    if recording is not None:
-        entry = recording.addresses.get(_memory_key(value))
-        if entry is not None:
-            return entry[0]
+    slot = None if recording is None else recording.slot_at(value)
+    if slot is not None:
+        return slot
     if isinstance(value, Watched):
         raise CompileError(
             "f uses a value computed from the inputs in a way the recording cannot follow "
@@ -222,7 +214,7 @@ def _guarded_index(value):
 def _external(recording: Recording, value: np.ndarray) -> int:
     slot = recording.new_slot(value)
     recording.externals[slot] = value
-    recording.addresses[_memory_key(value)] = (slot, value)
+    recording.remember(value, slot)
     return slot
 
 
@@ -258,7 +250,7 @@ def _all_arrays(value) -> bool:
     return (
         isinstance(value, (tuple, list))
         and bool(value)
-        and all(isinstance(v, np.ndarray) for v in value)
+        and all(isinstance(v, (np.ndarray, np.generic)) for v in value)
     )
 
 
@@ -291,7 +283,8 @@ def _record_numpy(recording, call, base, method, args, kwargs):
     if not _shape_is_static(base, method, args):
         recording.steps.append(Guard(shapes, slot, shapes(result), "the shape"))
     if isinstance(result, (tuple, list)):
-        return type(result)(_element(recording, slot, i) for i in range(len(result)))
+        elements = [_element(recording, slot, i) for i in range(len(result))]
+        return sequence_like(result, elements)
     return _watch(recording, result, slot)
 
 
@@ -299,15 +292,9 @@ def _element(recording: Recording, slot: int, i: int) -> Watched:
     """Element ``i`` of the tuple of arrays in ``slot``, as a watched array."""
     value = recording.values[slot][i]
     out = recording.new_slot(value)
+    base = (operator.getitem, "getitem")
     recording.steps.append(
-        Instruction(
-            "numpy",
-            operator.getitem,
-            (("s", slot), ("c", i)),
-            (),
-            out,
-            base=(operator.getitem, "getitem"),
-        )
+        Instruction("numpy", base[0], (("s", slot), ("c", i)), (), out, base=base)
     )
     return _watch(recording, value, out)
 
@@ -320,7 +307,7 @@ _STATIC_SHAPE_FUNCTIONS = frozenset(
     | {np.reshape, np.transpose, np.squeeze, np.expand_dims, np.broadcast_to, np.ravel}
     | {np.where, np.clip, np.round, np.around, np.copy, np.cumsum, np.sort, np.argsort}
     | {np.argmax, np.argmin, np.concatenate, np.stack, np.isclose, np.allclose}
-    | {np.count_nonzero}
+    | {np.count_nonzero, np.take, np.take_along_axis, np.argpartition, np.linalg.slogdet}
 )
 
 
@@ -503,6 +490,7 @@ def record(
             traced_seed = Traced(seed, slot, recording, level)
             inputs[p] = Dual(inputs[p], traced_seed, level=tangent_level)
     RECORDING_HOOKS.append(functools.partial(_record_plain_op, recording))
+    DECISION_HOOKS.append(functools.partial(check_decisions, recording))
     try:
         out = f(*inputs)
         tangent = None
@@ -522,6 +510,7 @@ def record(
             recording.outputs.extend(grads)
     finally:
         RECORDING_HOOKS.pop()
+        DECISION_HOOKS.pop()
         recording.boxes.clear()
     return recording
 
@@ -546,7 +535,7 @@ def _split_dual(out, level: int, lanes: int) -> tuple:
     if isinstance(out, Box) and not isinstance(out, Traced):
         return out, None  # refused by the caller
     value = out if isinstance(out, Traced) else np.asarray(out)
-    dtype = np.result_type(value.dtype, np.float32)
+    dtype = float_dtype(value._value if isinstance(value, Traced) else value)
     return out, np.zeros((lanes, *shape_of(value)), dtype=dtype)  # f ignores its inputs
 
 
@@ -583,7 +572,7 @@ def _record_backward(recording: Recording, out, leaves) -> list:
             "real function of it (ad.real(f(x)), ad.imag(f(x)) or ad.abs(f(x)) ** 2), as grad "
             "requires"
         )
-    seed = np.ones(out.shape, dtype=np.result_type(out.dtype, np.float32))
+    seed = np.ones(out.shape, dtype=float_dtype(out._value))  # float16 stays, as in grad
     captured = {}
     if out._node is not None:
         # No in-place sums: a cotangent the program reads as a constant stays as recorded.
@@ -594,7 +583,10 @@ def _record_backward(recording: Recording, out, leaves) -> list:
         g = captured.get(leaf._node)
         if g is None:
             outputs.append(("c", np.zeros(leaf.shape, leaf.dtype)))
-        else:  # a real input's cotangent is the real part of what reaches it, as in grad
-            real_input = np.dtype(g.dtype).kind == "c" and np.dtype(leaf.dtype).kind != "c"
-            outputs.append(_output(real(g) if real_input else g, recording))
+        else:  # as in grad: a real input's is the real part, float16 stays float16
+            g_kind, leaf_kind = np.dtype(g.dtype).kind, np.dtype(leaf.dtype).kind
+            g = real(g) if g_kind == "c" and leaf_kind != "c" else g
+            if g_kind + leaf_kind == "ff" and g.dtype != leaf.dtype:
+                g = astype(g, leaf.dtype)
+            outputs.append(_output(g, recording))
     return outputs

@@ -27,6 +27,7 @@ import operator
 import numpy as np
 from numpy import ndarray
 
+from adcompare.engines.replay.decisions import DecisionTest
 from adcompare.engines.replay.lower import Form
 from adcompare.engines.replay.memory import last_uses, reads
 from adcompare.engines.replay.record import Guard, Instruction, Recording
@@ -375,4 +376,8 @@ def _to_scalar(value):
 
 
 def _scalar_convert(convert):
-    return convert if convert in (bool, float, int) else keep_number
+    return (
+        convert
+        if convert in (bool, float, int) or isinstance(convert, DecisionTest)
+        else keep_number
+    )

@@ -107,7 +107,7 @@ sign = _flat(
     "sign",
     np.sign,
     _SymSign,
-    lambda x: float((x > 0) - (x < 0)),
+    lambda x: float((x > 0) - (x < 0)) if x == x else x,  # nan stays nan, as numpy's
     "The sign of ``x`` (-1, 0 or 1), elementwise.",
     "sign(-2.0) -> -1.0",
     complex="is z/|z| for complex numbers, which is not holomorphic",

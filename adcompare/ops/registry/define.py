@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from adcompare.ops.registry.composites import checked_decisions
 from adcompare.ops.registry.derive import DERIVING, derived_rules, vjp_reads
 from adcompare.ops.registry.dispatch import apply, apply_plain
 from adcompare.ops.registry.numpy_names import default_numpy_names, register_numpy_names
@@ -176,8 +178,19 @@ def _record_fields(name: str, value: Callable, fields: dict) -> dict:
         "numpy": default_numpy_names(name) if numpy is None else tuple(numpy),
         "cases": tuple(fields.get("cases", ())),
         "hints": hints,
+        "decided_by_values": checked_decisions(
+            name, fields.get("decided_by_values", ()), _parameter_names(fields)
+        ),
         **_checked_test_fields(name, fields),
     }
+
+
+def _parameter_names(fields: dict) -> set[str]:
+    """The names an op's arguments and static parameters go by: the vocabulary's array
+    names, and ``prepare``'s parameters."""
+    prepare, nargs = fields.get("prepare"), fields.get("nargs", 1)
+    names = set(ARG_NAMES[: nargs or len(ARG_NAMES)])
+    return names | (set(inspect.signature(prepare).parameters) if prepare else set())
 
 
 #: Fields that hold a rule or one of the status words: ``(field, words, what to give)``.

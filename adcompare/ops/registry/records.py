@@ -36,6 +36,38 @@ WIRTINGER = (
 )
 
 
+#: Kinds of :class:`Decision`: what the values of an op's arguments decide.
+PERMUTATION = "permutation"
+INDEX = "index"
+SIGN = "sign"
+BRANCH = "branch"
+DECISION_KINDS = (PERMUTATION, INDEX, SIGN, BRANCH)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A result or rule input of an op that the values of one argument decide.
+
+    ``kind`` is :data:`PERMUTATION` (the order ``sort`` puts elements in),
+    :data:`INDEX` (positions an index argument names), :data:`SIGN` (the sign
+    ``slogdet`` returns) or :data:`BRANCH`. ``source`` names the argument or
+    parameter whose values decide it, and ``decide(source_value, **params)``
+    computes the decision from them as a plain array. Whoever freezes values
+    reads these: ``compile`` recomputes each decision at replay or guards it
+    (records again where it changes), and a global sparsity pattern takes the
+    union over every decision (see :mod:`adcompare.sparsity.tracer`).
+
+    >>> import numpy as np
+    >>> order = Decision(PERMUTATION, "x", lambda x, axis=-1: np.argsort(x, axis))
+    >>> order.decide(np.array([3.0, 1.0, 2.0]))
+    array([1, 2, 0])
+    """
+
+    kind: str
+    source: str
+    decide: Callable
+
+
 class ComplexNotSupportedError(TypeError):
     """An op met complex input that its rules do not hold for."""
 
@@ -164,6 +196,8 @@ class OpDef:
     sparsity: Callable | str | None = None
     # vmap: how a mapped axis passes through (see adcompare.ops.batching).
     batch: Callable | str | None = None
+    # Results or rule inputs the arguments' values decide (see Decision).
+    decided_by_values: tuple = ()
     # How defop derived the rules: "linear", "bilinear", "slope", or "" (written by hand).
     derived: str = ""
     # What the registry tests visit (as PyTorch's OpInfo and JAX's test specs hold it):
