@@ -19,6 +19,7 @@ from adcompare.bench.harness.progress import Progress
 from adcompare.bench.harness.results import Results, cell_key, load_results, open_for_writing
 from adcompare.bench.harness.sweep import SweepConfig, plan, run_sweep
 from adcompare.bench.report import analysis
+from adcompare.bench.report.machine import machine_section
 
 NEEDS_DASK = "needs Dask's distributed (pip install -e '.[cluster]'; the dev extra has it)"
 
@@ -216,3 +217,32 @@ def test_runs_without_dask_and_says_how_to_install_it(tmp_path):
     (sentence,) = [line for line in done.stderr.splitlines() if "distributed" in line]
     assert sentence.endswith('pip install -e ".[cluster]"')
     assert not (tmp_path / "cluster.json").exists()
+
+
+def test_the_report_compares_times_within_one_machine():
+    # rosenbrock at n = 4, 16 on a machine twice as fast as the one that measured n = 64;
+    # on each, reverse takes 3× f's time.
+    results = Results()
+    results.add_environment("env-fast", {"machine": "fast"})
+    results.add_environment("env-slow", {"machine": "slow"})
+    for n, env, f_time in ((4, "env-fast", 1.0), (16, "env-fast", 4.0), (64, "env-slow", 32.0)):
+        for mode, factor in (("f", 1.0), ("reverse", 3.0)):
+            results.add(
+                {
+                    "problem": "rosenbrock",
+                    "family": "many-inputs",
+                    "mode": mode,
+                    "n": n,
+                    "m": 1,
+                    "size": {"n": n},
+                    "status": "ok",
+                    "env": env,
+                    "time": {"median": f_time * factor},
+                }
+            )
+    x, ratio = analysis.series(results, "rosenbrock", "reverse", relative=True)
+    assert x.tolist() == [4, 16, 64] and ratio.tolist() == [3.0, 3.0, 3.0]
+    x, seconds = analysis.series(results, "rosenbrock", "reverse")
+    assert x.tolist() == [4, 16] and seconds.tolist() == [3.0, 12.0]
+    text = "\n".join(machine_section(results))
+    assert "2 machines (fast, slow)" in text and "rosenbrock: fast (also slow)" in text
