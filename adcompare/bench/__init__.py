@@ -108,6 +108,7 @@ def measure(
     resume: bool = False,
     quiet: bool = True,
     report: bool = True,
+    client=None,
 ) -> Results:
     """Sweep ``problems`` (problems or registered names) by ``modes`` at ``sizes``.
 
@@ -120,6 +121,8 @@ def measure(
     each finishes (``out`` defaults to ``reports/latest/<name>``; ``None``
     keeps them in memory), then ``report`` draws the figures and writes
     ``report.md`` beside it. ``resume`` continues an existing results file.
+    Given a Dask ``client`` (``distributed.Client``), each size is measured
+    on one of its workers (:mod:`~adcompare.bench.harness.cluster`).
 
     A function that cannot be measured (it raises, returns the wrong shape
     or a non-float, or its derivative is NaN or inf) raises
@@ -147,7 +150,8 @@ def measure(
                 budget=budget,
                 memory=memory,
             )
-            run_sweep(config, results, progress=Progress(len(plan(config)), quiet=quiet))
+            progress = Progress(len(plan(config)), quiet=quiet)
+            run_sweep(config, results, progress=progress, client=client)
     finally:
         results.close()
     if folder is not None and report:

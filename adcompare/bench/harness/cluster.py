@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib.metadata
+import logging
 import os
 import sys
 import tempfile
@@ -107,9 +108,9 @@ class ClusterSpec:
 def connect(spec: ClusterSpec | None) -> Iterator:
     """A ``distributed.Client`` for ``spec`` inside the block (``None`` for no spec).
 
-    A local cluster listens on 127.0.0.1 only (its status page on a free port), and sets
-    no memory limit on its workers: a cell may need as much memory as it
-    does in a serial run.
+    A local cluster listens on 127.0.0.1 only (its status page on a free port),
+    sets no memory limit on its workers (a cell may need as much memory as it
+    does in a serial run) and logs only errors.
     """
     if spec is None:
         yield None
@@ -135,6 +136,7 @@ def connect(spec: ClusterSpec | None) -> Iterator:
             host="127.0.0.1",
             dashboard_address="127.0.0.1:0",
             memory_limit=0,
+            silence_logs=logging.ERROR,
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
@@ -303,6 +305,17 @@ def host_flags(results: Results, cell: dict) -> list[dict]:
     return flagged
 
 
+def _as_history(cell: dict, problem: str) -> dict:
+    """What a task needs of a cell measured before: all of a cell of its own problem (the
+    budget extrapolates from it), of another only how far its wall time exceeded its
+    CPU time (the run's usual excess, against which a burst of load is flagged)."""
+    if cell["problem"] == problem:
+        return cell
+    keep = ("wall_over_cpu", "round_wall_over_cpu")
+    time_kept = {key: value for key, value in (cell.get("time") or {}).items() if key in keep}
+    return {key: cell[key] for key in ("problem", "mode", "size", "status")} | {"time": time_kept}
+
+
 class _Chains:
     """Each problem's sizes still to measure, one task at a time per problem."""
 
@@ -325,7 +338,7 @@ class _Chains:
                 for mode in modes:
                     progress.advance(f"{name} {mode}", measured=False, group=name)
                 continue
-            history = [c for c in self.results.cells if c["problem"] == name]
+            history = [_as_history(c, name) for c in self.results.cells]
             future = self.client.submit(
                 _measure_task,
                 self.sent,
@@ -337,18 +350,28 @@ class _Chains:
                 workers=[host] if host else None,
                 allow_other_workers=bool(host),
             )
-            self.running[future.key] = (future, name, size)
+            self.running[future.key] = (future, name, size, modes)
             return future
         return None
 
 
-def _add_outcome(results: Results, outcome: dict, progress: Progress, name: str) -> None:
-    results.add_environment(outcome["env"], outcome["description"])
+def _add_outcome(results: Results, outcome: dict, progress: Progress, name: str, modes) -> None:
+    """Write a task's cells; a mode it did not measure again (resumed) advances too."""
+    if outcome["cells"]:
+        results.add_environment(outcome["env"], outcome["description"])
     for cell in outcome["cells"]:
         for other in host_flags(results, cell):
             results.add(other)
         results.add(cell)
-        progress.advance(f"{name} {cell['mode']} {size_text(cell['size'])}", group=name)
+        progress.advance(
+            f"{name} {cell['mode']} {size_text(cell['size'])}",
+            measured=cell["status"] != "skipped",
+            group=name,
+        )
+    new = {cell["mode"] for cell in outcome["cells"]}
+    for mode in modes:
+        if mode not in new and outcome["failure"] is None:
+            progress.advance(f"{name} {mode}", measured=False, group=name)
 
 
 def run_on_cluster(
@@ -380,7 +403,7 @@ def run_on_cluster(
             if (future := chains.submit(name, None, progress)) is not None:
                 pending.add(future)
         for future in pending:
-            _, name, size = chains.running.pop(future.key)
+            _, name, size, modes = chains.running.pop(future.key)
             try:
                 outcome = future.result()
             except Exception as error:
@@ -390,14 +413,13 @@ def run_on_cluster(
                     "run again with --resume"
                 ) from None
             progress.start(name)
-            if outcome["cells"]:
-                _add_outcome(results, outcome, progress, name)
+            _add_outcome(results, outcome, progress, name, modes)
             if outcome["failure"] is not None:
                 raise ProblemError(outcome["failure"])
             host = distributed.comm.get_address_host(outcome["address"])
             if (future := chains.submit(name, host, progress)) is not None:
                 pending.add(future)
     finally:
-        client.cancel([future for future, _, _ in chains.running.values()])
+        client.cancel([running[0] for running in chains.running.values()])
         progress.close()
     return results
