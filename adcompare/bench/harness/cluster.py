@@ -110,7 +110,10 @@ def connect(spec: ClusterSpec | None) -> Iterator:
 
     A local cluster listens on 127.0.0.1 only (its status page on a free port),
     sets no memory limit on its workers (a cell may need as much memory as it
-    does in a serial run) and logs only errors.
+    does in a serial run) and logs only errors. Its workers run without Dask's
+    sampling profiler, whose thread takes the interpreter every 10 ms and
+    would make the measuring thread wait (start a remote cluster's workers
+    with ``DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False``).
     """
     if spec is None:
         yield None
@@ -128,7 +131,10 @@ def connect(spec: ClusterSpec | None) -> Iterator:
         with client:
             yield client
         return
+    import dask
+
     with (
+        dask.config.set({"distributed.worker.profile.enabled": False}),
         distributed.LocalCluster(
             n_workers=spec.workers,
             threads_per_worker=1,
