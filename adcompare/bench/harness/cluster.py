@@ -35,8 +35,10 @@ import dataclasses
 import importlib.metadata
 import logging
 import os
+import signal
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -133,9 +135,8 @@ def connect(spec: ClusterSpec | None) -> Iterator:
         return
     import dask
 
-    with (
-        dask.config.set({"distributed.worker.profile.enabled": False}),
-        distributed.LocalCluster(
+    with dask.config.set({"distributed.worker.profile.enabled": False}), _ignoring_ctrl_c():
+        cluster = distributed.LocalCluster(
             n_workers=spec.workers,
             threads_per_worker=1,
             processes=True,
@@ -143,10 +144,24 @@ def connect(spec: ClusterSpec | None) -> Iterator:
             dashboard_address="127.0.0.1:0",
             memory_limit=0,
             silence_logs=logging.ERROR,
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
+        )
+    with cluster, distributed.Client(cluster) as client:
         yield client
+
+
+@contextlib.contextmanager
+def _ignoring_ctrl_c() -> Iterator[None]:
+    """Processes started inside the block ignore SIGINT (an ignored signal stays ignored
+    across exec): Ctrl-C at a terminal reaches its whole process group, and the client
+    alone should stop, cancel the tasks and close the cluster."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @contextlib.contextmanager
