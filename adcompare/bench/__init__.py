@@ -121,13 +121,11 @@ def measure(
     each finishes (``out`` defaults to ``reports/latest/<name>``; ``None``
     keeps them in memory), then ``report`` draws the figures and writes
     ``report.md`` beside it. ``resume`` continues an existing results file.
-    Given a Dask ``client`` (``distributed.Client``), each size is measured
-    on one of its workers (:mod:`~adcompare.bench.harness.cluster`).
+    A Dask ``client`` measures each size on one of its workers.
 
-    A function that cannot be measured (it raises, returns the wrong shape
-    or a non-float, or its derivative is NaN or inf) raises
-    :class:`ProblemError`, one sentence naming it; the cells measured before
-    are in the results file.
+    A function that cannot be measured (it raises, returns the wrong shape or
+    a non-float, or its derivative is NaN or inf) raises :class:`ProblemError`,
+    one sentence naming it; the cells measured before are in the results file.
     """
     chosen = [problems] if isinstance(problems, (str, Problem)) else list(problems)
     chosen = [p if isinstance(p, Problem) else get_problem(p) for p in chosen]
