@@ -65,6 +65,8 @@ CASES = {
             0,
         ),
         (["bench", "--sizes", "-4"], 2),
+        (["bench", "--problems", "fourier", "--workers", "0", "--quiet"], 2),
+        (["bench", "--workers", "2", "--scheduler", "tcp://127.0.0.1:1"], 2),
         (["bench", "--list"], 0),
         (["bench", "--function", "{data}:cumulative", *TINY, "--out", "{tmp}/f/r.json"], 0),
         (["bench", "--function", "{data}:loss", "--inputs", "{data}:loss_inputs", *TINY], 0),

@@ -108,6 +108,7 @@ def measure(
     resume: bool = False,
     quiet: bool = True,
     report: bool = True,
+    client=None,
 ) -> Results:
     """Sweep ``problems`` (problems or registered names) by ``modes`` at ``sizes``.
 
@@ -120,11 +121,11 @@ def measure(
     each finishes (``out`` defaults to ``reports/latest/<name>``; ``None``
     keeps them in memory), then ``report`` draws the figures and writes
     ``report.md`` beside it. ``resume`` continues an existing results file.
+    A Dask ``client`` measures each size on one of its workers.
 
-    A function that cannot be measured (it raises, returns the wrong shape
-    or a non-float, or its derivative is NaN or inf) raises
-    :class:`ProblemError`, one sentence naming it; the cells measured before
-    are in the results file.
+    A function that cannot be measured (it raises, returns the wrong shape or
+    a non-float, or its derivative is NaN or inf) raises :class:`ProblemError`,
+    one sentence naming it; the cells measured before are in the results file.
     """
     chosen = [problems] if isinstance(problems, (str, Problem)) else list(problems)
     chosen = [p if isinstance(p, Problem) else get_problem(p) for p in chosen]
@@ -147,7 +148,8 @@ def measure(
                 budget=budget,
                 memory=memory,
             )
-            run_sweep(config, results, progress=Progress(len(plan(config)), quiet=quiet))
+            progress = Progress(len(plan(config)), quiet=quiet)
+            run_sweep(config, results, progress=progress, client=client)
     finally:
         results.close()
     if folder is not None and report:

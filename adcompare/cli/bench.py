@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from adcompare.bench.harness.cluster import ClusterError, ClusterSpec, connect
 from adcompare.bench.harness.modes import MODE_GROUPS, MODES
 from adcompare.bench.harness.progress import Progress
 from adcompare.bench.harness.results import Results, ResultsError, open_for_writing
@@ -42,6 +43,8 @@ examples:
   adcompare bench --problems rosenbrock --modes f reverse forward --peers  # beside JAX, torch
   adcompare bench --full --out full.json       # up to n = 2^20 (hours); Ctrl-C keeps what
   adcompare bench --full --out full.json --resume   # was measured, --resume continues
+  adcompare bench --quick --workers 2          # on a local Dask cluster of 2 processes
+  adcompare bench --full --out full.json --scheduler tcp://10.0.0.5:8786 # a running cluster
   adcompare report full.json                   # then draw the plots and write the report
   adcompare bench --problems adbench-gmm-1k --out reports/real/results.json --resume \
       --refresh-reference                      # a committed reference only when asked
@@ -64,7 +67,7 @@ def _sizes(values: list[str]) -> list[int]:
 
 
 def add_sweep_options(parser: argparse.ArgumentParser) -> None:
-    """The options ``bench`` and ``run`` share: progress, BLAS threads and peers."""
+    """The options ``bench`` and ``run`` share: progress, BLAS threads, peers, cluster."""
     parser.add_argument(
         "--quiet", action="store_true", help="no progress bar (it is drawn only on a terminal)"
     )
@@ -81,6 +84,40 @@ def add_sweep_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="threads for numpy's BLAS while measuring (default 1; 0 leaves numpy's setting)",
     )
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="measure on a local Dask cluster of N single-threaded worker processes, one "
+        'size of a problem per task (pip install -e ".[cluster]")',
+    )
+    where.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="measure on the running Dask cluster whose scheduler is at this address",
+    )
+    parser.add_argument(
+        "--per-host",
+        type=int,
+        default=1,
+        metavar="N",
+        help="on a cluster, how many workers of one machine measure at a time (default 1: "
+        "they share its cores; 0: all at once, and the report flags cells that overlapped)",
+    )
+
+
+def cluster_spec(args) -> ClusterSpec | None:
+    """The cluster ``--workers`` or ``--scheduler`` asks for (``None``: measure here); a
+    :class:`~adcompare.bench.harness.cluster.ClusterError` saying how to install Dask
+    when it is missing.
+
+    >>> cluster_spec(argparse.Namespace(workers=None, scheduler=None)) is None
+    True
+    """
+    if args.workers is None and args.scheduler is None:
+        return None
+    return ClusterSpec(workers=args.workers, scheduler=args.scheduler)
 
 
 def add_parser(subparsers) -> None:
@@ -251,8 +288,9 @@ def terminate_like_interrupt():
         signal.signal(signal.SIGTERM, previous)
 
 
-def sweep_into(results: Results, config, *, quiet: bool) -> int:
-    """Run ``config`` into ``results``; returns the exit status (130 when interrupted)."""
+def sweep_into(results: Results, config, *, quiet: bool, cluster: ClusterSpec | None = None) -> int:
+    """Run ``config`` into ``results`` (on ``cluster``'s workers, when given); returns the
+    exit status (130 when interrupted)."""
     cells = plan(config)
     groups = Counter(problem.name for problem, _, _ in cells)
     progress = Progress(len(cells), quiet=quiet, groups=groups)
@@ -260,8 +298,12 @@ def sweep_into(results: Results, config, *, quiet: bool) -> int:
     try:
         # numpy's warnings (a division by zero in a user's function) would print lines of
         # their own; every cell's derivative is checked for NaN and inf instead.
-        with terminate_like_interrupt(), np.errstate(all="ignore"):
-            run_sweep(config, results, progress=progress)
+        with (
+            terminate_like_interrupt(),
+            np.errstate(all="ignore"),
+            connect(cluster) as client,
+        ):
+            run_sweep(config, results, progress=progress, client=client)
     except KeyboardInterrupt as interruption:
         measured = sum(c["status"] == "ok" for c in results.cells)
         print(
@@ -312,6 +354,7 @@ def _config(args, functions: list):
         budget=args.budget,
         memory=False if args.no_memory else None,
         blas_threads=args.blas_threads,
+        per_host=args.per_host,
     )
 
 
@@ -335,6 +378,7 @@ def run(args) -> int:
         print("\n".join(listing()))
         return 0
     try:
+        cluster = cluster_spec(args)
         functions = [user_problem(args.function, args.inputs)] if args.function else []
         config = _config(args, functions)
         out = _results_path(args, functions)
@@ -346,8 +390,8 @@ def run(args) -> int:
         print(f"adcompare bench: {error}", file=sys.stderr)
         return 2
     try:
-        status = sweep_into(results, config, quiet=args.quiet)
-    except ResultsError as error:
+        status = sweep_into(results, config, quiet=args.quiet, cluster=cluster)
+    except (ResultsError, ClusterError) as error:
         print(f"adcompare bench: {error}", file=sys.stderr)
         return 2
     except ProblemError as error:
@@ -401,6 +445,7 @@ __all__ = [
     "Terminated",
     "add_parser",
     "add_sweep_options",
+    "cluster_spec",
     "conclusions",
     "listing",
     "open_results",

@@ -11,12 +11,14 @@ import argparse
 import sys
 from pathlib import Path
 
+from adcompare.bench.harness.cluster import ClusterError
 from adcompare.bench.harness.results import ResultsError, load_results
 from adcompare.bench.harness.sweep import preset
 from adcompare.bench.history.store import HistoryError
 from adcompare.bench.report.compare import compare_conclusions
 from adcompare.cli.bench import (
     add_sweep_options,
+    cluster_spec,
     conclusions,
     open_results,
     sweep_into,
@@ -40,6 +42,7 @@ examples:
   adcompare run --out reports/laptop   # keep this run beside the reference, compare with it
   adcompare run --out reports/laptop --resume   # after Ctrl-C, continue where it stopped
   adcompare run --peers                # JAX, PyTorch and autograd beside adcompare's modes
+  adcompare run --workers 2            # the sizes spread over a local Dask cluster
   adcompare run --refresh-reference    # rewrite the committed reference in reports/quick/
 """
 
@@ -125,16 +128,26 @@ def run(args) -> int:
     # named keeps its results unless --resume or --overwrite says what to do with them.
     overwrite = args.overwrite or args.refresh_reference or args.out is None
     try:
+        cluster = cluster_spec(args)
         check_output_folder(check_not_reference(folder, refresh=args.refresh_reference))
         if path.is_dir():
             raise OutputPathError(f"{path} is a folder; pass --out with another folder")
         history = history_path(args)
         results = open_results(path, resume=args.resume, overwrite=overwrite)
-    except (ResultsError, OutputPathError, HistoryError) as error:
+    except (ResultsError, OutputPathError, HistoryError, ClusterError) as error:
         print(f"adcompare run: {error}", file=sys.stderr)
         return 2
-    config = preset("quick", modes=with_peers(None, args.peers), blas_threads=args.blas_threads)
-    status = sweep_into(results, config, quiet=args.quiet)
+    config = preset(
+        "quick",
+        modes=with_peers(None, args.peers),
+        blas_threads=args.blas_threads,
+        per_host=args.per_host,
+    )
+    try:
+        status = sweep_into(results, config, quiet=args.quiet, cluster=cluster)
+    except ClusterError as error:
+        print(f"adcompare run: {error}", file=sys.stderr)
+        return 2
     if status:
         return status
     record(history, path, "run")

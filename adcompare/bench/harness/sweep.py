@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 
 from threadpoolctl import threadpool_limits
@@ -69,6 +70,8 @@ __all__ = [
     "SweepConfig",
     "budget_reason",
     "busy_flags",
+    "measure_size",
+    "measuring",
     "plan",
     "preset",
     "run_sweep",
@@ -105,6 +108,8 @@ class SweepConfig:
     ``second_order_sizes`` are the swept values at which second-order modes
     (HVPs, Hessians) are measured, ``None`` for every size. ``modes`` may
     name groups such as ``"hvp"`` (see :func:`~adcompare.bench.harness.modes.expand_modes`).
+    ``per_host``: on a cluster, how many workers of one machine measure at a time
+    (0: all of them; see :mod:`~adcompare.bench.harness.cluster`).
     """
 
     problems: list[str | Problem] = field(default_factory=default_problems)
@@ -117,6 +122,7 @@ class SweepConfig:
     min_repeat_time: float = 0.002
     memory: bool = True
     blas_threads: int | None = 1
+    per_host: int = 1
 
     def __post_init__(self):
         self.problem_objects()
@@ -125,6 +131,10 @@ class SweepConfig:
             get_mode(name)
         if self.repeats < 1:
             raise ValueError(f"repeats must be at least 1, not {self.repeats}")
+        if self.per_host < 0:
+            raise ValueError(
+                f"per_host must be 0 (no limit) or a number of workers, not {self.per_host}"
+            )
         if not self.budget > 0:
             raise ValueError(f"the budget must be a positive number of seconds, not {self.budget}")
         for values in (self.sizes, self.grid, self.second_order_sizes or []):
@@ -242,6 +252,7 @@ def run_sweep(
     results: Results | None = None,
     *,
     progress: Progress | None = None,
+    client=None,
 ) -> Results:
     """Measure every cell of ``config`` not yet in ``results``, adding each as it ends.
 
@@ -249,7 +260,9 @@ def run_sweep(
     in an error are measured again. ``KeyboardInterrupt`` is not caught: the
     results keep every cell that finished before it. glibc's allocator is
     pinned first (:func:`~adcompare.bench.harness.env.pin_allocator`) and recorded
-    with the machine.
+    with the machine. Given a Dask ``client`` (``distributed.Client``), the
+    sizes are measured on its workers instead
+    (:func:`~adcompare.bench.harness.cluster.run_on_cluster`).
 
     >>> results = run_sweep(SweepConfig(problems=["fourier"], modes=["f", "forward"],
     ...                                 sizes=[4], repeats=1, memory=False))
@@ -257,17 +270,13 @@ def run_sweep(
     [('f', 'ok', 4), ('forward', 'ok', 4)]
     """
     results = results if results is not None else Results()
+    if client is not None:
+        from adcompare.bench.harness.cluster import run_on_cluster
+
+        return run_on_cluster(config, results, client, progress=progress)
     cells = plan(config)
     progress = progress or Progress(len(cells), quiet=True)
-    limits = (
-        threadpool_limits(limits=config.blas_threads, user_api="blas")
-        if config.blas_threads
-        else contextlib.nullcontext()
-    )
-    with limits:
-        pin_allocator()
-        description = describe()
-        env = environment_key(description)
+    with measuring(config) as (env, description):
         results.add_environment(env, description)
         results.start_run(config.as_dict())
         try:
@@ -276,6 +285,26 @@ def run_sweep(
         finally:
             progress.close()
     return results
+
+
+@contextlib.contextmanager
+def measuring(config: SweepConfig) -> Iterator[tuple[str, dict]]:
+    """Inside the block BLAS runs with ``config.blas_threads`` threads, and glibc's
+    allocator is pinned; gives this process's environment key and description.
+
+    >>> with measuring(SweepConfig(blas_threads=1)) as (env, description):
+    ...     env.startswith("env-"), description["allocator"]["library"] is not None
+    (True, True)
+    """
+    limits = (
+        threadpool_limits(limits=config.blas_threads, user_api="blas")
+        if config.blas_threads
+        else contextlib.nullcontext()
+    )
+    with limits:
+        pin_allocator()
+        description = describe()
+        yield environment_key(description), description
 
 
 def _groups(cells: list) -> list[tuple[Problem, list[tuple[dict, list[str]]]]]:
@@ -313,10 +342,45 @@ def _measure_problem(config, results, problem, groups, progress, env) -> None:
         if timed:
             second_round.append(timed)
     for timed in second_round:
-        for entry in timed.values():
-            entry.timer.round = 1
-        _take_turns(timed)
-        _finish(results, timed, progress=None)
+        _second_round(results, timed)
+
+
+def _second_round(results: Results, timed: dict) -> None:
+    for entry in timed.values():
+        entry.timer.round = 1
+    _take_turns(timed)
+    _finish(results, timed, progress=None)
+
+
+def measure_size(
+    config: SweepConfig,
+    results: Results,
+    problem: Problem,
+    size: dict,
+    modes: list[str],
+    env: str,
+    progress: Progress | None = None,
+) -> None:
+    """Measure one size of ``problem`` by ``modes`` into ``results``: a cluster's unit of work.
+
+    As :func:`run_sweep` measures each size, but the second round of repeats
+    follows the first at once (a worker keeps no prepared calls between
+    tasks), so a ratio to f that moved between the rounds shows a burst of
+    load within the cell, not minutes apart. ``results`` holds the cells of
+    ``problem`` measured before, which the budget extrapolates from and which
+    are not measured again. Raises :class:`~adcompare.bench.problems.ProblemError`
+    as the sweep does, once the size's cells are added.
+
+    >>> results = Results()
+    >>> measure_size(SweepConfig(repeats=1, memory=False), results, get_problem("fourier"),
+    ...              {"m": 4}, ["f", "reverse"], env="env-here")
+    >>> [(c["mode"], c["status"], c["env"]) for c in results.cells]
+    [('f', 'ok', 'env-here'), ('reverse', 'ok', 'env-here')]
+    """
+    progress = progress or Progress(len(modes), quiet=True)
+    timed = _first_round(config, results, problem, size, modes, progress, env)
+    if timed:
+        _second_round(results, timed)
 
 
 class _Built:

@@ -11,6 +11,7 @@ MLP's weight count is rounded to whole layers).
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +33,8 @@ __all__ = [
     "family_of",
     "fit_slope",
     "grid_ratio",
+    "home_machine",
+    "machine_of",
     "modes_in",
     "problems_in",
     "series",
@@ -122,6 +125,30 @@ def _value(cell: dict, metric: str) -> float | None:
     raise ValueError(f"unknown metric {metric!r}; use time, work, memory or tape")
 
 
+def machine_of(results: Results, cell: dict) -> str | None:
+    """The machine (host name) that measured ``cell``, as its environment records it.
+
+    >>> results = Results({"schema": "", "schema_version": 1, "runs": [], "cells": [],
+    ...                    "environments": {"env-a": {"machine": "node1"}}})
+    >>> machine_of(results, {"env": "env-a"}), machine_of(results, {})
+    ('node1', None)
+    """
+    return (results.data["environments"].get(cell.get("env")) or {}).get("machine")
+
+
+def home_machine(results: Results, problem: str) -> str | None:
+    """The machine that timed most of ``problem``'s cells (the first seen of equals).
+
+    A sweep on a cluster keeps a problem's sizes on one machine while it has
+    a worker; where they spread over several, absolute times are read from
+    this machine alone, since times from different machines do not share a
+    curve. Ratios to f compare across machines: f and the mode at a size are
+    timed in turn on one worker.
+    """
+    machines = Counter(machine_of(results, c) for c in _ok(results, problem))
+    return machines.most_common(1)[0][0] if machines else None
+
+
 def flagged(cell: dict) -> bool:
     """Whether the cell's time was flagged as taken under load (see the sweep's flags).
 
@@ -145,25 +172,31 @@ def series(
     ``relative`` divides each value by plain f's at the same size (sizes
     where f was not measured are left out). ``unflagged`` leaves out times
     flagged as taken under load (and, with ``relative``, sizes where f's
-    time was flagged); counts are never flagged.
+    time was flagged); counts are never flagged. Times are compared within
+    one machine: a ratio only to f timed on the same machine, absolute times
+    only from the problem's :func:`home_machine`.
     """
     axis = AXIS[family_of(results, problem)]
-    drop = unflagged and metric == "time"
+    timed = metric == "time"
+    drop = unflagged and timed
+    home = home_machine(results, problem)
     baseline = {}
     if relative:
         baseline = {
-            c[axis]: _value(c, metric)
+            (c[axis], machine_of(results, c) if timed else None): _value(c, metric)
             for c in _ok(results, problem, "f")
             if _value(c, metric) and not (drop and flagged(c))
         }
     points = []
     for cell in _ok(results, problem, mode):
-        if drop and flagged(cell):
+        machine = machine_of(results, cell)
+        if (drop and flagged(cell)) or (timed and not relative and machine != home):
             continue
         value = _value(cell, metric)
-        if value is None or (relative and cell[axis] not in baseline):
+        key = (cell[axis], machine if timed else None)
+        if value is None or (relative and key not in baseline):
             continue
-        points.append((cell[axis], value / baseline[cell[axis]] if relative else value))
+        points.append((cell[axis], value / baseline[key] if relative else value))
     points.sort()
     return np.array([p[0] for p in points], float), np.array([p[1] for p in points], float)
 

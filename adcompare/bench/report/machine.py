@@ -11,6 +11,7 @@ from collections import Counter
 
 from adcompare.bench.harness.env import allocator_text
 from adcompare.bench.harness.results import Results
+from adcompare.bench.report.analysis import home_machine, machine_of, problems_in
 
 __all__ = ["machine_lines", "machine_section"]
 
@@ -51,6 +52,38 @@ def machine_lines(description: dict) -> list[str]:
     ]
 
 
+def _several_machines(results: Results) -> list[str]:
+    """What the numbers mean when more than one machine measured them (none: ``[]``).
+
+    >>> results = Results({"schema": "", "schema_version": 1, "runs": [], "cells": [],
+    ...                    "environments": {"env-a": {"machine": "a"}, "env-b": {"machine": "b"}}})
+    >>> for env in ("env-a", "env-a", "env-b"):
+    ...     results.cells.append({"problem": "mlp", "mode": "f", "size": {"n": len(results)},
+    ...                           "status": "ok", "env": env, "time": {"median": 1.0}})
+    >>> print(_several_machines(results)[0])  # doctest: +ELLIPSIS
+    2 machines (a, b) measured these cells. ... mlp: a (also b).
+    """
+    ok = [c for c in results.cells if c["status"] == "ok" and c.get("time")]
+    machines = sorted({str(machine_of(results, c)) for c in ok})
+    if len(machines) < 2:
+        return []
+    spread = []
+    for problem in problems_in(results):
+        here = {str(machine_of(results, c)) for c in ok if c["problem"] == problem}
+        if len(here) > 1:
+            home = str(home_machine(results, problem))
+            spread.append(f"{problem}: {home} (also {', '.join(sorted(here - {home}))})")
+    text = (
+        f"{len(machines)} machines ({', '.join(machines)}) measured these cells. A ratio to f "
+        "is taken on one machine (f and the mode at a size are timed in turn on one worker), "
+        "so ratios, slopes of ratios and crossovers compare across machines; absolute times "
+        "are per machine, and each problem's absolute times are read from the machine that "
+        "timed most of its cells"
+    )
+    text += "; problems timed on several: " + "; ".join(spread) + "." if spread else "."
+    return [text, ""]
+
+
 def machine_section(results: Results) -> list[str]:
     used = Counter(c.get("env") for c in results.cells if c["status"] == "ok")
     lines = ["## Machine", ""]
@@ -59,6 +92,7 @@ def machine_section(results: Results) -> list[str]:
             continue
         facts = "; ".join(line.removeprefix("- ") for line in machine_lines(description))
         lines += [f"`{key}` ({used[key]} measured cells): {facts}.", ""]
+    lines += _several_machines(results)
     loads = [c["load"] for c in results.cells if c.get("load") is not None]
     cores = [
         d.get("cpus_available") or d.get("cpus_total")
