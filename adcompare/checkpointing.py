@@ -34,6 +34,7 @@ from adcompare.engines.reverse import Tensor, enable_grad, is_grad_enabled, lift
 from adcompare.ops import OpDef, add, concatenate, getitem, reshape, stack
 from adcompare.ops.registry import Box, apply, new_level, raw, shape_of
 from adcompare.runtime import cost
+from adcompare.transforms import vmap
 
 __all__ = ["checkpoint", "scan"]
 
@@ -162,6 +163,14 @@ def _run_value(*values, call: _Call):
     return _flatten(out)
 
 
+def _run_batched(args, batched, call: _Call):
+    """The batching rule: ``f`` is written for one example, so vmap runs it."""
+    in_axes = tuple(0 if flag else None for flag in batched)
+    out = vmap(lambda *values: _flatten(call.outputs(values)), in_axes=in_axes)(*args)
+    _refuse_closure([out], "checkpoint")
+    return out
+
+
 def _rerun_jvp(out, primals, tangents, call: _Call):
     """Forward mode over the record: run the function again on dual numbers."""
     level = new_level()
@@ -191,6 +200,7 @@ CHECKPOINT = OpDef(
     vjp=_function_vjp,
     nargs=None,
     saves=frozenset({"args"}),
+    batch=_run_batched,
     label="Checkpoint",
     doc="A checkpointed function: its inputs are kept, its interior is re-run.",
 )

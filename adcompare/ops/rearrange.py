@@ -48,9 +48,9 @@ def _positions(shape: tuple[int, ...], start: int = 0) -> np.ndarray:
 
 def _gather(flat, positions: np.ndarray, fill=0.0):
     """The elements of ``flat`` at ``positions`` (1-based), ``fill`` where a position is 0."""
-    positions = np.asarray(positions)
+    positions = np.asanyarray(positions)  # per example inside vmap (a sort's permutation)
     filled = positions == 0
-    if not filled.any():
+    if not np.asarray(raw(filled)).any():
         return getitem(flat, positions - 1)
     taken = getitem(flat, np.where(filled, 0, positions - 1)) if shape_of(flat)[0] else 0.0
     return where(filled, fill, taken)
@@ -478,7 +478,7 @@ def take(x, indices, axis=None):
     >>> print(take([1.0, 2.0, 3.0], [2, 0]))
     [3. 1.]
     """
-    return _moved(x, np.take, np.asarray(raw(indices)), axis)
+    return _moved(x, np.take, np.asanyarray(raw(indices)), axis)
 
 
 @composite(cases=[(((3, 4),), {"indices": np.array([[0, 3], [1, 1], [2, 0]]), "axis": 1})])
@@ -489,7 +489,7 @@ def take_along_axis(x, indices, axis):
     [[2.]
      [3.]]
     """
-    return _moved(x, np.take_along_axis, np.asarray(raw(indices)), axis)
+    return _moved(x, np.take_along_axis, np.asanyarray(raw(indices)), axis)
 
 
 @composite(method="sort", cases=[(((5,),), {}), (((3, 4),), {"axis": 0})])
@@ -534,7 +534,7 @@ def select(condlist, choicelist, default=0.0):
         raise ValueError("select: give one condition per choice")
     out = default
     for cond, choice in reversed(list(zip(condlist, choicelist))):
-        out = where(np.asarray(raw(cond), dtype=bool), choice, out)
+        out = where(np.asanyarray(raw(cond), dtype=bool), choice, out)
     return out
 
 
@@ -549,7 +549,8 @@ def full_like(x, fill_value, dtype=None):
     [3. 3.]
     """
     if not isinstance(fill_value, Box):
-        return np.full_like(raw(x), fill_value, dtype=dtype)
+        # Of one example's shape (inside vmap, the same for every example).
+        return np.full(shape_of(x), fill_value, dtype=dtype or np.result_type(raw(x)))
     return broadcast_to(fill_value, shape_of(x))
 
 
