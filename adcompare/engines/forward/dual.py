@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from adcompare.engines.box import ArrayBox
+from adcompare.engines.box import ArrayBox, library_alternative
 from adcompare.ops import OpDef, add, broadcast_to, reshape
 from adcompare.ops.registry import (
     Box,
@@ -104,7 +104,8 @@ class Dual(ArrayBox):
 
     def __array__(self, dtype=None, copy=None):
         raise TypeError(
-            "converting a Dual to a numpy array would drop its tangent; "
+            library_alternative()
+            or "converting a Dual to a numpy array would drop its tangent; "
             "use .primal for the value and .tangent for the derivative"
         )
 
@@ -144,6 +145,8 @@ class Dual(ArrayBox):
                 tangent = pad_lanes(tangent, len(shape_of(primals[i])), len(out_shape))
             contribution = rule(out, *primals, tangent, **params)
             total = contribution if total is None else add(total, contribution)
+        if op.constant:
+            return out  # no tangent flows through it (stop_gradient)
         k = lanes or 1
         if total is None:
             total = np.zeros((k,) + out_shape, dtype=np.result_type(raw(out), np.float32))

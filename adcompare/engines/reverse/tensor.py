@@ -23,7 +23,7 @@ import weakref
 import numpy as np
 from numpy import ndarray  # hot paths: numpy's module __getattr__ makes `np.ndarray` a slow lookup
 
-from adcompare.engines.box import ArrayBox
+from adcompare.engines.box import ArrayBox, library_alternative
 from adcompare.engines.reverse import memory
 from adcompare.engines.reverse.grad_mode import _state, enable_grad
 from adcompare.engines.reverse.sweep import sweep
@@ -156,8 +156,9 @@ class Tensor(ArrayBox):
         """The value as a numpy array; refuses if that would drop a derivative."""
         if self._requires_grad:
             raise RuntimeError(
-                "numpy() on a tensor that requires grad would silently drop its derivative; "
-                "call .detach().numpy() if that is what you want"
+                library_alternative()
+                or "numpy() on a tensor that requires grad would silently drop its "
+                "derivative; call .detach().numpy() if that is what you want"
             )
         return np.asarray(raw(self._data))
 
@@ -288,7 +289,7 @@ class Tensor(ArrayBox):
             if source is not None:
                 recording = record and _state.enabled
                 return memory.view(source, op, params, next_nodes, values, out, versions, recording)
-        if not (record and _state.enabled):
+        if not (record and _state.enabled) or op.constant:
             return _new_tensor(Tensor, out, level, None, False, [0])
         node = new_node(op, params, tuple(next_nodes), values, out, versions, level)
         version = [0]
