@@ -225,6 +225,11 @@ class Results:
 
 
 def _read_json(path: Path):
+    if path.exists() and not path.is_file() and not path.is_dir():
+        # A pipe waits for a writer and a device may never end: reading would not return.
+        raise ResultsError(
+            f"{path} is not a regular file (a pipe or a device); give a results file"
+        )
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
