@@ -83,3 +83,76 @@ def test_shape_errors_name_the_op_and_both_shapes():
         ad.sum(np.ones((2, 3)), axis=2)
     with pytest.raises(IndexError, match=r"getitem.*\(3,\)"):
         ad.Tensor(np.ones(3))[5]
+
+
+#: numpy's keywords adcompare's functions do not all take, with a value to pass.
+NUMPY_KEYWORDS = {"out": None, "where": True, "dtype": np.float64, "initial": 0.0}
+
+
+def _numpy_function(name):
+    found = np
+    for part in name.split("."):
+        found = getattr(found, part, None)
+    return found
+
+
+def _keyword_calls():
+    """``(name, keyword)`` for every numpy function adcompare stands in for whose keyword
+    adcompare's function does not take, where numpy's takes it."""
+    import inspect
+
+    from adcompare.engines.box import unknown_keywords
+    from adcompare.ops.registry import NUMPY_NAMES
+
+    for name, fn in sorted(NUMPY_NAMES.items()):
+        func = _numpy_function(name)
+        if func is None:
+            continue
+        if isinstance(func, np.ufunc):
+            # A generalised ufunc (matmul) takes no where=.
+            takes = {"out", "dtype"} | ({"where"} if func.signature is None else set())
+            arity = func.nin
+        else:
+            try:
+                parameters = inspect.signature(func).parameters.values()
+            except (TypeError, ValueError):
+                continue
+            takes = {p.name for p in parameters}
+            required = [p for p in parameters if p.default is inspect.Parameter.empty]
+            arity = len(required) if all(p.kind <= 1 for p in required) else 0
+        for keyword in sorted(set(NUMPY_KEYWORDS) & takes):
+            if arity in (1, 2) and keyword in unknown_keywords(fn, [keyword]):
+                yield name, keyword, arity
+
+
+@pytest.mark.parametrize(("name", "keyword", "arity"), list(_keyword_calls()))
+def test_a_numpy_keyword_adcompare_does_not_take_is_named_as_numpy_names_it(name, keyword, arity):
+    """np.max(t, initial=0) used to fail with "_prepare_axes() got an unexpected keyword
+    argument 'initial'": the refusal names numpy's keyword and the way out."""
+    t = ad.Tensor([0.25, 0.5, 0.75], requires_grad=True)
+    value = np.empty(3) if keyword == "out" else NUMPY_KEYWORDS[keyword]
+    with pytest.raises(TypeError) as refused:
+        _numpy_function(name)(*[t] * arity, **{keyword: value})
+    message = str(refused.value)
+    assert f"{keyword}=" in message and "unexpected keyword" not in message, message
+
+
+def test_clip_s_numpy_2_keywords_are_named():
+    t = ad.Tensor([0.25, 1.5], requires_grad=True)
+    with pytest.raises(TypeError, match=r"takes no min=, max=; give the bounds by position"):
+        np.clip(t, min=0.0, max=1.0)
+
+
+def test_writing_into_a_box_with_out_is_refused_not_a_recursion():
+    for t in (ad.Tensor([0.5, 1.0]), ad.Tensor([0.5, 1.0], requires_grad=True)):
+        with pytest.raises(TypeError, match=r"np\.exp\(\.\.\., out=\.\.\.\).*adcompare\.exp"):
+            np.exp(t, out=t)
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_float_of_stop_gradient_is_a_constant_in_both_modes(mode):
+    """The refusal of float(x) advises float(stop_gradient(x)): it works, with derivative 0."""
+    f = lambda v: v * float(ad.stop_gradient(v)) ** 2
+    assert ad.grad(f, mode=mode)(3.0) == 9.0  # d/dv (v * c) with c = 9
+    with pytest.raises(TypeError, match="stop_gradient"):
+        ad.grad(lambda v: v * float(v), mode=mode)(3.0)
