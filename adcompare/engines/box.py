@@ -54,6 +54,9 @@ def _numpy_name(func) -> str:
 class ArrayBox(Box):
     """Common face of the boxed values: shapes, operators, numpy methods."""
 
+    #: How a user takes this box's value without its derivative (said in refusals).
+    plain_value = "x.detach() of a Tensor, x.primal of a Dual"
+
     __slots__ = ()
     __array_priority__ = 100.0
 
@@ -144,8 +147,8 @@ class ArrayBox(Box):
                 f"{conversion} of a value that carries a derivative inside a transform would "
                 "drop the derivative (math.sin(x[0]) or float(x) * y silently give 0). Keep "
                 "the value an array and use adcompare's functions (ad.sin(x[0])); to use it "
-                "as a constant on purpose, call adcompare.stop_gradient(x) first, or call "
-                ".item() outside the transform"
+                "as a constant on purpose, take the value without its derivative first "
+                f"({self.plain_value}), or call .item() outside the transform"
             )
 
     def __bool__(self) -> bool:
@@ -218,6 +221,12 @@ def _raws(values):
     return raw(values)
 
 
+def _boxes(values) -> list:
+    if isinstance(values, (list, tuple)):
+        return [box for v in values for box in _boxes(v)]
+    return [values] if isinstance(values, ArrayBox) else []
+
+
 def _carries(values) -> bool:
     if isinstance(values, (list, tuple)):
         return any(_carries(v) for v in values)
@@ -235,9 +244,10 @@ def _fallback(call: str, name: str, compute, inputs, keywords=()):
     elif name in NUMPY_NAMES:
         hint = f"use adcompare.{NUMPY_NAMES[name].__name__} (called this way it is not supported)"
     else:
+        plain = next(v for v in _boxes(inputs) if v._carries_derivative()).plain_value
         hint = (
             "adcompare has no derivative rule for it; build it from adcompare ops, "
-            "or make the argument a constant first with adcompare.stop_gradient(x)"
+            f"or take the value without its derivative first if you mean to drop it ({plain})"
         )
     raise TypeError(f"{call} on a value that carries a derivative would drop it: {hint}")
 

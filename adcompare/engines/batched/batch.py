@@ -56,6 +56,11 @@ class Batched(ArrayBox):
         levels = inner.levels if isinstance(inner, BatchArray) else ()
         return mark(inner, (self.level, *levels))
 
+    @property
+    def plain_value(self) -> str:
+        """How to take the value without its derivative: as for the box it holds."""
+        return getattr(self.value, "plain_value", ArrayBox.plain_value)
+
     def _carries_derivative(self) -> bool:
         return isinstance(self.value, ArrayBox) and self.value._carries_derivative()
 

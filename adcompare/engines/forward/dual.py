@@ -99,6 +99,8 @@ class Dual(ArrayBox):
     def raw_value(self):
         return self.primal
 
+    plain_value = "x.primal; a Dual has no .detach()"
+
     def _carries_derivative(self) -> bool:
         return True
 
@@ -145,8 +147,6 @@ class Dual(ArrayBox):
                 tangent = pad_lanes(tangent, len(shape_of(primals[i])), len(out_shape))
             contribution = rule(out, *primals, tangent, **params)
             total = contribution if total is None else add(total, contribution)
-        if op.constant:
-            return out  # no tangent flows through it (stop_gradient)
         k = lanes or 1
         if total is None:
             total = np.zeros((k,) + out_shape, dtype=np.result_type(raw(out), np.float32))

@@ -227,6 +227,8 @@ class Tensor(ArrayBox):
         data = self._data
         return data.shape if type(data) is ndarray else shape_of(data)
 
+    plain_value = "x.detach()"
+
     def _carries_derivative(self) -> bool:
         return self._requires_grad
 
@@ -289,7 +291,7 @@ class Tensor(ArrayBox):
             if source is not None:
                 recording = record and _state.enabled
                 return memory.view(source, op, params, next_nodes, values, out, versions, recording)
-        if not (record and _state.enabled) or op.constant:
+        if not (record and _state.enabled):
             return _new_tensor(Tensor, out, level, None, False, [0])
         node = new_node(op, params, tuple(next_nodes), values, out, versions, level)
         version = [0]

@@ -165,13 +165,11 @@ stop_gradient = defop(
     saves=(),
     label="StopGradient",
     sym=_StopGradient,
-    # No rules: the engines give a constant (no tangent, not taped), so float() takes it.
-    jvp=(None,),
-    vjp=(None,),
+    jvp=lambda out, x, x_dot: multiply(x_dot, 0.0),
+    vjp=lambda out, x, out_bar: multiply(out_bar, 0.0),
     doc=(
         "``x`` itself, treated as a constant: its JVP and VJP are zero (JAX's "
-        "``lax.stop_gradient``, PyTorch's ``detach`` inside a computation); the result "
-        "carries no derivative, so ``float(stop_gradient(x))`` is allowed in a transform."
+        "``lax.stop_gradient``, PyTorch's ``detach`` inside a computation)."
     ),
     example="stop_gradient(2.0) -> 2.0",
     sparsity=lambda out, x, *, local: Links((None,)),  # no output depends on x

@@ -206,9 +206,6 @@ class OpDef:
         #: output has its argument's shape unless static parameters broadcast against it
         #: (``clip(x, lo, hi)`` with wider bounds): the sweep tests those records too.
         self.unbroadcasts = self.elementwise and self.nargs != 1
-        #: Whether the result is a constant to every engine: no position has a rule
-        #: (``stop_gradient``), so it carries no tangent and is not taped.
-        self.constant = self.nargs is not None and not any(self.vjp) and not any(self.jvp)
         #: Whether the tape keeps what ``saves`` names whichever positions need a gradient.
         self.keeps_all_read = self.hints.vjp_reads is None
 
@@ -274,7 +271,7 @@ class OpDef:
 
 
 #: The fields :meth:`OpDef._derive` reads.
-_DERIVED_FROM = frozenset({"saves", "complex", "jvp", "vjp", "nargs", "hints", "elementwise"})
+_DERIVED_FROM = frozenset({"saves", "complex", "vjp", "nargs", "hints", "elementwise"})
 
 OPS: dict[str, OpDef] = {}
 
