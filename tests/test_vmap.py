@@ -7,10 +7,13 @@ is parametrised over ``OPS``: a new op is checked here the moment it exists.
 from __future__ import annotations
 
 import itertools
+import os
 
 import numpy as np
 import pytest
 import scipy.linalg
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import adcompare as ad
 from adcompare.ops import OPS
@@ -354,3 +357,44 @@ def test_a_refusal_names_the_op_and_what_to_do():
             ad.vmap(lambda v: np.unique(raw(v)))(rows)
     finally:
         del OPS["no_batch_rule_example"], OPS["numpy_rule_example"]
+
+
+# --- hypothesis: any op or composite, any mapped axes, against a loop ---------------------
+
+VMAP_EXAMPLES = int(os.environ.get("ADCOMPARE_FUZZ_EXAMPLES", "25"))
+CALLS = [*_op_calls(), *COMPOSITE_CALLS]
+
+
+@st.composite
+def mapped_calls(draw):
+    """A call of the registry, which of its arguments are mapped (at least one), the axis
+    each mapped one is stacked along, and the axis the batch takes in the output."""
+    name, call, per_example = draw(st.sampled_from(CALLS))
+    count = len(per_example[0])
+    mapped = draw(st.lists(st.booleans(), min_size=count, max_size=count).filter(any))
+    axes = [draw(st.integers(0, np.ndim(a))) if m else None for a, m in zip(per_example[0], mapped)]
+    return name, call, per_example, axes, draw(st.integers(0, 1))
+
+
+@settings(max_examples=VMAP_EXAMPLES, deadline=None, derandomize=True)
+@given(mapped_calls())
+def test_vmap_over_any_axes_of_any_call_matches_a_loop(case):
+    name, call, per_example, axes, out_axis = case
+    fn = _transformed(call, per_example, "f")
+    # Shared arguments are the first example's, for every example.
+    examples = [
+        [args[i] if axis is not None else per_example[0][i] for i, axis in enumerate(axes)]
+        for args in per_example
+    ]
+    stacked = [
+        np.stack([args[i] for args in examples], axis=axis) if axis is not None else examples[0][i]
+        for i, axis in enumerate(axes)
+    ]
+    got = ad.vmap(fn, in_axes=tuple(axes), out_axes=out_axis)(*stacked)
+    want = np.stack([fn(*args) for args in examples], axis=out_axis)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=name)
+    gradient = _transformed(call, per_example, "grad-reverse")
+    got = ad.vmap(gradient, in_axes=tuple(axes))(*stacked)
+    for k, part in enumerate(_parts(got)):
+        expected = np.stack([_parts(gradient(*args))[k] for args in examples])
+        np.testing.assert_allclose(part, expected, rtol=1e-12, atol=1e-12, err_msg=name)
