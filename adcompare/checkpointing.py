@@ -33,7 +33,9 @@ from adcompare.engines.forward import Dual
 from adcompare.engines.reverse import Tensor, enable_grad, is_grad_enabled, lift, pullback
 from adcompare.ops import OpDef, add, concatenate, getitem, reshape, stack
 from adcompare.ops.registry import Box, apply, new_level, raw, shape_of
+from adcompare.pytree import join_leaves, split_leaves, tree_flatten, tree_leaves, tree_unflatten
 from adcompare.runtime import cost
+from adcompare.transforms import vmap
 
 __all__ = ["checkpoint", "scan"]
 
@@ -46,26 +48,6 @@ def _leaves(value) -> tuple[list, bool]:
     if isinstance(value, (tuple, list)):
         return list(value), True
     return [value], False
-
-
-def _flatten(values: list):
-    """One array holding ``values`` (itself when there is one)."""
-    if len(values) == 1:
-        return values[0]
-    return concatenate([reshape(v, (-1,)) for v in values])
-
-
-def _unflatten(flat, shapes: list, lead: tuple = ()) -> list:
-    """The arrays ``_flatten`` joined, from ``flat`` (with leading axes ``lead``)."""
-    if len(shapes) == 1:
-        return [flat]
-    parts, offset = [], 0
-    for shape in shapes:
-        size = int(np.prod(shape, dtype=np.int64))
-        index = (slice(None),) * len(lead) + (slice(offset, offset + size),)
-        parts.append(reshape(getitem(flat, index), lead + tuple(shape)))
-        offset += size
-    return parts
 
 
 def _refuse_closure(values: list, where: str) -> None:
@@ -113,8 +95,9 @@ class _Call:
         self._cached = None
 
     def outputs(self, values) -> list:
-        """Run ``fn`` and remember the outputs' layout."""
-        out, self.as_tuple = _leaves(self.fn(*values))
+        """Run ``fn`` and remember the outputs' layout (any tree of arrays: a tuple, a
+        dict)."""
+        out, self.treedef = tree_flatten(self.fn(*values))
         self.shapes = [shape_of(v) for v in out]
         return out
 
@@ -145,8 +128,8 @@ class _FunctionCall(_Call):
         for i, leaf in zip(positions, leaves):
             inputs[i] = leaf
         with enable_grad(), cost.recomputing():
-            outputs, _ = _leaves(self.fn(*inputs))
-        found = pullback(outputs, _unflatten(out_bar, self.shapes), leaves)
+            outputs = tree_leaves(self.fn(*inputs))
+        found = pullback(outputs, split_leaves(out_bar, self.shapes), leaves)
         result = [None] * len(args)
         for i, cotangent in zip(positions, found):
             result[i] = cotangent
@@ -159,7 +142,15 @@ class _FunctionCall(_Call):
 def _run_value(*values, call: _Call):
     out = call.outputs(values)
     _refuse_closure(out, "checkpoint")
-    return _flatten(out)
+    return join_leaves(out)
+
+
+def _run_batched(args, batched, call: _Call):
+    """The batching rule: ``f`` is written for one example, so vmap runs it."""
+    in_axes = tuple(0 if flag else None for flag in batched)
+    out = vmap(lambda *values: join_leaves(call.outputs(values)), in_axes=in_axes)(*args)
+    _refuse_closure([out], "checkpoint")
+    return out
 
 
 def _rerun_jvp(out, primals, tangents, call: _Call):
@@ -167,7 +158,7 @@ def _rerun_jvp(out, primals, tangents, call: _Call):
     level = new_level()
     lanes = next(shape_of(t)[0] for t in tangents if t is not None)
     duals = [p if t is None else Dual(p, t, level=level) for p, t in zip(primals, tangents)]
-    outputs, _ = _leaves(call.rerun_for_tangent(duals))
+    outputs = tree_leaves(call.rerun_for_tangent(duals))
     parts = [
         v.tangent
         if isinstance(v, Dual) and v.level == level
@@ -191,6 +182,7 @@ CHECKPOINT = OpDef(
     vjp=_function_vjp,
     nargs=None,
     saves=frozenset({"args"}),
+    batch=_run_batched,
     label="Checkpoint",
     doc="A checkpointed function: its inputs are kept, its interior is re-run.",
 )
@@ -226,8 +218,7 @@ def checkpoint(f: Callable) -> Callable:
             return f(*args)
         call = _FunctionCall(f, _needed(args))
         flat = apply(CHECKPOINT, args, {"call": call})
-        out = _unflatten(flat, call.shapes)
-        return tuple(out) if call.as_tuple else out[0]
+        return tree_unflatten(call.treedef, split_leaves(flat, call.shapes))
 
     return checkpointed
 
@@ -309,7 +300,7 @@ class _ScanCall(_Call):
         positions = self.needed
         xs_needed = self.has_xs and positions[self.carry_count]
         args_needed = [flag for flag in positions[self.carry_count + self.has_xs :]]
-        carry_bar = _unflatten(out_bar, self.shapes)
+        carry_bar = split_leaves(out_bar, self.shapes)
         xs_bar = [None] * self.steps if xs_needed else None
         args_bar = [None] * len(args)
         while action is not None:
@@ -370,7 +361,7 @@ def _scan_value(*values, call: _ScanCall):
     _refuse_closure(out, "checkpoint.scan")
     call.shapes = [shape_of(v) for v in out]
     call.left = (held, state, actions, action)
-    return _flatten(out)
+    return join_leaves(out)
 
 
 def _scan_vjp(position, out, *rest, call: _ScanCall):
@@ -451,7 +442,7 @@ def scan(
     )
     call.as_tuple = as_tuple
     flat = apply(SCAN, values, {"call": call})
-    out = _unflatten(flat, call.shapes)
+    out = split_leaves(flat, call.shapes)
     return tuple(out) if as_tuple else out[0]
 
 

@@ -36,6 +36,7 @@ import numpy as np
 
 from adcompare.ops import getitem, stack
 from adcompare.ops.registry import OpDef, apply, shape_of
+from adcompare.pytree import join_leaves, split_leaves, tree_flatten, tree_unflatten
 
 __all__ = ["custom_jvp", "custom_vjp"]
 
@@ -50,9 +51,10 @@ class _CustomFunction:
         self.fwd: Callable | None = None
         self.bwd: Callable | None = None
         name = getattr(fun, "__name__", "custom")
+        self.layout = None  # the outputs' tree and shapes: the op's value joins them
         self.op = OpDef(
             name=name,
-            value=fun,
+            value=self._joined_value,
             jvp=self._jvp,
             vjp=self._vjp,
             nargs=None,
@@ -83,7 +85,23 @@ class _CustomFunction:
 
         if any(isinstance(a, Symbolic) for a in args):
             return self.fun(*args)  # the exact reference differentiates the function itself
-        return apply(self.op, args, {})
+        flat = apply(self.op, args, {})
+        treedef, shapes = self.layout
+        return tree_unflatten(treedef, split_leaves(flat, shapes))
+
+    # --- outputs: any tree of arrays (a tuple, a dict), as one array for the engines ----
+    def _joined_value(self, *args):
+        return self._joined(self.fun(*args))
+
+    def _joined(self, out):
+        """``out`` (the function's output, or a tangent of it) as one array."""
+        leaves, treedef = tree_flatten(out)
+        self.layout = (treedef, [shape_of(leaf) for leaf in leaves])
+        return join_leaves(leaves)
+
+    def _split(self, flat):
+        treedef, shapes = self.layout
+        return tree_unflatten(treedef, split_leaves(flat, shapes))
 
     # --- the op's rules ---------------------------------------------------------------
     def _jvp(self, out, primals, tangents):
@@ -101,14 +119,14 @@ class _CustomFunction:
                 np.zeros(shape_of(p)) if t is None else getitem(t, j)
                 for p, t in zip(primals, tangents)
             ]
-            per_lane.append(self.jvp_rule(tuple(primals), tuple(directions))[1])
+            per_lane.append(self._joined(self.jvp_rule(tuple(primals), tuple(directions))[1]))
         return stack(per_lane)
 
     def _vjp(self, position, out, *rest):
         *args, out_bar = rest
         if self.bwd is not None:
             _, residuals = self.fwd(*args)
-            cotangents = self.bwd(residuals, out_bar)
+            cotangents = self.bwd(residuals, self._split(out_bar))
             if not isinstance(cotangents, (tuple, list)) or len(cotangents) != len(args):
                 raise TypeError(
                     f"{self.op.name}: the bwd rule must return a tuple with one cotangent per "
@@ -120,7 +138,7 @@ class _CustomFunction:
 
         # The JVP rule is linear in the tangents: its reverse-mode gradient is the VJP.
         def tangent_out(*directions):
-            return self.jvp_rule(tuple(args), directions)[1]
+            return self._joined(self.jvp_rule(tuple(args), directions)[1])
 
         zeros = [np.zeros(shape_of(a)) for a in args]
         return vjp(tangent_out, *zeros)[1](out_bar)[position]
@@ -128,9 +146,8 @@ class _CustomFunction:
     def _batch(self, args, batched):
         # Rules are written for one example: run them one example at a time.
         size = next(shape_of(a)[0] for a, b in zip(args, batched) if b)
-        return stack(
-            [self(*[getitem(a, j) if b else a for a, b in zip(args, batched)]) for j in range(size)]
-        )
+        examples = [[getitem(a, j) if b else a for a, b in zip(args, batched)] for j in range(size)]
+        return stack([apply(self.op, example, {}) for example in examples])
 
 
 def custom_jvp(fun: Callable) -> _CustomFunction:

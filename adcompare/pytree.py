@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from adcompare.ops import concatenate, getitem, reshape
 from adcompare.ops.registry import Box
 
 __all__ = [
@@ -47,9 +48,11 @@ __all__ = [
     "flat_call",
     "is_differentiable_leaf",
     "is_leaf",
+    "join_leaves",
     "plain_views",
     "register_pytree_node",
     "sequence_like",
+    "split_leaves",
     "tree_flatten",
     "tree_leaves",
     "tree_map",
@@ -435,3 +438,36 @@ def is_differentiable_leaf(leaf) -> bool:
     if isinstance(leaf, np.ndarray):
         return np.issubdtype(leaf.dtype, np.inexact)
     return type(leaf) in (list, tuple)  # an array literal: numpy promotes its ints
+
+
+# --- several outputs as one array ------------------------------------------------------
+
+
+def join_leaves(values: list):
+    """One array holding the arrays ``values`` flattened (itself when there is one): how a
+    function of several outputs becomes one op of one output.
+
+    >>> print(join_leaves([np.ones((1, 2)), np.zeros(1)]))
+    [1. 1. 0.]
+    """
+    if len(values) == 1:
+        return values[0]
+    return concatenate([reshape(v, (-1,)) for v in values])
+
+
+def split_leaves(flat, shapes: list, lead: tuple = ()) -> list:
+    """The arrays :func:`join_leaves` joined, of ``shapes``, from ``flat`` (with leading
+    axes ``lead``).
+
+    >>> [a.shape for a in split_leaves(np.arange(3.0), [(1, 2), (1,)])]
+    [(1, 2), (1,)]
+    """
+    if len(shapes) == 1:
+        return [flat]
+    parts, offset = [], 0
+    for shape in shapes:
+        size = int(np.prod(shape, dtype=np.int64))
+        index = (slice(None),) * len(lead) + (slice(offset, offset + size),)
+        parts.append(reshape(getitem(flat, index), lead + tuple(shape)))
+        offset += size
+    return parts

@@ -374,3 +374,19 @@ def test_scan_arguments_are_checked():
     with pytest.raises(ValueError, match="at least one snapshot"):
         w = ad.Tensor(np.ones(2), requires_grad=True)
         ad.checkpoint.scan(decay_step, np.ones(2), length=3, snapshots=0, args=(w,))
+
+
+@pytest.mark.parametrize(
+    "build",
+    [lambda a, b: (a, b), lambda a, b: {"a": a, "b": b}, lambda a, b: [a, {"b": b}]],
+    ids=["tuple", "dict", "nested"],
+)
+def test_a_checkpointed_function_may_return_a_tree(build):
+    block = ad.checkpoint(lambda v: build(ad.sin(v), v * v))
+    leaves = lambda v: ad.pytree.tree_leaves(block(v))
+    loss = lambda v: ad.sum(leaves(v)[0] * leaves(v)[1])
+    x = np.array([0.3, -1.2, 2.0])
+    assert ad.pytree.tree_structure(block(x)) == ad.pytree.tree_structure(build(x, x))
+    want = np.cos(x) * x**2 + 2 * x * np.sin(x)  # d/dx sum(sin(x) x^2)
+    for mode in ("reverse", "forward"):
+        np.testing.assert_allclose(ad.grad(loss, mode=mode)(x), want, rtol=1e-14)

@@ -6,6 +6,7 @@ never a traceback unless ``--debug`` is given.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -88,6 +89,9 @@ CASES = {
         (["report", "{tmp}/foreign.json", "--out", "{tmp}/report"], 2),
         (["report", "{tmp}/results.json", "--out", "reports/quick"], 2),
         (["report", "{tmp}/results.json", "--refresh-reference"], 2),
+        # A pipe with no writer and an endless device: refused, not read forever.
+        (["report", "{tmp}/fifo", "--out", "{tmp}/report"], 2),
+        (["report", "/dev/zero", "--out", "{tmp}/report"], 2),
     ],
     "targets": [
         (["targets", "--repeats", "0"], 2),
@@ -119,12 +123,15 @@ CASES = {
     ],
     "memory": [
         (["memory", "--memory-budget", "lots"], 2),
+        (["memory", "--memory-budget", "1e400GiB"], 2),
         (["memory", "--steps", "0"], 2),
         (["memory", "--steps", "4", "--problems", "heat", "--out", "/dev/null/x", "--quiet"], 2),
     ],
     "sparse": [
         (["sparse", "--problems", "nosuch", "--quick"], 2),
         (["sparse", "--report-only", "--out", "/nonexistent-folder/sparse"], 2),
+        (["sparse", "--report-only", "--out", "{tmp}/malformed"], 2),
+        (["sparse", "--report-only", "--out", "{tmp}/truncated"], 2),
         (["sparse", "--problems", "arrowhead", "--quick", "--out", "/dev/null/x"], 2),
         (["sparse", "--function", "{data}:tridiagonal", *SPARSE_TINY], 0),
         (["sparse", "--function", "{data}:raises", *SPARSE_TINY], 2),
@@ -184,6 +191,10 @@ def workspace(tmp_path, monkeypatch):
     results = cmd_bench.open_results(tmp_path / "results.json", resume=False, overwrite=False)
     sweep.run_sweep(config, results)
     (tmp_path / "foreign.json").write_text('{"name": "left-pad"}')
+    os.mkfifo(tmp_path / "fifo")
+    for folder, text in (("malformed", '{"cells": 5}'), ("truncated", '{"problems": [')):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "sparse.json").write_text(text)
     return tmp_path
 
 

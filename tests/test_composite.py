@@ -295,3 +295,40 @@ def test_logsumexp_with_scales_and_signs_matches_the_formula_and_differences():
         gx, gb = ad.grad(f, argnums=(0, 1), mode=mode)(x, b)
         np.testing.assert_allclose(gx, b * np.exp(x) / total[:, None], rtol=1e-12)
         np.testing.assert_allclose(gb, np.sum(np.exp(x) / total[:, None], axis=0), rtol=1e-12)
+
+
+def test_expm_of_a_matrix_with_inf_or_nan_is_nan_not_a_crash():
+    for bad in (np.inf, np.nan):
+        with np.errstate(invalid="ignore"):
+            value = ad.expm(np.array([[bad, 0.0], [0.0, 1.0]]))
+            gradient = ad.grad(lambda a: ad.sum(ad.expm(a)))(np.array([[1.0, bad], [0.0, 1.0]]))
+        assert np.isnan(value).any() and not np.isfinite(gradient).all()
+
+
+def test_concatenate_with_axis_none_joins_the_flattened_arrays():
+    a, b = np.arange(4.0).reshape(2, 2), np.array([7.0, 8.0, 9.0])
+    np.testing.assert_array_equal(
+        ad.concatenate([a, b], axis=None), np.concatenate([a, b], axis=None)
+    )
+    weights = np.arange(1.0, 8.0)
+    gradient = ad.grad(lambda x: ad.sum(ad.concatenate([x, b], axis=None) * weights))(a)
+    np.testing.assert_array_equal(gradient, weights[:4].reshape(2, 2))
+
+
+@pytest.mark.parametrize("axis", [(0, 2), (2, 0), (-1, 1), (0, 1, 2)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_median_and_quantile_over_a_tuple_of_axes_match_numpy(axis, keepdims):
+    x = np.random.default_rng(7).standard_normal((2, 3, 4))
+    np.testing.assert_allclose(
+        ad.median(x, axis=axis, keepdims=keepdims),
+        np.median(x, axis=axis, keepdims=keepdims),
+        rtol=1e-15,
+    )
+    np.testing.assert_allclose(
+        ad.quantile(x, [0.2, 0.9], axis=axis, keepdims=keepdims),
+        np.quantile(x, [0.2, 0.9], axis=axis, keepdims=keepdims),
+        rtol=1e-15,
+    )
+    # The derivative of a median of an odd count is 1 at the middle element.
+    gradient = ad.grad(lambda v: ad.sum(ad.median(v, axis=(0, 2))))(x[:, :, :3][:1])
+    assert np.array_equal(gradient.sum(axis=(0, 2)), np.ones(3))

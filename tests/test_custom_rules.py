@@ -114,3 +114,45 @@ def test_bad_bwd_rule_and_keywords_are_refused():
         ad.grad(f)(1.0, 2.0)
     with pytest.raises(TypeError, match="positional arrays only"):
         f(1.0, y=2.0)
+
+
+#: Output trees a rule's function may return, as JAX's custom rules take them.
+OUTPUT_TREES = {
+    "tuple": lambda a, b: (a, b),
+    "dict": lambda a, b: {"a": a, "b": b},
+    "nested": lambda a, b: (a, {"b": [b]}),
+}
+
+
+def _tree_leaves(tree):
+    return ad.pytree.tree_leaves(tree)
+
+
+@pytest.mark.parametrize("tree", sorted(OUTPUT_TREES))
+@pytest.mark.parametrize("rule", ["vjp", "jvp"])
+def test_a_custom_rule_may_return_a_tree_of_outputs(tree, rule):
+    """f(x) = (sin x, x^2) in a tuple, a dict or nested: the rule sees the same tree."""
+    build = OUTPUT_TREES[tree]
+
+    def plain(x):
+        return build(ad.sin(x), x * x)
+
+    fun = (ad.custom_vjp if rule == "vjp" else ad.custom_jvp)(plain)
+    if rule == "vjp":
+        fun.defvjp(
+            lambda x: (fun(x), x),
+            lambda x, g: (_tree_leaves(g)[0] * ad.cos(x) + _tree_leaves(g)[1] * 2.0 * x,),
+        )
+    else:
+        fun.defjvp(lambda p, t: (fun(p[0]), build(ad.cos(p[0]) * t[0], 2.0 * p[0] * t[0])))
+    x = np.array([0.3, -1.2, 2.0])
+    out = fun(x)
+    assert ad.pytree.tree_structure(out) == ad.pytree.tree_structure(plain(x))
+    loss = lambda v: ad.sum(_tree_leaves(fun(v))[0] * _tree_leaves(fun(v))[1])
+    # d/dx sum(sin(x) x^2) = cos(x) x^2 + 2 x sin(x)
+    want = np.cos(x) * x**2 + 2 * x * np.sin(x)
+    modes = ["reverse"] if rule == "vjp" else ["reverse", "forward"]
+    for mode in modes:
+        np.testing.assert_allclose(ad.grad(loss, mode=mode)(x), want, rtol=1e-14)
+    batched = ad.vmap(ad.grad(loss))(np.stack([x, 2 * x]))
+    np.testing.assert_allclose(batched[1], ad.grad(loss)(2 * x), rtol=1e-14)

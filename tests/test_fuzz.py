@@ -227,3 +227,46 @@ def test_the_fuzzer_catches_a_wrong_rule(wrong_op):
         ),
     )
     assert any(op.name == "wrong_sin" for op, _, _ in failing.steps)
+
+
+VMAP_BATCH = 3
+
+
+@st.composite
+def batched_programs(draw):
+    """A program and a batch of points near its own: each input moved by a drawn step of
+    up to 1e-3 per example, so every example stays inside the ops' domains (vmap against
+    a loop, the strategy that found issue 35's per-example masks and permutations)."""
+    program = draw(programs())
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    batch = [
+        np.stack([x + rng.uniform(-1e-3, 1e-3, x.shape) for _ in range(VMAP_BATCH)])
+        for x in program.inputs
+    ]
+    return program, batch
+
+
+@settings(
+    max_examples=FUZZ_EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(batched_programs())
+def test_vmap_of_random_programs_and_their_gradients_matches_a_loop(case):
+    program, batch = case
+    if not program.weights:
+        return
+    positions = tuple(range(len(program.inputs)))
+    for fn in (
+        program,
+        ad.grad(program, argnums=positions),
+        ad.grad(program, argnums=positions, mode="forward"),
+    ):
+        got = ad.vmap(fn)(*batch)
+        want = [fn(*[x[b] for x in batch]) for b in range(VMAP_BATCH)]
+        for k, part in enumerate(got if isinstance(got, tuple) else (got,)):
+            expected = np.stack([w[k] if isinstance(w, tuple) else w for w in want])
+            np.testing.assert_allclose(
+                part, expected, rtol=1e-12, atol=1e-12, equal_nan=True, err_msg=repr(program)
+            )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -35,8 +37,12 @@ def test_numpy_functions_dispatch_to_the_op_set():
 
 def test_functions_without_rules_refuse_to_drop_the_derivative():
     t = ad.Tensor([1.0, 2.0], requires_grad=True)
-    with pytest.raises(TypeError, match=r"np\.unwrap.*detach"):
+    with pytest.raises(TypeError, match=r"np\.unwrap.*x\.detach\(\)"):
         np.unwrap(t)
+    np.testing.assert_array_equal(np.unwrap(t.detach()), [1.0, 2.0])  # what it advises works
+    # A Dual has no .detach(): the advice in forward mode is its .primal.
+    with pytest.raises(TypeError, match=r"np\.unwrap.*x\.primal; a Dual has no \.detach"):
+        np.unwrap(ad.Dual(np.array([1.0, 2.0]), np.ones(2)))
     with pytest.raises(TypeError, match=r"np\.spacing.*drop"):
         np.spacing(ad.Dual(1.5, 1.0))
     with pytest.raises(TypeError, match=r"adcompare\.sum"):
@@ -78,3 +84,80 @@ def test_shape_errors_name_the_op_and_both_shapes():
         ad.sum(np.ones((2, 3)), axis=2)
     with pytest.raises(IndexError, match=r"getitem.*\(3,\)"):
         ad.Tensor(np.ones(3))[5]
+
+
+#: numpy's keywords adcompare's functions do not all take, with a value to pass.
+NUMPY_KEYWORDS = {"out": None, "where": True, "dtype": np.float64, "initial": 0.0}
+
+
+def _numpy_function(name):
+    found = np
+    for part in name.split("."):
+        found = getattr(found, part, None)
+    return found
+
+
+def _keyword_calls():
+    """``(name, keyword)`` for every numpy function adcompare stands in for whose keyword
+    adcompare's function does not take, where numpy's takes it."""
+    import inspect
+
+    from adcompare.engines.box import unknown_keywords
+    from adcompare.ops.registry import NUMPY_NAMES
+
+    for name, fn in sorted(NUMPY_NAMES.items()):
+        func = _numpy_function(name)
+        if func is None:
+            continue
+        if isinstance(func, np.ufunc):
+            # A generalised ufunc (matmul) takes no where=.
+            takes = {"out", "dtype"} | ({"where"} if func.signature is None else set())
+            arity = func.nin
+        else:
+            try:
+                parameters = inspect.signature(func).parameters.values()
+            except (TypeError, ValueError):
+                continue
+            takes = {p.name for p in parameters}
+            required = [p for p in parameters if p.default is inspect.Parameter.empty]
+            arity = len(required) if all(p.kind <= 1 for p in required) else 0
+        for keyword in sorted(set(NUMPY_KEYWORDS) & takes):
+            if arity in (1, 2) and keyword in unknown_keywords(fn, [keyword]):
+                yield name, keyword, arity
+
+
+@pytest.mark.parametrize(("name", "keyword", "arity"), list(_keyword_calls()))
+def test_a_numpy_keyword_adcompare_does_not_take_is_named_as_numpy_names_it(name, keyword, arity):
+    """np.max(t, initial=0) used to fail with "_prepare_axes() got an unexpected keyword
+    argument 'initial'": the refusal names numpy's keyword and the way out."""
+    t = ad.Tensor([0.25, 0.5, 0.75], requires_grad=True)
+    value = np.empty(3) if keyword == "out" else NUMPY_KEYWORDS[keyword]
+    with pytest.raises(TypeError) as refused:
+        _numpy_function(name)(*[t] * arity, **{keyword: value})
+    message = str(refused.value)
+    assert f"{keyword}=" in message and "unexpected keyword" not in message, message
+
+
+def test_clip_s_numpy_2_keywords_are_named():
+    t = ad.Tensor([0.25, 1.5], requires_grad=True)
+    with pytest.raises(TypeError, match=r"takes no min=, max=; give the bounds by position"):
+        np.clip(t, min=0.0, max=1.0)
+
+
+def test_writing_into_a_box_with_out_is_refused_not_a_recursion():
+    for t in (ad.Tensor([0.5, 1.0]), ad.Tensor([0.5, 1.0], requires_grad=True)):
+        with pytest.raises(TypeError, match=r"np\.exp\(\.\.\., out=\.\.\.\).*adcompare\.exp"):
+            np.exp(t, out=t)
+
+
+@pytest.mark.parametrize(
+    ("mode", "plain"),
+    [("reverse", lambda v: v.detach()), ("forward", lambda v: v.primal)],
+)
+def test_float_inside_a_transform_advises_what_works_in_that_mode(mode, plain):
+    """The refusal used to advise float(stop_gradient(x)), refused too; it now names the
+    mode's own way (.detach() of a Tensor, .primal of a Dual), and that way works."""
+    advice = "x.detach()" if mode == "reverse" else "x.primal; a Dual has no .detach()"
+    with pytest.raises(TypeError, match=re.escape(advice)):
+        ad.grad(lambda v: v * float(v), mode=mode)(3.0)
+    assert ad.grad(lambda v: v * float(plain(v)) ** 2, mode=mode)(3.0) == 9.0

@@ -4,6 +4,7 @@ record's fields."""
 
 from __future__ import annotations
 
+import functools
 import math
 import zlib
 
@@ -267,6 +268,13 @@ def _define(**fields):
             {"jvp": None, "vjp": None, "elementwise": True, "slope": (None, None)},
             "slope= gives 2 slope(s) for nargs=1; give one per argument",
         ),
+        ({"saves": ("x",)}, "saves=('x',); name what the VJP rules read"),
+        # A rule whose reads defop cannot see (a partial) was accepted, then failed in the sweep.
+        (
+            {"saves": ("x",), "vjp": functools.partial(lambda k, out, x, out_bar: k * x, 2.0)},
+            "with the words 'args' (the inputs) and 'out'",
+        ),
+        ({"saves": "args"}, "saves='args'; name what the VJP rules read"),
         ({"replay": "scalar"}, "give a scalar kernel or ARRAY_ONLY"),
         ({"sparsity": "selects all"}, "give a rule sparsity(out, *args, local, **params)"),
         ({"batch": "leading"}, "give a rule batch(args, batched, **params) or LEADING_AXIS"),

@@ -119,3 +119,11 @@ def test_multivariate_normal_is_differentiable_in_its_covariance():
 def test_t_cdf_refuses_traced_degrees_of_freedom():
     with pytest.raises(TypeError, match="degrees of freedom must be one constant"):
         ad.grad(lambda df: ad.stats.t.cdf(0.5, df))(3.0)
+
+
+def test_a_zero_scale_on_python_floats_is_nan_as_in_scipy_not_a_crash():
+    with np.errstate(divide="ignore", invalid="ignore"):
+        got = ad.stats.norm.logpdf(0.5, 0.0, 0.0)
+        want = st.norm.logpdf(0.5, 0.0, 0.0)
+    assert np.isnan(got) and np.isnan(want)
+    np.testing.assert_allclose(ad.stats.norm.logpdf(0.5, 0.0, 2.0), st.norm.logpdf(0.5, 0.0, 2.0))

@@ -121,7 +121,18 @@ def run(args) -> int:
     elif _measure(args, functions, results):
         return 2
     record(history, results, "sparse")
-    print(f"wrote {write_sparse_report(results, out)}", file=sys.stderr)
+    try:
+        report = write_sparse_report(results, out)
+    except (ValueError, KeyError, TypeError, IndexError) as error:
+        if not args.report_only:
+            raise  # a file this run wrote: an internal error
+        print(
+            f"adcompare sparse: {results} is not a sparse.json this version writes "
+            f"({type(error).__name__}: {error}); run without --report-only to measure again",
+            file=sys.stderr,
+        )
+        return 2
+    print(f"wrote {report}", file=sys.stderr)
     return 0
 
 

@@ -9,9 +9,12 @@ dropping the derivative.
 
 from __future__ import annotations
 
+import inspect
+import sys
+
 import numpy as np
 
-from adcompare.ops import COMPOSITES, OPS, getitem
+from adcompare.ops import COMPOSITES, OPS, getitem, public_functions
 from adcompare.ops.registry import NUMPY_NAMES, Box, raw, shape_of
 
 _COMPARISONS = {
@@ -50,6 +53,9 @@ def _numpy_name(func) -> str:
 
 class ArrayBox(Box):
     """Common face of the boxed values: shapes, operators, numpy methods."""
+
+    #: How a user takes this box's value without its derivative (said in refusals).
+    plain_value = "x.detach() of a Tensor, x.primal of a Dual"
 
     __slots__ = ()
     __array_priority__ = 100.0
@@ -141,8 +147,8 @@ class ArrayBox(Box):
                 f"{conversion} of a value that carries a derivative inside a transform would "
                 "drop the derivative (math.sin(x[0]) or float(x) * y silently give 0). Keep "
                 "the value an array and use adcompare's functions (ad.sin(x[0])); to use it "
-                "as a constant on purpose, call adcompare.stop_gradient(x) first, or call "
-                ".item() outside the transform"
+                "as a constant on purpose, take the value without its derivative first "
+                f"({self.plain_value}), or call .item() outside the transform"
             )
 
     def __bool__(self) -> bool:
@@ -179,19 +185,28 @@ class ArrayBox(Box):
             return fn(*inputs)
         suggestion = _REDUCTIONS.get(name, name) if method == "reduce" else name
         spelled = name if name.startswith("scipy.") else f"np.{name}"
+        if any(isinstance(o, Box) for o in kwargs.get("out", ())):
+            raise TypeError(
+                f"{spelled}(..., out=...) cannot write into an adcompare value; assign the "
+                f"result instead (x = adcompare.{NUMPY_NAMES.get(suggestion, ufunc).__name__}(x))"
+            )
         return _fallback(
             spelled if method == "__call__" else f"{spelled}.{method}",
             suggestion,
-            lambda: getattr(ufunc, method)(*_raws(inputs), **kwargs),
+            lambda: getattr(ufunc, method)(*_raws(inputs), **_raws(kwargs)),
             inputs,
+            tuple(kwargs) if method == "__call__" else (),
         )
 
     def __array_function__(self, func, types, args, kwargs):
         name = _numpy_name(func)
         fn = NUMPY_NAMES.get(name)
-        if fn is not None:
+        unknown = () if fn is None else unknown_keywords(fn, kwargs)
+        if fn is not None and not unknown:
             return fn(*args, **kwargs)
-        return _fallback(f"np.{name}", name, lambda: func(*_raws(args), **_raws(kwargs)), args)
+        return _fallback(
+            f"np.{name}", name, lambda: func(*_raws(args), **_raws(kwargs)), args, unknown
+        )
 
 
 #: numpy's name of each ufunc with an op that was called on a box so far.
@@ -206,24 +221,87 @@ def _raws(values):
     return raw(values)
 
 
+def _boxes(values) -> list:
+    if isinstance(values, (list, tuple)):
+        return [box for v in values for box in _boxes(v)]
+    return [values] if isinstance(values, ArrayBox) else []
+
+
 def _carries(values) -> bool:
     if isinstance(values, (list, tuple)):
         return any(_carries(v) for v in values)
     return isinstance(values, ArrayBox) and values._carries_derivative()
 
 
-def _fallback(call: str, name: str, compute, inputs):
+def _fallback(call: str, name: str, compute, inputs, keywords=()):
     """Run a numpy function on plain values if no derivative would be lost."""
     if not _carries(inputs):
         return compute()
-    if name in NUMPY_NAMES:
+    if name in NUMPY_NAMES and keywords:
+        spelled = ", ".join(f"{k}=" for k in keywords)
+        advice = dict.fromkeys(_KEYWORD_ADVICE.get(k, f"leave out {k}=") for k in keywords)
+        hint = f"adcompare.{NUMPY_NAMES[name].__name__} takes no {spelled}; " + "; ".join(advice)
+    elif name in NUMPY_NAMES:
         hint = f"use adcompare.{NUMPY_NAMES[name].__name__} (called this way it is not supported)"
     else:
+        plain = next(v for v in _boxes(inputs) if v._carries_derivative()).plain_value
         hint = (
             "adcompare has no derivative rule for it; build it from adcompare ops, "
-            "or call .detach() first if you mean to drop the derivative"
+            f"or take the value without its derivative first if you mean to drop it ({plain})"
         )
     raise TypeError(f"{call} on a value that carries a derivative would drop it: {hint}")
+
+
+#: What to do instead of numpy's keywords that adcompare's functions do not take.
+_KEYWORD_ADVICE = {
+    "out": "assign the result (y = adcompare.f(x)) instead of writing into out=",
+    "where": "choose the elements with adcompare.where(mask, ...) instead of where=",
+    "dtype": "convert the argument with .astype(dtype) instead of dtype=",
+    "initial": "combine the result with the initial value (adcompare.maximum, +) instead",
+    "min": "give the bounds by position, clip(x, low, high)",
+    "max": "give the bounds by position, clip(x, low, high)",
+}
+
+
+def unknown_keywords(fn, keywords) -> tuple[str, ...]:
+    """The keywords in ``keywords`` that adcompare's function ``fn`` does not take.
+
+    >>> from adcompare.ops import OPS, COMPOSITES
+    >>> unknown_keywords(OPS["max"].fn, ["axis", "initial"])
+    ('initial',)
+    >>> unknown_keywords(COMPOSITES["median"].fn, ["axis", "out"])
+    ('out',)
+    """
+    op = getattr(fn, "op", None)
+    takes = fn if op is None else op.prepare
+    if takes is None:
+        return tuple(keywords)
+    parameters = inspect.signature(takes).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return ()
+    names = {p.name for p in parameters}
+    return tuple(k for k in keywords if k not in names)
+
+
+def library_alternative() -> str:
+    """For a conversion to a numpy array inside a scipy function that adcompare has too
+    (``scipy.special.logsumexp``): a sentence pointing to adcompare's; else ``""``.
+
+    >>> library_alternative()
+    ''
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        if module.startswith("scipy."):
+            name = frame.f_code.co_name
+            if name in public_functions():
+                return (
+                    f"scipy's {name} converts its argument to a numpy array, which would "
+                    f"drop the derivative; call adcompare.{name} instead"
+                )
+        frame = frame.f_back
+    return ""
 
 
 def _install() -> None:

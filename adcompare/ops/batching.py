@@ -24,16 +24,24 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
+import numpy as np
+
 from adcompare.ops.registry import LEADING_AXIS, OpDef, apply, ndim_of
 from adcompare.ops.shape import broadcast_batch, pad_batched
-from adcompare.runtime.batch_arrays import padded
+from adcompare.runtime.batch_arrays import BatchArray, padded
 
 __all__ = ["rule_of"]
 
 
 def _elementwise(op: OpDef) -> Callable:
     def batch_elementwise(args, batched, **params):
-        rank = max(ndim_of(a) - b for a, b in zip(args, batched))
+        # An array parameter (where's condition, clip's bounds) broadcasts with the
+        # arguments: it counts for the rank of one example's result too.
+        rank = max(
+            *(ndim_of(a) - b for a, b in zip(args, batched)),
+            *(np.ndim(v) - isinstance(v, BatchArray) for v in params.values()),
+            0,
+        )
         lined_up = tuple(pad_batched(a, rank) if b else a for a, b in zip(args, batched))
         # A parameter read from a batched value (where's condition) is batched too.
         params = {k: padded(v, rank) for k, v in params.items()}

@@ -20,7 +20,7 @@ from adcompare.ops.registry import (
     raw,
     shape_of,
 )
-from adcompare.ops.shape import _lanes, broadcast_to, getitem
+from adcompare.ops.shape import _lanes, broadcast_to, getitem, reshape
 
 
 def _prepare_concatenate(*arrays, axis=0):
@@ -100,7 +100,13 @@ _concatenate = defop(
 def concatenate(arrays, axis: int = 0):
     """Join a sequence of arrays along an existing axis, as ``np.concatenate``.
 
+    ``axis=None`` joins the arrays flattened, as numpy does.
+
     >>> print(concatenate([[1.0], [2.0, 3.0]]))
     [1. 2. 3.]
+    >>> print(concatenate([[[1.0, 2.0]], [3.0]], axis=None))
+    [1. 2. 3.]
     """
+    if axis is None:
+        arrays, axis = [reshape(a, (-1,)) for a in arrays], 0
     return _concatenate(*arrays, axis=axis)

@@ -122,7 +122,8 @@ def svd(x, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
 
 
 def _refuse_rank_deficient(x, name: str, rcond=None) -> None:
-    values = np.linalg.svd(raw(x), compute_uv=False)
+    # Inside vmap, plain: one example that is rank-deficient is refused for the batch.
+    values = np.linalg.svd(np.asarray(raw(x)), compute_uv=False)
     m, n = shape_of(x)[-2:]
     cutoff = (max(m, n) * np.finfo(float).eps if rcond is None else rcond) * values[..., :1]
     if np.any(values[..., -1:] <= cutoff):
@@ -276,8 +277,11 @@ def expm(a):
     shape = shape_of(a)
     if len(shape) < 2 or shape[-1] != shape[-2]:
         raise ValueError(f"expm: expected square matrices, got shape {shape}")
-    size = float(np.max(np.sum(np.abs(raw(a)), axis=-2), initial=0.0))
-    squarings = max(0, math.ceil(math.log2(size)) + 1) if size > 0 else 0
+    # The largest column sum of every matrix (inside vmap, of the whole batch: more
+    # squarings than one example needs cost accuracy nothing). With inf or NaN in the
+    # matrix there is nothing to scale: the arithmetic carries them to the result.
+    size = float(np.max(np.sum(np.abs(np.asarray(raw(a))), axis=-2), initial=0.0))
+    squarings = max(0, math.ceil(math.log2(size)) + 1) if 0 < size < np.inf else 0
     scaled = multiply(a, 0.5**squarings)
     eye = np.broadcast_to(np.eye(shape[-1]), shape)
     # Horner's scheme: I + A(I + A/2 (I + A/3 (...))).

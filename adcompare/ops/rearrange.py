@@ -49,9 +49,10 @@ def _positions(shape: tuple[int, ...], start: int = 0) -> np.ndarray:
 
 def _gather(flat, positions: np.ndarray, fill=0.0):
     """The elements of ``flat`` at ``positions`` (1-based), ``fill`` where a position is 0."""
-    positions = np.asanyarray(positions)  # positions read from values stay watched
+    # positions read from values stay watched by the recorder, and per example inside vmap
+    positions = np.asanyarray(positions)
     filled = positions == 0
-    if not filled.any():
+    if not np.asarray(raw(filled)).any():
         return getitem(flat, positions - 1)
     taken = getitem(flat, np.where(filled, 0, positions - 1)) if shape_of(flat)[0] else 0.0
     return where(filled, fill, taken)
@@ -546,7 +547,7 @@ def select(condlist, choicelist, default=0.0):
         raise ValueError("select: give one condition per choice")
     out = default
     for cond, choice in reversed(list(zip(condlist, choicelist))):
-        out = where(np.asarray(raw(cond), dtype=bool), choice, out)
+        out = where(np.asanyarray(raw(cond), dtype=bool), choice, out)
     return out
 
 
@@ -561,7 +562,8 @@ def full_like(x, fill_value, dtype=None):
     [3. 3.]
     """
     if not isinstance(fill_value, Box):
-        return np.full_like(raw(x), fill_value, dtype=dtype)
+        # Of one example's shape (inside vmap, the same for every example).
+        return np.full(shape_of(x), fill_value, dtype=dtype or np.result_type(raw(x)))
     return broadcast_to(fill_value, shape_of(x))
 
 

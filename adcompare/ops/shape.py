@@ -32,7 +32,7 @@ from adcompare.ops.registry import (
     unbroadcast,
 )
 from adcompare.ops.registry.decisions import INDEX_PARAMETER
-from adcompare.runtime.batch_arrays import BatchArray
+from adcompare.runtime.batch_arrays import BatchArray, mark_as_index, per_example_index
 
 
 def _lanes(tangent, primal) -> tuple[int, ...]:
@@ -290,10 +290,15 @@ def _prepare_index(x, index):
         if isinstance(item, Box):
             item = raw(item)
         if isinstance(item, BatchArray):
-            raise TypeError(
-                "vmap: an index or mask that differs from example to example is not "
-                "supported; select with adcompare.where, or index outside vmap"
-            )
+            if item.dtype.kind not in "iu":
+                raise TypeError(
+                    "vmap: a mask that differs from example to example selects a different "
+                    "number of elements in each; select with adcompare.where, or index "
+                    "outside vmap"
+                )
+            parts.append(item)  # integer positions per example (a sort's permutation)
+            checked.append(item.view(np.ndarray))
+            continue
         if isinstance(item, (np.ndarray, list, tuple, range, bool, np.bool_)):
             # A sequence inside the index is an integer array to numpy, and may repeat
             # a position: as an array, the derivative accumulates it (np.add.at).
@@ -383,12 +388,26 @@ def _getitem_accumulate(total, out, x, out_bar, index, how="add"):
             np.subtract(0.0, total[slab], out=total[slab])
 
 
+def _getitem_value(x, index):
+    per_example = per_example_index(index)
+    if per_example is None:
+        return np.asarray(x)[index]
+    x = np.asarray(x)  # the same for every example: each reads its own positions
+    return mark_as_index(index, np.broadcast_to(x, (len(per_example[0]), *x.shape))[per_example])
+
+
+def _getitem_batch(args, batched, index):
+    (x,) = args
+    per_example = per_example_index(index)
+    if per_example is not None:
+        return getitem.prepared(x, index=per_example)
+    return _lanes_first(getitem(_lanes_last(x, 1), _lane_index(index, 1)), 1)
+
+
 getitem = defop(
     "getitem",
-    lambda x, index: np.asarray(x)[index],
-    batch=lambda args, batched, index: _lanes_first(
-        getitem(_lanes_last(args[0], 1), _lane_index(index, 1)), 1
-    ),
+    _getitem_value,
+    batch=_getitem_batch,
     replay=keep_number,
     complex=HOLOMORPHIC,
     saves=(),
@@ -457,6 +476,11 @@ def _covered_ranges(index: tuple, shape: tuple) -> list[tuple[int, int]] | None:
 def _scatter_value(v, index, shape):
     v = np.asarray(v)
     dtype = np.result_type(v, np.float32)
+    per_example = per_example_index(index)
+    if per_example is not None:  # v is the same for every example; the positions differ
+        out = np.zeros((len(per_example[0]), *shape), dtype=dtype)
+        np.add.at(out, per_example, v)
+        return mark_as_index(index, out)
     if any(isinstance(item, np.ndarray) for item in index):
         out = np.zeros(shape, dtype=dtype)
         np.add.at(out, index, v)  # integer arrays may repeat a position: accumulate
@@ -503,6 +527,9 @@ def _scatter_jvp(out, v, v_dot, index, shape):
 def _scatter_batch(args, batched, index, shape):
     (v,) = args
     batch_shape = shape_of(v)[:1]
+    per_example = per_example_index(index)
+    if per_example is not None:
+        return scatter_add.prepared(v, index=per_example, shape=batch_shape + shape)
     spread = scatter_add(_lanes_last(v, 1), index=_lane_index(index, 1), shape=shape + batch_shape)
     return _lanes_first(spread, 1)
 

@@ -19,7 +19,7 @@ from adcompare.ops.rearrange import ravel, sort
 from adcompare.ops.reductions import sum
 from adcompare.ops.registry import Box, composite, ndim_of, normalize_axes, raw, shape_of
 from adcompare.ops.registry.decisions import ORDER
-from adcompare.ops.shape import broadcast_to, expand_dims, getitem, reshape
+from adcompare.ops.shape import broadcast_to, expand_dims, getitem, reshape, transpose
 
 _AXES = [
     (((3, 4),), {}),
@@ -109,6 +109,18 @@ def _quantile_of_sorted(ordered, q: float, axis: int):
     return add(multiply(1.0 - fraction, low), multiply(fraction, pick(min(below + 1, n - 1))))
 
 
+def _over_axes(x, q, axis, keepdims: bool):
+    """``quantile`` over several axes, as numpy takes a tuple: those axes joined into one,
+    last."""
+    ndim = ndim_of(x)
+    axes = normalize_axes(axis, ndim)
+    kept = [a for a in range(-ndim, 0) if a not in axes]
+    moved = transpose(x, tuple(a % ndim for a in (*kept, *axes)))
+    joined = reshape(moved, tuple(shape_of(x)[a] for a in kept) + (-1,))
+    out = quantile(joined, q, axis=-1)
+    return expand_dims(out, axes) if keepdims else out
+
+
 @composite(
     cases=[
         (((7,),), {"q": 0.3}),
@@ -129,6 +141,8 @@ def quantile(x, q, axis=None, keepdims: bool = False, method: str = "linear"):
     if method != "linear":
         raise ValueError(f"quantile: method {method!r} is not supported; use method='linear'")
     x = _array(x)
+    if isinstance(axis, (tuple, list)) and len(axis) > 1:
+        return _over_axes(x, q, axis, keepdims)
     qs = np.asarray(raw(q), dtype=float)
     if np.any((qs < 0) | (qs > 1)):
         raise ValueError(f"quantile: q must lie in [0, 1], got {q!r}")

@@ -19,7 +19,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from adcompare.ops.elementwise import exp, log, log1p, multiply
+from adcompare.ops.elementwise import divide, exp, log, log1p, multiply, subtract
 from adcompare.ops.linalg_composite import solve_triangular
 from adcompare.ops.matrix_functions import cholesky
 from adcompare.ops.rearrange import diagonal
@@ -34,7 +34,8 @@ _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
 def _standardize(x, loc, scale):
-    return (x - loc) / scale
+    # The op set's division: Python floats would raise at scale 0 where numpy gives inf.
+    return divide(subtract(x, loc), scale)
 
 
 # --- norm ------------------------------------------------------------------------------

@@ -11,11 +11,22 @@ engine treats it as batched. The engine installs its box type here
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from adcompare.runtime.boxes import raw
 
-__all__ = ["BatchArray", "install_box", "mark", "padded", "rebox", "unmark"]
+__all__ = [
+    "BatchArray",
+    "install_box",
+    "mark",
+    "mark_as_index",
+    "padded",
+    "per_example_index",
+    "rebox",
+    "unmark",
+]
 
 _SHAPE_ONLY = {
     np.shape,
@@ -79,10 +90,76 @@ class BatchArray(np.ndarray):
             return rebox(mark(np.where(*[padded(a, rank) for a in args], **kwargs), level))
         if func in _SHAPE_ONLY or func in _REDUCTIONS:
             return super().__array_function__(func, types, args, kwargs)
+        if func in _ALONG_AXES:
+            return _along_axes(func, args, kwargs)
+        if func in _TRAILING_AXES:
+            level = _one_level(args)
+            return _marked_parts(func(*[_plain(a) for a in args], **kwargs), level)
         raise TypeError(
-            f"vmap: np.{func.__name__} on a value read from a batched value is not "
-            "supported; write the rule with the op set's functions"
+            f"vmap: np.{func.__name__} on a value read from a batched value (raw() inside "
+            "vmap) is not supported; compute it with adcompare's functions, or call the "
+            "function once per example in a Python loop"
         )
+
+
+#: numpy functions of one example's axes, with their axis parameters: the batch axis
+#: goes first, axes counted from the front move one along.
+_ALONG_AXES = {
+    np.argsort: ("axis",),
+    np.argpartition: ("axis",),
+    np.take_along_axis: ("axis",),
+    np.diagonal: ("axis1", "axis2"),
+}
+#: numpy functions of the last axes, over stacks of them: the batch is one more stack.
+_TRAILING_AXES = {
+    np.linalg.slogdet,
+    np.linalg.svd,
+    np.linalg.qr,
+    np.linalg.eigh,
+    np.linalg.eigvalsh,
+    np.linalg.det,
+    np.iscomplexobj,
+    np.isrealobj,
+}
+
+
+def _plain(value):
+    return value.view(np.ndarray) if isinstance(value, BatchArray) else value
+
+
+def _marked_parts(result, level: tuple):
+    """A numpy result (an array, a named tuple of arrays, or a flag) marked as batched."""
+    if isinstance(result, tuple):
+        parts = [_marked_parts(part, level) for part in result]
+        return type(result)(*parts) if hasattr(result, "_fields") else tuple(parts)
+    if isinstance(result, (bool, np.bool_)):
+        return result  # a question about the dtype, the same for every example
+    return mark(result, level)
+
+
+def _along_axes(func, args, kwargs):
+    """``func`` on each example: arrays with the batch axis first (broadcast where a
+    plain argument is the same for every example), axes of one example shifted by one."""
+    bound = inspect.signature(func).bind(*args, **kwargs)
+    bound.apply_defaults()
+    arguments = bound.arguments
+    level = _one_level([a for a in arguments.values() if isinstance(a, BatchArray)])
+    arrays = [name for name, value in arguments.items() if isinstance(value, np.ndarray)]
+    size = next(len(arguments[n]) for n in arrays if isinstance(arguments[n], BatchArray))
+    for name in arrays:
+        value = arguments[name]
+        if not isinstance(value, BatchArray):
+            value = np.broadcast_to(value, (size, *np.shape(value)))
+        arguments[name] = value.view(np.ndarray)
+    for name in _ALONG_AXES[func]:
+        axis = arguments[name]
+        if axis is None:  # numpy's flattened array: each example flattened
+            for array in arrays:
+                arguments[array] = arguments[array].reshape(size, -1)
+            arguments[name] = 1
+        elif axis >= 0:
+            arguments[name] = axis + 1
+    return mark(func(*bound.args, **bound.kwargs), level)
 
 
 def _one_level(values) -> tuple:
@@ -138,3 +215,44 @@ def unmark(value, level: int):
             _one_level([value, mark(0, (level,))])
         return value.view(np.ndarray), True
     return value, False
+
+
+def per_example_index(index: tuple) -> tuple | None:
+    """An index holding positions per example (vmap's ``BatchArray``) as one plain index
+    of the batched array: the batch axis indexed by its own numbers, so each example
+    reads its own positions; ``None`` for an index that is the same for every example.
+
+    The per-example positions must lead the index (``x[i]``, ``x[i, j, :]``), so that
+    numpy puts their axes first both per example and batched.
+
+    >>> positions = mark(np.array([[2, 0], [1, 1]]), (7,))  # two examples' positions
+    >>> x = np.array([[10.0, 11.0, 12.0], [20.0, 21.0, 22.0]])
+    >>> print(x[per_example_index((positions,))])
+    [[12. 10.]
+     [21. 21.]]
+    """
+    batches = [item for item in index if isinstance(item, BatchArray)]
+    if not batches:
+        return None
+    advanced = [not isinstance(item, slice) and item is not Ellipsis for item in index]
+    leading = advanced.index(False) if False in advanced else len(index)
+    if any(advanced[leading:]) or any(item is None for item in index):
+        raise TypeError(
+            "vmap: positions that differ per example (a sort's permutation) must lead the "
+            "index, as in x[i] or x[i, j, :]; move the indexed axes first with "
+            "adcompare.moveaxis"
+        )
+    items = index[:leading]
+    rank = max(np.ndim(item) - isinstance(item, BatchArray) for item in items)
+    size = len(batches[0])
+    numbers = np.arange(size).reshape((size,) + (1,) * rank)
+    return (numbers, *[padded(item, rank) for item in items], *index[leading:])
+
+
+def mark_as_index(index: tuple, value):
+    """``value`` computed with a per-example index, marked as the index's batch.
+
+    >>> mark_as_index((mark([[0], [1]], (7,)),), np.zeros(2)).levels
+    (7,)
+    """
+    return mark(value, next(item for item in index if isinstance(item, BatchArray)).levels)

@@ -227,6 +227,11 @@ class Results:
 
 def read_json(path: Path):
     """The JSON in ``path``, or a :class:`ResultsError` saying why it cannot be read."""
+    if path.exists() and not path.is_file() and not path.is_dir():
+        # A pipe waits for a writer and a device may never end: reading would not return.
+        raise ResultsError(
+            f"{path} is not a regular file (a pipe or a device); give a results file"
+        )
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -35,8 +35,8 @@ def parse_bytes(text: str) -> int:
             f"cannot read the memory size {text!r}; write a number of bytes with an "
             "optional unit: 1GiB, 512MiB, 800MB, 2e9"
         ) from None
-    if not value > 0:
-        raise ValueError(f"a memory size must be positive, not {text!r}")
+    if not 0 < value < 2**63:  # NaN, 0, and sizes no machine has (1e400GiB reads as inf)
+        raise ValueError(f"a memory size must be positive and below 8 EiB, not {text!r}")
     return int(value)
 
 

@@ -56,6 +56,11 @@ class Batched(ArrayBox):
         levels = inner.levels if isinstance(inner, BatchArray) else ()
         return mark(inner, (self.level, *levels))
 
+    @property
+    def plain_value(self) -> str:
+        """How to take the value without its derivative: as for the box it holds."""
+        return getattr(self.value, "plain_value", ArrayBox.plain_value)
+
     def _carries_derivative(self) -> bool:
         return isinstance(self.value, ArrayBox) and self.value._carries_derivative()
 
@@ -110,10 +115,16 @@ class Batched(ArrayBox):
         rule = rule_of(op)
         if rule is None:
             raise TypeError(
-                f"vmap: the op {op.name} has no batching rule; give its record one "
-                "(OpDef.batch), or loop over the batch in Python"
+                f"vmap cannot batch the op {op.name!r}: it has no batching rule; call it "
+                "once per example in a Python loop, or give it one with "
+                "defop(..., batch=...) (see adcompare.ops.batching)"
             )
-        return Batched(rule(tuple(values), tuple(batched), **params), level)
+        try:
+            return Batched(rule(tuple(values), tuple(batched), **params), level)
+        except TypeError as error:
+            if str(error).startswith("vmap: np."):  # a rule read a batched value with numpy
+                raise TypeError(f"vmap cannot batch the op {op.name!r}: {error}") from None
+            raise
 
 
 install_box(Batched)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from adcompare.engines.box import ArrayBox
+from adcompare.engines.box import ArrayBox, library_alternative
 from adcompare.ops import OpDef, add, broadcast_to, reshape
 from adcompare.ops.registry import (
     Box,
@@ -99,12 +99,15 @@ class Dual(ArrayBox):
     def raw_value(self):
         return self.primal
 
+    plain_value = "x.primal; a Dual has no .detach()"
+
     def _carries_derivative(self) -> bool:
         return True
 
     def __array__(self, dtype=None, copy=None):
         raise TypeError(
-            "converting a Dual to a numpy array would drop its tangent; "
+            library_alternative()
+            or "converting a Dual to a numpy array would drop its tangent; "
             "use .primal for the value and .tangent for the derivative"
         )
 

@@ -23,7 +23,7 @@ import weakref
 import numpy as np
 from numpy import ndarray  # hot paths: numpy's module __getattr__ makes `np.ndarray` a slow lookup
 
-from adcompare.engines.box import ArrayBox
+from adcompare.engines.box import ArrayBox, library_alternative
 from adcompare.engines.reverse import memory
 from adcompare.engines.reverse.grad_mode import _state, enable_grad
 from adcompare.engines.reverse.sweep import sweep
@@ -156,8 +156,9 @@ class Tensor(ArrayBox):
         """The value as a numpy array; refuses if that would drop a derivative."""
         if self._requires_grad:
             raise RuntimeError(
-                "numpy() on a tensor that requires grad would silently drop its derivative; "
-                "call .detach().numpy() if that is what you want"
+                library_alternative()
+                or "numpy() on a tensor that requires grad would silently drop its "
+                "derivative; call .detach().numpy() if that is what you want"
             )
         return np.asarray(raw(self._data))
 
@@ -225,6 +226,8 @@ class Tensor(ArrayBox):
         """The shape of the value (Box.shape, without its two calls: rules read it often)."""
         data = self._data
         return data.shape if type(data) is ndarray else shape_of(data)
+
+    plain_value = "x.detach()"
 
     def _carries_derivative(self) -> bool:
         return self._requires_grad

@@ -166,6 +166,12 @@ def _record_fields(name: str, value: Callable, fields: dict) -> dict:
             f"the fields are OpDef's: {sorted(DEFOP_FIELDS)}"
         )
     _check_kinds(name, fields)
+    unknown_saves = set(fields.get("saves") or ()) - _SAVES_ALL
+    if unknown_saves or isinstance(fields.get("saves"), str):
+        raise ValueError(
+            f"op {name!r}: saves={fields['saves']!r}; name what the VJP rules read from the "
+            "forward pass with the words 'args' (the inputs) and 'out', as a tuple"
+        )
     hints = _checked_hints(name, fields.get("nargs", 1), fields.get("hints", NO_HINTS))
     if fields.get("elementwise") and hints.into is None:
         hints = dataclasses.replace(hints, into=_ufunc_into(value))
