@@ -364,11 +364,11 @@ i0 = _unary(
 i1 = _unary(
     "i1",
     sc.i1,
-    lambda out, x: i0(x) - out / x,
+    # I1' = (I0 + I2) / 2, finite at 0 (I0 - I1 / x is 0 / 0 there).
+    lambda out, x: 0.5 * (i0(x) + _iv(x, v=2.0)),
     sym=lambda x: sympy.besseli(1, x),
-    domain=(0.5, 3.0),
+    domain=(-3.0, 3.0),
     label="I1",
-    saves=("args", "out"),
     doc="The modified Bessel function of the first kind of order 1, elementwise.",
     example="i1(0.0) -> 0.0",
 )

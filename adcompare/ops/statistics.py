@@ -12,8 +12,9 @@ import math
 
 import numpy as np
 
+from adcompare.ops.complex_parts import conj, real
 from adcompare.ops.composite import mean, stack
-from adcompare.ops.elementwise import add, divide, multiply, sqrt, subtract
+from adcompare.ops.elementwise import add, divide, multiply, sqrt, subtract, where
 from adcompare.ops.joining import concatenate
 from adcompare.ops.rearrange import ravel, sort
 from adcompare.ops.reductions import sum
@@ -38,14 +39,21 @@ def _count(x, axis) -> int:
 
 @composite(method="var", cases=_AXES + [(((5,),), {"ddof": 1})])
 def var(x, axis=None, ddof: int = 0, keepdims: bool = False):
-    """Variance over ``axis`` with ``n - ddof`` in the denominator, as ``np.var``.
+    """Variance over ``axis`` with ``n - ddof`` in the denominator, as ``np.var``
+    (real for complex ``x``, as numpy's).
 
     >>> print(var([1.0, 2.0, 3.0, 4.0]))
     1.25
     """
     x = _array(x)
     centred = subtract(x, mean(x, axis=axis, keepdims=True))
-    total = sum(multiply(centred, centred), axis=axis, keepdims=keepdims)
+    # numpy's variance of complex values is real: the mean of |x - mean|².
+    square = (
+        real(multiply(centred, conj(centred)))
+        if np.iscomplexobj(raw(x))
+        else multiply(centred, centred)
+    )
+    total = sum(square, axis=axis, keepdims=keepdims)
     return divide(total, float(_count(x, axis) - ddof))
 
 
@@ -96,16 +104,25 @@ def average(x, axis=None, weights=None, returned: bool = False, keepdims: bool =
 
 
 def _quantile_of_sorted(ordered, q: float, axis: int):
-    """numpy's linear interpolation between the sorted elements around ``q``."""
+    """numpy's linear interpolation between the sorted elements around ``q``.
+
+    ``sort`` puts NaN last, so a NaN anywhere along the axis is the last element:
+    there the quantile is that NaN, as in numpy (the mask is taken from values,
+    as every mask is).
+    """
     n = shape_of(ordered)[axis]
     position = (n - 1) * q
     below = math.floor(position)
     fraction = position - below
     pick = lambda i: getitem(ordered, (Ellipsis, i) + (slice(None),) * (-1 - axis))
     low = pick(below)
-    if fraction == 0:
-        return low
-    return add(multiply(1.0 - fraction, low), multiply(fraction, pick(min(below + 1, n - 1))))
+    value = (
+        low
+        if fraction == 0
+        else add(multiply(1.0 - fraction, low), multiply(fraction, pick(min(below + 1, n - 1))))
+    )
+    last = pick(n - 1)
+    return where(np.isnan(raw(last)), last, value)
 
 
 @composite(
@@ -206,6 +223,8 @@ def diff(x, n: int = 1, axis: int = -1, prepend=None, append=None):
     >>> print(diff([1.0, 4.0, 9.0, 16.0]))
     [3. 5. 7.]
     """
+    if not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"diff: order must be a non-negative integer, got n={n!r}")
     x = _array(x)
     (axis,) = normalize_axes(axis, ndim_of(x))
     edge_shape = tuple(1 if i - ndim_of(x) == axis else d for i, d in enumerate(shape_of(x)))
