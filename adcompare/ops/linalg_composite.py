@@ -5,8 +5,9 @@ solve_triangular and expm.
 Decompositions with a sign gauge (eigenvectors, singular vectors) use
 :func:`~adcompare.ops.matrix_functions.eigh_vectors`'s: each vector's last component is
 non-negative, so they are differentiable functions of the matrix, and may
-differ in sign from numpy's. Rectangular decompositions go through the Gram
-matrix (``xᵀx``), which is accurate for well-conditioned matrices; a
+differ in sign from numpy's. svd goes through the Gram matrix (``xᵀx``), which
+is accurate for well-conditioned matrices; pinv and lstsq take numpy's
+SVD-based pseudo-inverse, whose rules never form the Gram matrix. A
 rank-deficient matrix is refused rather than differentiated wrongly.
 """
 
@@ -17,11 +18,19 @@ from typing import NamedTuple
 
 import numpy as np
 
+from adcompare.ops.complex_parts import is_complex
 from adcompare.ops.composite import composite
-from adcompare.ops.elementwise import add, divide, multiply, subtract
+from adcompare.ops.elementwise import abs, add, divide, multiply, subtract
 from adcompare.ops.joining import concatenate
 from adcompare.ops.linalg import inv, logabsdet, matmul, solve
-from adcompare.ops.matrix_functions import cholesky, eigh_vectors, eigvalsh, svdvals
+from adcompare.ops.matrices import adjoint
+from adcompare.ops.matrix_functions import (
+    cholesky,
+    eigh_vectors,
+    eigvalsh,
+    pinv_full_rank,
+    svdvals,
+)
 from adcompare.ops.reductions import sum
 from adcompare.ops.registry import ndim_of, raw, shape_of
 from adcompare.ops.shape import expand_dims, getitem, transpose
@@ -142,10 +151,7 @@ def pinv(x, rcond=None, hermitian: bool = False):
     [[0.5 0.5]]
     """
     _refuse_rank_deficient(x, "pinv", rcond)
-    m, n = shape_of(x)[-2:]
-    if m >= n:
-        return solve(matmul(_swap_last(x), x), _swap_last(x))
-    return _swap_last(solve(matmul(x, _swap_last(x)), x))
+    return pinv_full_rank(x)
 
 
 @composite(numpy=("linalg.lstsq",))
@@ -166,6 +172,8 @@ def lstsq(a, b, rcond=None):
     x = matmul(pinv(a), b)
     if m > n:
         residual = subtract(b, matmul(a, x))
+        if is_complex(residual):
+            residual = abs(residual)
         residuals = sum(multiply(residual, residual), axis=0)
         if ndim_of(b) == 1:
             residuals = expand_dims(residuals, 0)
@@ -250,8 +258,10 @@ def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = F
     triangle = (
         add(multiply(a, strict), np.eye(n)) if unit_diagonal else (multiply(a, strict + np.eye(n)))
     )
-    if trans in (1, "T", 2, "C"):
+    if trans in (1, "T"):
         triangle = _swap_last(triangle)
+    elif trans in (2, "C"):
+        triangle = adjoint(triangle)
     elif trans not in (0, "N"):
         raise ValueError(f"solve_triangular: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
     return solve(triangle, b)

@@ -18,9 +18,11 @@ import numpy as np
 import scipy.linalg
 import sympy
 
+from adcompare.ops.complex_parts import conj, is_complex
 from adcompare.ops.elementwise import add, divide, multiply, subtract
 from adcompare.ops.linalg import inv, matmul, solve
 from adcompare.ops.matrices import (
+    adjoint,
     defmatrix,
     diagonally_dominant,
     full_rank,
@@ -38,7 +40,7 @@ from adcompare.ops.matrices import (
     triangle,
 )
 from adcompare.ops.reductions import sum
-from adcompare.ops.registry import ndim_of, shape_of
+from adcompare.ops.registry import WIRTINGER, ndim_of, shape_of
 from adcompare.ops.shape import expand_dims, getitem, reshape
 
 # --- cholesky ---------------------------------------------------------------------------
@@ -305,6 +307,68 @@ svdvals = defmatrix(
     doc="The singular values, descending, batched, as ``np.linalg.svdvals``. Distinct, "
     "non-zero singular values are differentiable.",
     example="svdvals([[3.0, 0.0], [0.0, -4.0]]) -> [4. 3.]",
+)
+
+
+# --- the pseudo-inverse -------------------------------------------------------------------
+
+
+def _pinv_jvp(out, x, x_dot):
+    # Ṗ = -P Ẋ P + P Pᴴ Ẋᴴ (I - X P) + (I - P X) Ẋᴴ Pᴴ P (Golub and Pereyra): no Gram
+    # matrix, so the condition number enters once, as in the value.
+    m, n = shape_of(x)[-2:]
+    x_dot_h = adjoint(x_dot)
+    return add(
+        subtract(
+            matmul(matmul(out, matmul(adjoint(out), x_dot_h)), _residual(np.eye(m), x, out)),
+            matmul(matmul(out, x_dot), out),
+        ),
+        matmul(_residual(np.eye(n), out, x), matmul(x_dot_h, matmul(adjoint(out), out))),
+    )
+
+
+def _residual(eye, a, b):
+    return subtract(eye, matmul(a, b))
+
+
+def _pinv_vjp(out, x, out_bar):
+    # The transpose of the JVP: the Ẋ term gives -Pᵀ Ḡ Pᵀ, the Ẋᴴ terms the conjugate of
+    # (I - X P) Ḡᵀ P Pᴴ + Pᴴ P Ḡᵀ (I - P X).
+    m, n = shape_of(x)[-2:]
+    flipped = swap_last(out_bar)
+    conjugated = add(
+        matmul(matmul(_residual(np.eye(m), x, out), flipped), matmul(out, adjoint(out))),
+        matmul(matmul(adjoint(out), out), matmul(flipped, _residual(np.eye(n), out, x))),
+    )
+    if is_complex(conjugated):
+        conjugated = conj(conjugated)
+    return subtract(conjugated, matmul(matmul(swap_last(out), out_bar), swap_last(out)))
+
+
+def _sym_pinv(x):
+    def inverse(a):
+        m = sympy_matrix(a)
+        if m.rows >= m.cols:
+            return to_object_array((m.T * m).inv() * m.T)
+        return to_object_array(m.T * (m * m.T).inv())
+
+    return sympy_batches(inverse, x)
+
+
+pinv_full_rank = defmatrix(
+    "_pinv",
+    np.linalg.pinv,
+    numpy=(),
+    complex=WIRTINGER,
+    domain=full_rank,
+    prepare=_prepare_matrices,
+    cases=[(((2, 1),), {}), (((1, 2),), {}), (((2, 3, 1),), {})],
+    sym=_sym_pinv,
+    jvp=_pinv_jvp,
+    vjp=_pinv_vjp,
+    doc="numpy's pseudo-inverse (from the SVD) of matrices of full rank, batched, for "
+    "``pinv`` and ``lstsq``: its rules hold where the rank is constant.",
+    example="_pinv([[1.0], [1.0]]) -> [[0.5 0.5]]",
 )
 
 

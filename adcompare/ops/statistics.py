@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from adcompare.ops.complex_parts import conj, real
+from adcompare.ops.complex_parts import conj, is_complex, real
 from adcompare.ops.composite import mean, stack
 from adcompare.ops.elementwise import add, divide, multiply, sqrt, subtract, where
 from adcompare.ops.joining import concatenate
@@ -48,11 +48,7 @@ def var(x, axis=None, ddof: int = 0, keepdims: bool = False):
     x = _array(x)
     centred = subtract(x, mean(x, axis=axis, keepdims=True))
     # numpy's variance of complex values is real: the mean of |x - mean|².
-    square = (
-        real(multiply(centred, conj(centred)))
-        if np.iscomplexobj(raw(x))
-        else multiply(centred, centred)
-    )
+    square = real(multiply(centred, conj(centred))) if is_complex(x) else multiply(centred, centred)
     total = sum(square, axis=axis, keepdims=keepdims)
     return divide(total, float(_count(x, axis) - ddof))
 
