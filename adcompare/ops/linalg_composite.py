@@ -2,13 +2,12 @@
 slogdet, eigh, svd, pinv, lstsq, matrix_power, qr, and scipy's
 solve_triangular and expm.
 
-Decompositions with a sign gauge (eigenvectors, singular vectors) use
-:func:`~adcompare.ops.matrix_functions.eigh_vectors`'s: each vector's last component is
-non-negative, so they are differentiable functions of the matrix, and may
-differ in sign from numpy's. svd goes through the Gram matrix (``xᵀx``), which
-is accurate for well-conditioned matrices; pinv and lstsq take numpy's
-SVD-based pseudo-inverse, whose rules never form the Gram matrix. A
-rank-deficient matrix is refused rather than differentiated wrongly.
+Eigenvectors and singular vectors have numpy's signs (decided by values:
+the derivative is that of the vector whose sign stays fixed near the
+point). svd goes through the Gram matrix (``xᵀx``), which is accurate for
+well-conditioned matrices; pinv and lstsq take numpy's SVD-based
+pseudo-inverse, whose rules never form the Gram matrix. A rank-deficient
+matrix is refused rather than differentiated wrongly.
 """
 
 from __future__ import annotations
@@ -82,8 +81,7 @@ def slogdet(x):
 @composite(numpy=("linalg.eigh",))
 def eigh(x, UPLO: str = "L"):  # noqa: N803 (numpy's name)
     """Eigenvalues (ascending) and eigenvectors of symmetric matrices, as
-    ``np.linalg.eigh``; each eigenvector is signed so its last component is
-    non-negative (numpy's signs are arbitrary and may differ).
+    ``np.linalg.eigh``, with numpy's signs.
 
     >>> w, v = eigh([[2.0, 1.0], [1.0, 2.0]])
     >>> print(w, np.round(v * np.sqrt(2), 6))
@@ -119,14 +117,27 @@ def svd(x, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
             f"svd: full_matrices=True on a {m}x{n} matrix adds vectors that are not "
             "unique, so not differentiable; pass full_matrices=False"
         )
+    _refuse_rank_deficient(x, "svd with compute_uv=True")
     values = svdvals(x)
     if m >= n:
         right = _reversed_columns(eigh_vectors(matmul(_swap_last(x), x)))
+        right = multiply(right, _numpy_signs(right, np.linalg.svd(raw(x))[2], -1))
         left = divide(matmul(x, right), expand_dims(values, -2))
     else:
         left = _reversed_columns(eigh_vectors(matmul(x, _swap_last(x))))
+        left = multiply(left, _numpy_signs(left, np.linalg.svd(raw(x))[0], -2))
         right = divide(matmul(_swap_last(x), left), expand_dims(values, -2))
     return SVDResult(left, values, _swap_last(right))
+
+
+def _numpy_signs(vectors, numpy_vectors, axis: int):
+    """The signs (constants, decided by values) that turn each column of ``vectors`` into
+    numpy's singular vector (a column of U, or a row of Vh for ``axis=-1``)."""
+    if axis == -1:
+        numpy_vectors = np.swapaxes(numpy_vectors, -1, -2)
+    k = shape_of(vectors)[-1]
+    agreement = np.sum(raw(vectors) * numpy_vectors[..., :k], axis=-2, keepdims=True)
+    return np.where(agreement < 0, -1.0, 1.0)
 
 
 def _refuse_rank_deficient(x, name: str, rcond=None) -> None:

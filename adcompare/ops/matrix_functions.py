@@ -40,7 +40,7 @@ from adcompare.ops.matrices import (
     triangle,
 )
 from adcompare.ops.reductions import sum
-from adcompare.ops.registry import WIRTINGER, ndim_of, shape_of
+from adcompare.ops.registry import WIRTINGER, ndim_of, raw, shape_of
 from adcompare.ops.shape import expand_dims, getitem, reshape
 
 # --- cholesky ---------------------------------------------------------------------------
@@ -184,10 +184,18 @@ eigvalsh = defmatrix(
 )
 
 
-def _eigh_vectors_value(x, lower):
-    vectors = np.linalg.eigh(x, _uplo(lower)).eigenvectors
-    # The gauge: each eigenvector's sign makes its last component non-negative.
-    return vectors * np.where(vectors[..., -1:, :] < 0, -1.0, 1.0)
+def _prepare_eigh_vectors(x, UPLO="L"):  # noqa: N803 (numpy's name)
+    """The triangle read, and numpy's sign of each eigenvector relative to the gauge that
+    makes the last component non-negative (the SymPy counterpart's): decided by values."""
+    lower = _prepare_uplo(x, UPLO)["lower"]
+    last = np.linalg.eigh(np.asarray(raw(x)), _uplo(lower)).eigenvectors[..., -1, :]
+    return {"lower": lower, "signs": np.where(last < 0, -1.0, 1.0)}
+
+
+def _eigh_vectors_value(x, lower, signs):
+    # numpy's own vectors, so that a function of them has numpy's value; the rules hold
+    # for any sign that stays fixed near the point.
+    return np.linalg.eigh(x, _uplo(lower)).eigenvectors
 
 
 def _gap_factors(x, lower):
@@ -198,19 +206,19 @@ def _gap_factors(x, lower):
     return divide(1.0 - np.eye(n), gaps)
 
 
-def _eigh_vectors_jvp(out, x, x_dot, lower):
+def _eigh_vectors_jvp(out, x, x_dot, lower, signs):
     # V̇ = V (F ∘ Vᵀ Ṡ V): the vectors turn into each other, at rates set by the gaps.
     rotated = matmul(matmul(swap_last(out), symmetric_part(x_dot, lower=lower)), out)
     return matmul(out, multiply(_gap_factors(x, lower), rotated))
 
 
-def _eigh_vectors_vjp(out, x, out_bar, lower):
+def _eigh_vectors_vjp(out, x, out_bar, lower, signs):
     inner = multiply(_gap_factors(x, lower), matmul(swap_last(out), out_bar))
     return symmetric_part_adjoint(matmul(matmul(out, inner), swap_last(out)), lower=lower)
 
 
-def _sym_eigh_vectors(x, lower):
-    def vectors(a):
+def _sym_eigh_vectors(x, lower, signs):
+    def vectors(a, sign):
         if a.shape[-1] != 2:
             raise NotImplementedError("the SymPy counterpart of eigh_vectors covers 2x2 matrices")
         s = sympy_symmetric(a, lower)
@@ -220,23 +228,30 @@ def _sym_eigh_vectors(x, lower):
             first, last = value - s[1, 1], s[1, 0]
             scale = last / sympy.sqrt(last**2 * (first**2 + last**2))
             columns.append([first * scale, last * scale])
-        return np.array(columns, dtype=object).T
+        return np.array(columns, dtype=object).T * sign
 
-    return sympy_batches(vectors, x)
+    signs = np.asarray(signs, dtype=object)
+    return sympy_batches(vectors, x, signs.reshape(signs.shape[:-1] + (1, -1)))
 
 
 eigh_vectors = defmatrix(
     "eigh_vectors",
     _eigh_vectors_value,
     numpy=(),
-    **_ONE_TRIANGLE,
+    **(
+        _ONE_TRIANGLE
+        | {
+            "prepare": _prepare_eigh_vectors,
+            "sparsity": matrix_sparsity(read=lambda n, lower, signs: triangle(n, lower)),
+        }
+    ),
     sym=_sym_eigh_vectors,
     jvp=_eigh_vectors_jvp,
     vjp=_eigh_vectors_vjp,
     doc="The eigenvectors (columns, in the order of ``eigvalsh``) of symmetric matrices, "
-    "batched. An eigenvector's sign is arbitrary; here each is signed so its last "
-    "component is non-negative, which makes them differentiable functions of the matrix "
-    "(numpy's own signs may differ). Distinct eigenvalues are needed.",
+    "batched, numpy's, signs included: an eigenvector's sign is arbitrary, and the "
+    "derivative is that of the vector whose sign stays as numpy chose it at the point. "
+    "Distinct eigenvalues are needed.",
     example="eigh_vectors([[2.0, 0.0], [0.0, 1.0]]) -> [[0. 1.]\n [1. 0.]]",
 )
 
