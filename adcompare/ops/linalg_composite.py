@@ -24,10 +24,10 @@ from adcompare.ops.joining import concatenate
 from adcompare.ops.linalg import inv, logabsdet, matmul, solve
 from adcompare.ops.matrices import adjoint
 from adcompare.ops.matrix_functions import (
-    cholesky,
     eigh_vectors,
     eigvalsh,
     pinv_full_rank,
+    qr_stacked,
     svdvals,
 )
 from adcompare.ops.reductions import sum
@@ -224,10 +224,9 @@ def matrix_power(a, n: int):
 @composite(numpy=("linalg.qr",))
 def qr(a, mode: str = "reduced"):
     """The QR decomposition of a full-rank matrix, as ``np.linalg.qr`` (modes
-    ``'reduced'`` and ``'r'``), with numpy's signs on R's diagonal.
-
-    Computed as ``R = cholesky(aᵀa)ᵀ`` and ``Q = a R⁻¹`` (for wide matrices
-    from the leading square block): accurate for well-conditioned matrices.
+    ``'reduced'`` and ``'r'``): numpy's Householder factors, signs included (for
+    wide matrices from the leading square block), whose rules never form
+    ``aᵀa``.
 
     >>> q, r = qr([[3.0, 1.0], [4.0, 2.0]])
     >>> print(np.allclose(q @ r, [[3.0, 1.0], [4.0, 2.0]]), np.allclose(q.T @ q, np.eye(2)))
@@ -246,13 +245,11 @@ def qr(a, mode: str = "reduced"):
         rest = matmul(_swap_last(q), getitem(a, (Ellipsis, slice(None), slice(m, n))))
         r = concatenate([r, rest], axis=-1)
         return r if mode == "r" else QRResult(q, r)
-    # numpy's R may have negative diagonal entries: the same signs, as constants.
-    signs = np.sign(np.diagonal(np.linalg.qr(raw(a), mode="r"), axis1=-2, axis2=-1))
-    signs = np.where(signs == 0, 1.0, signs)
-    r = multiply(_swap_last(cholesky(matmul(_swap_last(a), a))), signs[..., :, None])
+    stacked = qr_stacked(a)
+    r = getitem(stacked, (Ellipsis, slice(m, None), slice(None)))
     if mode == "r":
         return r
-    return QRResult(matmul(a, inv(r)), r)
+    return QRResult(getitem(stacked, (Ellipsis, slice(0, m), slice(None))), r)
 
 
 @composite(numpy=())

@@ -20,6 +20,7 @@ import sympy
 
 from adcompare.ops.complex_parts import conj, is_complex
 from adcompare.ops.elementwise import add, divide, multiply, subtract
+from adcompare.ops.joining import concatenate
 from adcompare.ops.linalg import inv, matmul, solve
 from adcompare.ops.matrices import (
     adjoint,
@@ -384,6 +385,115 @@ pinv_full_rank = defmatrix(
     doc="numpy's pseudo-inverse (from the SVD) of matrices of full rank, batched, for "
     "``pinv`` and ``lstsq``: its rules hold where the rank is constant.",
     example="_pinv([[1.0], [1.0]]) -> [[0.5 0.5]]",
+)
+
+
+# --- QR ---------------------------------------------------------------------------------
+
+
+def _prepare_qr(x):
+    """Tall matrices only, and the signs of numpy's R diagonal (decided by values: the
+    SymPy counterpart's Gram-Schmidt R has a positive one)."""
+    m, n = shape_of(x)[-2:] if ndim_of(x) >= 2 else (0, 1)
+    if ndim_of(x) < 2 or m < n:
+        raise ValueError(
+            f"qr_stacked takes matrices with at least as many rows as columns, got shape "
+            f"{shape_of(x)}; call adcompare.qr, which splits wide matrices"
+        )
+    r = np.linalg.qr(np.asarray(raw(x)), mode="r")
+    return {"signs": np.where(np.diagonal(r, axis1=-2, axis2=-1) < 0, -1.0, 1.0)}
+
+
+def _qr_sparsity(out, x, *, local, signs):
+    """Column j of Q and of R depends on the columns 0..j of x; R's strict lower
+    triangle is 0. A square matrix's last column only turns R's last column (Q's last
+    column is the unit vector the others leave), so it enters Q not at all and R
+    linearly: it interacts with no entry of its own column."""
+    m, n = shape_of(x)[-2:]
+    row, column = np.divmod(np.arange((m + n) * n), n)
+    reach = column - ((m == n) & (row < m) & (column == n - 1))
+    depends = np.arange(n)[None, :] <= reach[:, None]
+    depends &= ~((row >= m) & (row - m > column))[:, None]
+    square = m == n
+    return per_matrix_links(
+        out,
+        x,
+        np.tile(depends, (1, m)),
+        lambda p, q, n: ~(square & (p % n == n - 1) & (q % n == n - 1)),
+    )
+
+
+def _qr_stacked_value(x, signs):
+    q, r = np.linalg.qr(x)
+    return np.concatenate([q, r], axis=-2)
+
+
+def _qr_parts(out, x):
+    m = shape_of(x)[-2]
+    return getitem(out, (Ellipsis, slice(0, m), slice(None))), getitem(
+        out, (Ellipsis, slice(m, None), slice(None))
+    )
+
+
+def _qr_stacked_jvp(out, x, x_dot, signs):
+    # With D = Ẋ R⁻¹, C = Qᵀ D and Ω = L - Lᵀ for C's strict lower triangle L:
+    # Q̇ = Q (Ω - C) + D, Ṙ = (C - Ω) R. No Gram matrix: the condition number enters once.
+    q, r = _qr_parts(out, x)
+    n = shape_of(x)[-1]
+    d = matmul(x_dot, inv(r))
+    c = matmul(swap_last(q), d)
+    lower = multiply(c, np.tril(np.ones((n, n)), -1))
+    c_minus_omega = add(subtract(c, lower), swap_last(lower))
+    q_dot = subtract(d, matmul(q, c_minus_omega))
+    return concatenate([q_dot, matmul(c_minus_omega, r)], axis=-2)
+
+
+def _qr_stacked_vjp(out, x, out_bar, signs):
+    # The transpose: with M = R̄ Rᵀ - Qᵀ Q̄ and N = triu(M) + triu(M, 1)ᵀ,
+    # Ā = (Q̄ + Q N) R⁻ᵀ.
+    q, r = _qr_parts(out, x)
+    q_bar, r_bar = _qr_parts(out_bar, x)
+    n = shape_of(x)[-1]
+    mixed = subtract(matmul(r_bar, swap_last(r)), matmul(swap_last(q), q_bar))
+    folded = add(
+        multiply(mixed, np.triu(np.ones((n, n)))),
+        swap_last(multiply(mixed, np.triu(np.ones((n, n)), 1))),
+    )
+    return matmul(add(q_bar, matmul(q, folded)), swap_last(inv(r)))
+
+
+def _sym_qr_stacked(x, signs):
+    def stacked(a, sign):
+        # Gram-Schmidt, with norms as square roots of sums of squares (SymPy's own
+        # QRdecomposition takes absolute values, whose derivatives it leaves unevaluated).
+        m, n = a.shape
+        q, r = np.empty((m, n), dtype=object), np.zeros((n, n), dtype=object)
+        for j in range(n):
+            r[:j, j] = [sympy.expand(q[:, i].dot(a[:, j])) for i in range(j)]
+            v = a[:, j] - (q[:, :j] @ r[:j, j] if j else 0)
+            r[j, j] = sympy.sqrt(v.dot(v))
+            q[:, j] = v / r[j, j]
+        return np.concatenate([q * sign, r * sign.T], axis=0)
+
+    signs = np.asarray(signs, dtype=object)
+    return sympy_batches(stacked, x, signs.reshape(signs.shape[:-1] + (1, -1)))
+
+
+qr_stacked = defmatrix(
+    "_qr_stacked",
+    _qr_stacked_value,
+    numpy=(),
+    complex="is computed for real matrices here",
+    domain=full_rank,
+    prepare=_prepare_qr,
+    cases=[(((2, 2),), {}), (((2, 1),), {}), (((2, 2, 1),), {})],
+    sparsity=_qr_sparsity,
+    sym=_sym_qr_stacked,
+    jvp=_qr_stacked_jvp,
+    vjp=_qr_stacked_vjp,
+    doc="numpy's reduced QR (Householder) of matrices with at least as many rows as "
+    "columns, batched, as one array: Q's rows above R's, for ``qr``. Full rank is needed.",
+    example="_qr_stacked([[0.0], [2.0]]) -> [[ 0.]\n [-1.]\n [-2.]]",
 )
 
 
