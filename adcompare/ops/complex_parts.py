@@ -30,6 +30,17 @@ def is_complex(x) -> bool:
     return np.result_type(raw(x)).kind == "c"
 
 
+def refuse_complex(x, name: str) -> None:
+    """Raise where numpy refuses complex ``x`` (it has no order, or no loop for it).
+
+    >>> refuse_complex(np.array([1j]), "median")
+    Traceback (most recent call last):
+    TypeError: median: x must be real, as numpy requires; take abs(x) or real(x) first
+    """
+    if np.asarray(raw(x)).dtype.kind == "c":
+        raise TypeError(f"{name}: x must be real, as numpy requires; take abs(x) or real(x) first")
+
+
 real = defop(
     "real",
     np.real,

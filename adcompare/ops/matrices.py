@@ -95,8 +95,8 @@ def adjoint(a):
     """The conjugate transpose of each matrix of a batch (the transpose of real ones).
 
     >>> print(adjoint(np.array([[1.0, 2j]])))
-    [[ 1.-0.j]
-     [ 0.-2.j]]
+    [[1.-0.j]
+     [0.-2.j]]
     """
     return swap_last(conj(a) if is_complex(a) else a)
 

@@ -245,7 +245,10 @@ expit = _unary(
     "expit",
     sc.expit,
     lambda out, x: out * (1.0 - out),
-    sym=lambda x: 1 / (1 + sympy.exp(-x)),
+    # exp(-x) overflows far below 0, where exp(x) / (1 + exp(x)) does not.
+    sym=lambda x: sympy.Piecewise(
+        (sympy.exp(x) / (1 + sympy.exp(x)), x < 0), (1 / (1 + sympy.exp(-x)), True)
+    ),
     domain=(-3.0, 3.0),
     saves=("out",),
     doc="The logistic function ``1 / (1 + exp(-x))``, elementwise (scipy's sigmoid).",

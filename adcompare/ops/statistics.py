@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from adcompare.ops.complex_parts import conj, is_complex, real
+from adcompare.ops.complex_parts import conj, is_complex, real, refuse_complex
 from adcompare.ops.composite import mean, stack
 from adcompare.ops.elementwise import add, divide, multiply, sqrt, subtract, where
 from adcompare.ops.joining import concatenate
@@ -99,26 +99,58 @@ def average(x, axis=None, weights=None, returned: bool = False, keepdims: bool =
     return (out, total) if returned else out
 
 
-def _quantile_of_sorted(ordered, q: float, axis: int):
-    """numpy's linear interpolation between the sorted elements around ``q``.
+def _pick(ordered, i: int, axis: int):
+    return getitem(ordered, (Ellipsis, i) + (slice(None),) * (-1 - axis))
 
-    ``sort`` puts NaN last, so a NaN anywhere along the axis is the last element:
-    there the quantile is that NaN, as in numpy (the mask is taken from values,
-    as every mask is).
-    """
+
+def _quantile_of_sorted(ordered, q: float, axis: int):
+    """numpy's linear interpolation between the sorted elements around ``q``, step for
+    step (its virtual index and its two-sided lerp), so that infinities give numpy's
+    values too (``quantile([1, 2, inf], 0.5)`` is nan there: 2 + inf * 0)."""
     n = shape_of(ordered)[axis]
-    position = (n - 1) * q
-    below = math.floor(position)
+    position = q * n + (1.0 + q * (1.0 - 1.0 - 1.0)) - 1.0
+    below = min(max(math.floor(position), 0), n - 1)
     fraction = position - below
-    pick = lambda i: getitem(ordered, (Ellipsis, i) + (slice(None),) * (-1 - axis))
-    low = pick(below)
-    value = (
-        low
-        if fraction == 0
-        else add(multiply(1.0 - fraction, low), multiply(fraction, pick(min(below + 1, n - 1))))
-    )
-    last = pick(n - 1)
-    return where(np.isnan(raw(last)), last, value)
+    low, high = _pick(ordered, below, axis), _pick(ordered, min(below + 1, n - 1), axis)
+    step = subtract(high, low)
+    if fraction >= 0.5:
+        return subtract(high, multiply(step, 1.0 - fraction))
+    return add(low, multiply(step, fraction))
+
+
+def _median_of_sorted(ordered, q: float, axis: int):
+    """numpy's median: the middle element, or the mean of the middle two."""
+    n = shape_of(ordered)[axis]
+    middle = _pick(ordered, n // 2, axis)
+    return middle if n % 2 else multiply(add(_pick(ordered, n // 2 - 1, axis), middle), 0.5)
+
+
+def _order_statistic(name: str, x, qs, axis, keepdims: bool, of_sorted):
+    """``of_sorted(ordered, q, axis)`` for each ``q`` of ``qs`` over one ``axis`` (the
+    flattened array by default). ``sort`` puts NaN last, so a NaN anywhere along the
+    axis is the last element: there the result is that NaN, as in numpy (the mask is
+    taken from values, as every mask is). Complex values have no order: refused, as
+    numpy refuses them."""
+    x = _array(x)
+    refuse_complex(x, name)
+    ndim = ndim_of(x)
+    if axis is None:
+        ordered, axis_ = sort(ravel(x)), -1
+    else:
+        (axis_,) = normalize_axes(axis, ndim)
+        ordered = sort(x, axis=axis_)
+    last = _pick(ordered, shape_of(ordered)[axis_] - 1, axis_)
+    nan = np.isnan(raw(last))
+    parts = [where(nan, last, of_sorted(ordered, float(q), axis_)) for q in qs.ravel()]
+    if keepdims:
+        kept = range(ndim) if axis is None else (axis_,)
+        parts = [
+            expand_dims(part, tuple(kept)) if axis is None else expand_dims(part, axis_)
+            for part in parts
+        ]
+    if qs.ndim == 0:
+        return parts[0]
+    return stack(parts).reshape(qs.shape + shape_of(parts[0]))
 
 
 @composite(
@@ -139,26 +171,10 @@ def quantile(x, q, axis=None, keepdims: bool = False, method: str = "linear"):
     """
     if method != "linear":
         raise ValueError(f"quantile: method {method!r} is not supported; use method='linear'")
-    x = _array(x)
     qs = np.asarray(raw(q), dtype=float)
     if np.any((qs < 0) | (qs > 1)):
         raise ValueError(f"quantile: q must lie in [0, 1], got {q!r}")
-    ndim = ndim_of(x)
-    if axis is None:
-        ordered, axis_ = sort(ravel(x)), -1
-    else:
-        (axis_,) = normalize_axes(axis, ndim)
-        ordered = sort(x, axis=axis_)
-    parts = [_quantile_of_sorted(ordered, float(value), axis_) for value in qs.ravel()]
-    if keepdims:
-        kept = range(ndim) if axis is None else (axis_,)
-        parts = [
-            expand_dims(part, tuple(kept)) if axis is None else expand_dims(part, axis_)
-            for part in parts
-        ]
-    if qs.ndim == 0:
-        return parts[0]
-    return stack(parts).reshape(qs.shape + shape_of(parts[0]))
+    return _order_statistic("quantile", x, qs, axis, keepdims, _quantile_of_sorted)
 
 
 @composite(cases=[(((7,),), {"q": 30.0}), (((3, 4),), {"q": 50.0, "axis": 1})])
@@ -180,7 +196,7 @@ def median(x, axis=None, keepdims: bool = False):
     >>> print(median([3.0, 1.0, 2.0, 10.0]))
     2.5
     """
-    return quantile(x, 0.5, axis=axis, keepdims=keepdims)
+    return _order_statistic("median", x, np.asarray(0.5), axis, keepdims, _median_of_sorted)
 
 
 @composite(method="cumprod", cases=[(((5,),), {}), (((3, 4),), {"axis": 1})], domain=(-1.5, 1.5))
