@@ -231,8 +231,14 @@ def _sym_eigh_vectors(x, lower, signs):
             columns.append([first * scale, last * scale])
         return np.array(columns, dtype=object).T * sign
 
+    return _with_column_signs(vectors, x, signs)
+
+
+def _with_column_signs(fn, x, signs):
+    """``fn(matrix, sign)`` for each matrix of ``x``, with its signs (numpy's, one per
+    column, decided by values) as a row."""
     signs = np.asarray(signs, dtype=object)
-    return sympy_batches(vectors, x, signs.reshape(signs.shape[:-1] + (1, -1)))
+    return sympy_batches(fn, x, signs.reshape(signs.shape[:-1] + (1, -1)))
 
 
 eigh_vectors = defmatrix(
@@ -475,8 +481,7 @@ def _sym_qr_stacked(x, signs):
             q[:, j] = v / r[j, j]
         return np.concatenate([q * sign, r * sign.T], axis=0)
 
-    signs = np.asarray(signs, dtype=object)
-    return sympy_batches(stacked, x, signs.reshape(signs.shape[:-1] + (1, -1)))
+    return _with_column_signs(stacked, x, signs)
 
 
 qr_stacked = defmatrix(
