@@ -250,7 +250,7 @@ def test_moments_of_complex_values_are_numpys(z):
 
 @VALUE_SETTINGS
 @given(ill_conditioned_matrices())
-def test_pinv_and_qr_of_ill_conditioned_matrices_are_numpys_within_the_bound(drawn):
+def test_pinv_qr_and_svd_of_ill_conditioned_matrices_are_numpys_within_the_bound(drawn):
     """Within 100 condition eps of numpy (a route through aᵀa is off by condition² eps)."""
     a, condition = drawn
     bound = 100 * condition * np.finfo(float).eps
@@ -259,3 +259,6 @@ def test_pinv_and_qr_of_ill_conditioned_matrices_are_numpys_within_the_bound(dra
     q, r = ad.qr(a)
     np.testing.assert_allclose(q.T @ q, np.eye(q.shape[1]), atol=100 * np.finfo(float).eps)
     np.testing.assert_allclose(q @ r, a, atol=100 * np.finfo(float).eps)
+    u, s, vh = ad.svd(a, full_matrices=False)
+    np.testing.assert_allclose(u.T @ u, np.eye(u.shape[1]), atol=100 * np.finfo(float).eps)
+    np.testing.assert_allclose((u * s) @ vh, a, atol=100 * np.finfo(float).eps)

@@ -4,10 +4,10 @@ solve_triangular and expm.
 
 Eigenvectors and singular vectors have numpy's signs (decided by values:
 the derivative is that of the vector whose sign stays fixed near the
-point). svd goes through the Gram matrix (``xᵀx``), which is accurate for
-well-conditioned matrices; pinv and lstsq take numpy's SVD-based
-pseudo-inverse, whose rules never form the Gram matrix. A rank-deficient
-matrix is refused rather than differentiated wrongly.
+point). svd, pinv, lstsq and qr take numpy's factorisations
+(:mod:`~adcompare.ops.factorizations`), whose rules never form the Gram
+matrix. pinv, lstsq and qr refuse a rank-deficient matrix rather than
+differentiate it wrongly.
 """
 
 from __future__ import annotations
@@ -19,15 +19,14 @@ import numpy as np
 
 from adcompare.ops.complex_parts import is_complex
 from adcompare.ops.composite import composite
-from adcompare.ops.elementwise import abs, add, divide, multiply, subtract
+from adcompare.ops.elementwise import abs, add, multiply, subtract
+from adcompare.ops.factorizations import pinv_full_rank, qr_stacked, svd_stacked
 from adcompare.ops.joining import concatenate
 from adcompare.ops.linalg import inv, logabsdet, matmul, solve
 from adcompare.ops.matrices import adjoint
 from adcompare.ops.matrix_functions import (
     eigh_vectors,
     eigvalsh,
-    pinv_full_rank,
-    qr_stacked,
     svdvals,
 )
 from adcompare.ops.reductions import sum
@@ -91,19 +90,14 @@ def eigh(x, UPLO: str = "L"):  # noqa: N803 (numpy's name)
     return EighResult(eigvalsh(x, UPLO), eigh_vectors(x, UPLO))
 
 
-def _reversed_columns(a):
-    return getitem(a, (Ellipsis, slice(None, None, -1)))
-
-
 @composite(numpy=("linalg.svd",))
 def svd(x, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
     """The singular value decomposition ``x = U diag(S) Vh``, as ``np.linalg.svd``.
 
     With ``compute_uv=False``, the singular values (:func:`svdvals`). The
     vectors are the reduced ones (``full_matrices=False``; square matrices
-    either way), with the gauge of :func:`eigh_vectors` on the side with
-    fewer entries: numpy's signs may differ, and ``U diag(S) Vh`` is ``x``
-    either way. Distinct, non-zero singular values are needed.
+    either way): numpy's, signs included, also for a rank-deficient matrix.
+    Their derivatives need distinct, non-zero singular values.
 
     >>> u, s, vh = svd([[3.0, 0.0], [0.0, -4.0]])
     >>> print(s, np.allclose((u * s) @ vh, [[3.0, 0.0], [0.0, -4.0]]))
@@ -117,27 +111,22 @@ def svd(x, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
             f"svd: full_matrices=True on a {m}x{n} matrix adds vectors that are not "
             "unique, so not differentiable; pass full_matrices=False"
         )
-    _refuse_rank_deficient(x, "svd with compute_uv=True")
     values = svdvals(x)
     if m >= n:
-        right = _reversed_columns(eigh_vectors(matmul(_swap_last(x), x)))
-        right = multiply(right, _numpy_signs(right, np.linalg.svd(raw(x))[2], -1))
-        left = divide(matmul(x, right), expand_dims(values, -2))
-    else:
-        left = _reversed_columns(eigh_vectors(matmul(x, _swap_last(x))))
-        left = multiply(left, _numpy_signs(left, np.linalg.svd(raw(x))[0], -2))
-        right = divide(matmul(_swap_last(x), left), expand_dims(values, -2))
-    return SVDResult(left, values, _swap_last(right))
+        stacked = svd_stacked(x)
+        left, right = _rows(stacked, 0, m), _rows(stacked, m, m + n)
+        return SVDResult(left, values, _swap_last(right))
+    # A wide matrix is the transpose of a tall one: its U is that one's V. numpy's signs
+    # for x and xᵀ may differ: each vector takes numpy's sign for x, a constant.
+    stacked = svd_stacked(_swap_last(x))
+    left, right = _rows(stacked, n, n + m), _rows(stacked, 0, n)
+    signs = np.sign(np.sum(raw(left) * np.linalg.svd(raw(x), full_matrices=False)[0], axis=-2))
+    signs = np.where(signs == 0, 1.0, signs)[..., None, :]
+    return SVDResult(multiply(left, signs), values, _swap_last(multiply(right, signs)))
 
 
-def _numpy_signs(vectors, numpy_vectors, axis: int):
-    """The signs (constants, decided by values) that turn each column of ``vectors`` into
-    numpy's singular vector (a column of U, or a row of Vh for ``axis=-1``)."""
-    if axis == -1:
-        numpy_vectors = np.swapaxes(numpy_vectors, -1, -2)
-    k = shape_of(vectors)[-1]
-    agreement = np.sum(raw(vectors) * numpy_vectors[..., :k], axis=-2, keepdims=True)
-    return np.where(agreement < 0, -1.0, 1.0)
+def _rows(a, start: int, stop: int):
+    return getitem(a, (Ellipsis, slice(start, stop), slice(None)))
 
 
 def _refuse_rank_deficient(x, name: str, rcond=None) -> None:

@@ -18,12 +18,9 @@ import numpy as np
 import scipy.linalg
 import sympy
 
-from adcompare.ops.complex_parts import conj, is_complex
 from adcompare.ops.elementwise import add, divide, multiply, subtract
-from adcompare.ops.joining import concatenate
 from adcompare.ops.linalg import inv, matmul, solve
 from adcompare.ops.matrices import (
-    adjoint,
     defmatrix,
     diagonally_dominant,
     full_rank,
@@ -41,7 +38,7 @@ from adcompare.ops.matrices import (
     triangle,
 )
 from adcompare.ops.reductions import sum
-from adcompare.ops.registry import WIRTINGER, ndim_of, raw, shape_of
+from adcompare.ops.registry import ndim_of, raw, shape_of
 from adcompare.ops.shape import expand_dims, getitem, reshape
 
 # --- cholesky ---------------------------------------------------------------------------
@@ -141,8 +138,12 @@ def _eigvalsh_vjp(out, x, out_bar, lower):
     return symmetric_part_adjoint(matmul(weighted, swap_last(vectors)), lower=lower)
 
 
-def _sym_eigenvalues_2x2(s: sympy.Matrix) -> list:
-    """The eigenvalues of a symmetric 2x2 matrix, ascending, in closed form."""
+def sym_eigenvalues_2x2(s: sympy.Matrix) -> list:
+    """The eigenvalues of a symmetric 2x2 matrix, ascending, in closed form.
+
+    >>> sym_eigenvalues_2x2(sympy.Matrix([[2, 1], [1, 2]]))
+    [1, 3]
+    """
     a, b, d = s[0, 0], s[1, 0], s[1, 1]
     mean, radius = (a + d) / 2, sympy.sqrt(((a - d) / 2) ** 2 + b**2)
     return [mean - radius, mean + radius]
@@ -156,7 +157,7 @@ def _sym_eigvalsh(x, lower):
             raise NotImplementedError(
                 "the SymPy counterpart of eigvalsh covers 1x1 and 2x2 matrices"
             )
-        return _sym_eigenvalues_2x2(sympy_symmetric(a, lower))
+        return sym_eigenvalues_2x2(sympy_symmetric(a, lower))
 
     return sympy_batches(values, x)
 
@@ -222,21 +223,36 @@ def _sym_eigh_vectors(x, lower, signs):
     def vectors(a, sign):
         if a.shape[-1] != 2:
             raise NotImplementedError("the SymPy counterpart of eigh_vectors covers 2x2 matrices")
-        s = sympy_symmetric(a, lower)
-        columns = []
-        for value in _sym_eigenvalues_2x2(s):
-            # (λ - d, b) solves (S - λ) v = 0; scaled by b / |b| so the last component is >= 0.
-            first, last = value - s[1, 1], s[1, 0]
-            scale = last / sympy.sqrt(last**2 * (first**2 + last**2))
-            columns.append([first * scale, last * scale])
-        return np.array(columns, dtype=object).T * sign
+        return sym_eigenvector_columns(sympy_symmetric(a, lower)) * sign
 
-    return _with_column_signs(vectors, x, signs)
+    return with_column_signs(vectors, x, signs)
 
 
-def _with_column_signs(fn, x, signs):
+def sym_eigenvector_columns(s: sympy.Matrix) -> np.ndarray:
+    """The unit eigenvectors of a symmetric 2x2 matrix as columns, ascending, each with a
+    non-negative last component, in closed form.
+
+    >>> print(sym_eigenvector_columns(sympy.Matrix([[2, 1], [1, 2]])))
+    [[-sqrt(2)/2 sqrt(2)/2]
+     [sqrt(2)/2 sqrt(2)/2]]
+    """
+    columns = []
+    for value in sym_eigenvalues_2x2(s):
+        # (λ - d, b) solves (S - λ) v = 0; scaled by b / |b| so the last component is >= 0.
+        first, last = value - s[1, 1], s[1, 0]
+        scale = last / sympy.sqrt(last**2 * (first**2 + last**2))
+        columns.append([first * scale, last * scale])
+    return np.array(columns, dtype=object).T
+
+
+def with_column_signs(fn, x, signs):
     """``fn(matrix, sign)`` for each matrix of ``x``, with its signs (numpy's, one per
-    column, decided by values) as a row."""
+    column, decided by values) as a row.
+
+    >>> print(with_column_signs(lambda a, sign: a * sign, np.ones((2, 2)), [1.0, -1.0]))
+    [[1.0 -1.0]
+     [1.0 -1.0]]
+    """
     signs = np.asarray(signs, dtype=object)
     return sympy_batches(fn, x, signs.reshape(signs.shape[:-1] + (1, -1)))
 
@@ -303,12 +319,17 @@ def _sym_svdvals(x):
             raise NotImplementedError(
                 "the SymPy counterpart of svdvals covers matrices with 1 or 2 columns or rows"
             )
-        return [sympy.sqrt(v) for v in reversed(_sym_eigenvalues_2x2(gram))]
+        return [sympy.sqrt(v) for v in reversed(sym_eigenvalues_2x2(gram))]
 
     return sympy_batches(values, x)
 
 
-def _prepare_matrices(x):
+def prepare_matrices(x):
+    """Refuse what is not a batch of matrices; no static parameters.
+
+    >>> prepare_matrices(np.zeros((2, 3)))
+    {}
+    """
     if ndim_of(x) < 2:
         raise ValueError(f"expected matrices in the last two axes, got shape {shape_of(x)}")
     return {}
@@ -321,7 +342,7 @@ svdvals = defmatrix(
     complex="singular values are not analytic in the matrix",
     domain=full_rank,
     saves=("args", "out"),
-    prepare=_prepare_matrices,
+    prepare=prepare_matrices,
     cases=[(((2, 2),), {}), (((3, 2),), {}), (((2, 1, 2),), {})],
     sym=_sym_svdvals,
     jvp=_svdvals_jvp,
@@ -329,176 +350,6 @@ svdvals = defmatrix(
     doc="The singular values, descending, batched, as ``np.linalg.svdvals``. Distinct, "
     "non-zero singular values are differentiable.",
     example="svdvals([[3.0, 0.0], [0.0, -4.0]]) -> [4. 3.]",
-)
-
-
-# --- the pseudo-inverse -------------------------------------------------------------------
-
-
-def _pinv_jvp(out, x, x_dot):
-    # Ṗ = -P Ẋ P + P Pᴴ Ẋᴴ (I - X P) + (I - P X) Ẋᴴ Pᴴ P (Golub and Pereyra): no Gram
-    # matrix, so the condition number enters once, as in the value.
-    m, n = shape_of(x)[-2:]
-    x_dot_h = adjoint(x_dot)
-    return add(
-        subtract(
-            matmul(matmul(out, matmul(adjoint(out), x_dot_h)), _residual(np.eye(m), x, out)),
-            matmul(matmul(out, x_dot), out),
-        ),
-        matmul(_residual(np.eye(n), out, x), matmul(x_dot_h, matmul(adjoint(out), out))),
-    )
-
-
-def _residual(eye, a, b):
-    return subtract(eye, matmul(a, b))
-
-
-def _pinv_vjp(out, x, out_bar):
-    # The transpose of the JVP: the Ẋ term gives -Pᵀ Ḡ Pᵀ, the Ẋᴴ terms the conjugate of
-    # (I - X P) Ḡᵀ P Pᴴ + Pᴴ P Ḡᵀ (I - P X).
-    m, n = shape_of(x)[-2:]
-    flipped = swap_last(out_bar)
-    conjugated = add(
-        matmul(matmul(_residual(np.eye(m), x, out), flipped), matmul(out, adjoint(out))),
-        matmul(matmul(adjoint(out), out), matmul(flipped, _residual(np.eye(n), out, x))),
-    )
-    if is_complex(conjugated):
-        conjugated = conj(conjugated)
-    return subtract(conjugated, matmul(matmul(swap_last(out), out_bar), swap_last(out)))
-
-
-def _sym_pinv(x):
-    def inverse(a):
-        m = sympy_matrix(a)
-        if m.rows >= m.cols:
-            return to_object_array((m.T * m).inv() * m.T)
-        return to_object_array(m.T * (m * m.T).inv())
-
-    return sympy_batches(inverse, x)
-
-
-pinv_full_rank = defmatrix(
-    "_pinv",
-    np.linalg.pinv,
-    numpy=(),
-    complex=WIRTINGER,
-    domain=full_rank,
-    prepare=_prepare_matrices,
-    cases=[(((2, 1),), {}), (((1, 2),), {}), (((2, 3, 1),), {})],
-    sym=_sym_pinv,
-    jvp=_pinv_jvp,
-    vjp=_pinv_vjp,
-    doc="numpy's pseudo-inverse (from the SVD) of matrices of full rank, batched, for "
-    "``pinv`` and ``lstsq``: its rules hold where the rank is constant.",
-    example="_pinv([[1.0], [1.0]]) -> [[0.5 0.5]]",
-)
-
-
-# --- QR ---------------------------------------------------------------------------------
-
-
-def _prepare_qr(x):
-    """Tall matrices only, and the signs of numpy's R diagonal (decided by values: the
-    SymPy counterpart's Gram-Schmidt R has a positive one)."""
-    m, n = shape_of(x)[-2:] if ndim_of(x) >= 2 else (0, 1)
-    if ndim_of(x) < 2 or m < n:
-        raise ValueError(
-            f"qr_stacked takes matrices with at least as many rows as columns, got shape "
-            f"{shape_of(x)}; call adcompare.qr, which splits wide matrices"
-        )
-    r = np.linalg.qr(np.asarray(raw(x)), mode="r")
-    return {"signs": np.where(np.diagonal(r, axis1=-2, axis2=-1) < 0, -1.0, 1.0)}
-
-
-def _qr_sparsity(out, x, *, local, signs):
-    """Column j of Q and of R depends on the columns 0..j of x; R's strict lower
-    triangle is 0. A square matrix's last column only turns R's last column (Q's last
-    column is the unit vector the others leave), so it enters Q not at all and R
-    linearly: it interacts with no entry of its own column."""
-    m, n = shape_of(x)[-2:]
-    row, column = np.divmod(np.arange((m + n) * n), n)
-    reach = column - ((m == n) & (row < m) & (column == n - 1))
-    depends = np.arange(n)[None, :] <= reach[:, None]
-    depends &= ~((row >= m) & (row - m > column))[:, None]
-    square = m == n
-    return per_matrix_links(
-        out,
-        x,
-        np.tile(depends, (1, m)),
-        lambda p, q, n: ~(square & (p % n == n - 1) & (q % n == n - 1)),
-    )
-
-
-def _qr_stacked_value(x, signs):
-    q, r = np.linalg.qr(x)
-    return np.concatenate([q, r], axis=-2)
-
-
-def _qr_parts(out, x):
-    m = shape_of(x)[-2]
-    return getitem(out, (Ellipsis, slice(0, m), slice(None))), getitem(
-        out, (Ellipsis, slice(m, None), slice(None))
-    )
-
-
-def _qr_stacked_jvp(out, x, x_dot, signs):
-    # With D = Ẋ R⁻¹, C = Qᵀ D and Ω = L - Lᵀ for C's strict lower triangle L:
-    # Q̇ = Q (Ω - C) + D, Ṙ = (C - Ω) R. No Gram matrix: the condition number enters once.
-    q, r = _qr_parts(out, x)
-    n = shape_of(x)[-1]
-    d = matmul(x_dot, inv(r))
-    c = matmul(swap_last(q), d)
-    lower = multiply(c, np.tril(np.ones((n, n)), -1))
-    c_minus_omega = add(subtract(c, lower), swap_last(lower))
-    q_dot = subtract(d, matmul(q, c_minus_omega))
-    return concatenate([q_dot, matmul(c_minus_omega, r)], axis=-2)
-
-
-def _qr_stacked_vjp(out, x, out_bar, signs):
-    # The transpose: with M = R̄ Rᵀ - Qᵀ Q̄ and N = triu(M) + triu(M, 1)ᵀ,
-    # Ā = (Q̄ + Q N) R⁻ᵀ.
-    q, r = _qr_parts(out, x)
-    q_bar, r_bar = _qr_parts(out_bar, x)
-    n = shape_of(x)[-1]
-    mixed = subtract(matmul(r_bar, swap_last(r)), matmul(swap_last(q), q_bar))
-    folded = add(
-        multiply(mixed, np.triu(np.ones((n, n)))),
-        swap_last(multiply(mixed, np.triu(np.ones((n, n)), 1))),
-    )
-    return matmul(add(q_bar, matmul(q, folded)), swap_last(inv(r)))
-
-
-def _sym_qr_stacked(x, signs):
-    def stacked(a, sign):
-        # Gram-Schmidt, with norms as square roots of sums of squares (SymPy's own
-        # QRdecomposition takes absolute values, whose derivatives it leaves unevaluated).
-        m, n = a.shape
-        q, r = np.empty((m, n), dtype=object), np.zeros((n, n), dtype=object)
-        for j in range(n):
-            r[:j, j] = [sympy.expand(q[:, i].dot(a[:, j])) for i in range(j)]
-            v = a[:, j] - (q[:, :j] @ r[:j, j] if j else 0)
-            r[j, j] = sympy.sqrt(v.dot(v))
-            q[:, j] = v / r[j, j]
-        return np.concatenate([q * sign, r * sign.T], axis=0)
-
-    return _with_column_signs(stacked, x, signs)
-
-
-qr_stacked = defmatrix(
-    "_qr_stacked",
-    _qr_stacked_value,
-    numpy=(),
-    complex="is computed for real matrices here",
-    domain=full_rank,
-    prepare=_prepare_qr,
-    cases=[(((2, 2),), {}), (((2, 1),), {}), (((2, 2, 1),), {})],
-    sparsity=_qr_sparsity,
-    sym=_sym_qr_stacked,
-    jvp=_qr_stacked_jvp,
-    vjp=_qr_stacked_vjp,
-    doc="numpy's reduced QR (Householder) of matrices with at least as many rows as "
-    "columns, batched, as one array: Q's rows above R's, for ``qr``. Full rank is needed.",
-    example="_qr_stacked([[0.0], [2.0]]) -> [[ 0.]\n [-1.]\n [-2.]]",
 )
 
 
