@@ -101,17 +101,28 @@ pinv_full_rank = defmatrix(
 # --- QR ---------------------------------------------------------------------------------
 
 
-def _prepare_qr(x):
-    """Tall matrices only, and the signs of numpy's R diagonal (decided by values: the
-    SymPy counterpart's Gram-Schmidt R has a positive one)."""
+#: What the QR and SVD records share: real tall matrices of full rank, no numpy name.
+_TALL_FACTORS = {"numpy": (), "complex": "is computed for real matrices here", "domain": full_rank}
+
+
+def _tall_with_signs(x, public: str, signs_of) -> dict:
+    """Refuse a wide matrix (the public function ``public`` handles it), and read the
+    signs ``signs_of(x)`` of numpy's factors at the point (decided by values), which the
+    SymPy counterpart takes."""
     m, n = shape_of(x)[-2:] if ndim_of(x) >= 2 else (0, 1)
     if ndim_of(x) < 2 or m < n:
         raise ValueError(
-            f"qr_stacked takes matrices with at least as many rows as columns, got shape "
-            f"{shape_of(x)}; call adcompare.qr, which splits wide matrices"
+            f"this factorisation takes matrices with at least as many rows as columns, got "
+            f"shape {shape_of(x)}; call adcompare.{public}, which handles wide matrices"
         )
-    r = np.linalg.qr(np.asarray(raw(x)), mode="r")
-    return {"signs": np.where(np.diagonal(r, axis1=-2, axis2=-1) < 0, -1.0, 1.0)}
+    return {"signs": np.where(signs_of(np.asarray(raw(x))) < 0, -1.0, 1.0)}
+
+
+def _prepare_qr(x):
+    # The signs of numpy's R diagonal (Gram-Schmidt's is positive).
+    return _tall_with_signs(
+        x, "qr", lambda a: np.diagonal(np.linalg.qr(a, mode="r"), axis1=-2, axis2=-1)
+    )
 
 
 def _qr_sparsity(out, x, *, local, signs):
@@ -191,9 +202,7 @@ def _sym_qr_stacked(x, signs):
 qr_stacked = defmatrix(
     "_qr_stacked",
     _qr_stacked_value,
-    numpy=(),
-    complex="is computed for real matrices here",
-    domain=full_rank,
+    **_TALL_FACTORS,
     prepare=_prepare_qr,
     cases=[(((2, 2),), {}), (((2, 1),), {}), (((2, 2, 1),), {})],
     sparsity=_qr_sparsity,
@@ -210,16 +219,10 @@ qr_stacked = defmatrix(
 
 
 def _prepare_svd(x):
-    """Tall matrices only, and the signs of numpy's right singular vectors' last
-    components (decided by values), which the SymPy counterpart takes."""
-    m, n = shape_of(x)[-2:] if ndim_of(x) >= 2 else (0, 1)
-    if ndim_of(x) < 2 or m < n:
-        raise ValueError(
-            f"svd_stacked takes matrices with at least as many rows as columns, got shape "
-            f"{shape_of(x)}; call adcompare.svd, which transposes wide matrices"
-        )
-    vh = np.linalg.svd(np.asarray(raw(x)), full_matrices=False)[2]
-    return {"signs": np.where(vh[..., :, -1] < 0, -1.0, 1.0)}
+    # The signs of the last components of numpy's right singular vectors.
+    return _tall_with_signs(
+        x, "svd", lambda a: np.linalg.svd(a, full_matrices=False)[2][..., :, -1]
+    )
 
 
 def _svd_sparsity(out, x, *, local, signs):
@@ -304,9 +307,7 @@ def _sym_svd_stacked(x, signs):
 svd_stacked = defmatrix(
     "_svd_stacked",
     _svd_stacked_value,
-    numpy=(),
-    complex="is computed for real matrices here",
-    domain=full_rank,
+    **_TALL_FACTORS,
     prepare=_prepare_svd,
     # Two columns' second derivatives take SymPy about 30 s; the rotation terms (F) are
     # checked against differences through svd in tests/test_composite.py and test_linalg.py.
