@@ -177,9 +177,9 @@ def _sinc(x: float) -> float:
 
 def _sym_sinc(x):
     """``sin(πx) / (πx)``, and at 0 its Taylor polynomial (its derivatives there, to
-    order 12, are the polynomial's, where the quotient is 0/0)."""
+    order 5, are the polynomial's, where the quotient is 0/0)."""
     taylor = sum(
-        (-1) ** k * (sympy.pi * x) ** (2 * k) / sympy.factorial(2 * k + 1) for k in range(7)
+        (-1) ** k * (sympy.pi * x) ** (2 * k) / sympy.factorial(2 * k + 1) for k in range(3)
     )
     return sympy.Piecewise(
         (taylor, sympy.Eq(x, 0)), (sympy.sin(sympy.pi * x) / (sympy.pi * x), True)
