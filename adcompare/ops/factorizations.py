@@ -5,6 +5,11 @@ their errors grow with the condition number, not with its square.
 The sign of a QR column or a singular vector is numpy's; the SymPy counterparts
 (Gram-Schmidt, the closed-form eigenvectors of 2x2 Gram matrices) take numpy's signs
 at the point as a static parameter that ``prepare`` reads from the values.
+
+>>> print(pinv_full_rank([[1.0], [1.0]]))
+[[0.5 0.5]]
+>>> print(qr_stacked([[0.0], [2.0]]).ravel(), svd_stacked([[0.0], [-2.0]]).ravel())
+[ 0. -1. -2.] [ 0. -1.  1.]
 """
 
 from __future__ import annotations
@@ -94,7 +99,6 @@ pinv_full_rank = defmatrix(
     vjp=_pinv_vjp,
     doc="numpy's pseudo-inverse (from the SVD) of matrices of full rank, batched, for "
     "``pinv`` and ``lstsq``: its rules hold where the rank is constant.",
-    example="_pinv([[1.0], [1.0]]) -> [[0.5 0.5]]",
 )
 
 
@@ -211,7 +215,6 @@ qr_stacked = defmatrix(
     vjp=_qr_stacked_vjp,
     doc="numpy's reduced QR (Householder) of matrices with at least as many rows as "
     "columns, batched, as one array: Q's rows above R's, for ``qr``. Full rank is needed.",
-    example="_qr_stacked([[0.0], [2.0]]) -> [[ 0.]\n [-1.]\n [-2.]]",
 )
 
 
@@ -319,5 +322,4 @@ svd_stacked = defmatrix(
     doc="numpy's reduced SVD vectors of matrices with at least as many rows as columns, "
     "batched, as one array: U's rows above V's (V, not Vᵀ), for ``svd``. Distinct, "
     "non-zero singular values are needed.",
-    example="_svd_stacked([[0.0], [-2.0]]) -> [[ 0.]\n [-1.]\n [ 1.]]",
 )
