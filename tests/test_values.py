@@ -14,6 +14,7 @@ import scipy.special
 import scipy.stats
 
 import adcompare as ad
+from adcompare.cli import main
 from adcompare.ops import OPS
 from adcompare.ops.registry import ComplexNotSupportedError
 
@@ -386,6 +387,12 @@ def test_a_parameter_listed_twice_is_refused_rather_than_stepped_twice():
 )
 def test_check_grad_passes_correct_engines_where_the_reference_was_nan(fn, x):
     assert ad.check_grad(fn, x, against="symbolic").passed
+
+
+@pytest.mark.parametrize("expression,at", [("cbrt(x)", "x=-0.7"), ("sinc(x)", "x=0")])
+def test_verify_passes_correct_engines_where_the_reference_was_nan(expression, at, capsys):
+    assert main(["verify", expression, "--at", at]) == 0
+    assert "MISMATCH" not in capsys.readouterr().out
 
 
 def test_the_symbolic_log_ndtr_slope_is_exact_far_in_the_tail():
