@@ -18,7 +18,7 @@ from adcompare.cli import main
 from adcompare.ops import OPS
 from adcompare.ops.registry import ComplexNotSupportedError
 
-from .opcases import domain_of, has_interval_domain
+from .opcases import domain_of, draw, has_interval_domain, shape_combinations
 from .test_composite import CASES, RECORDED, _numpy_function, _parts, _recorded_call, _recorded_id
 
 EPS = np.finfo(float).eps
@@ -67,6 +67,42 @@ def test_every_composite_gives_numpys_value_with_nan_or_inf_in_its_input(case, s
     composite = ad.ops.COMPOSITES[name]
     reference = _numpy_function(composite.numpy[0])
     _assert_same_or_refused(call, composite.fn, reference, args, CANONICAL.get(name, np.asarray))
+
+
+#: Elementwise primitives with a numpy counterpart: their values are numpy's functions,
+#: and must stay so where an argument is NaN or infinite.
+NUMPY_ELEMENTWISE = [
+    op
+    for op in OPS.values()
+    if op.built_in and op.elementwise and op.numpy and op.nargs and op.test_params is None
+]
+
+
+@pytest.mark.parametrize("special", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("op", NUMPY_ELEMENTWISE, ids=lambda op: op.name)
+def test_every_elementwise_primitive_gives_numpys_value_with_nan_or_inf(op, special):
+    args, _ = draw(op, shape_combinations(op)[0], None, seed=0)
+    args = [np.atleast_1d(np.asarray(a, dtype=float)).copy() for a in args]
+    args[0].flat[0] = special
+    _assert_same_or_refused(lambda f, *xs: f(*xs), op.fn, _reference(op.numpy[0]), args)
+
+
+@pytest.mark.parametrize(
+    "op", [op for op in NUMPY_ELEMENTWISE if "complex128" in op.dtypes], ids=lambda op: op.name
+)
+def test_every_elementwise_primitive_declared_complex_gives_numpys_complex_value(op):
+    args, _ = draw(op, shape_combinations(op)[0], None, seed=0)
+    args = _complex([np.asarray(a, dtype=float) for a in args], seed=2)
+    with np.errstate(all="ignore"):
+        want = _reference(op.numpy[0])(*args)
+        np.testing.assert_allclose(op.fn(*args), want, rtol=1e-12, atol=1e-13)
+
+
+def _reference(name: str):
+    """numpy's or scipy's function of a dotted name (``"scipy.special.erf"``)."""
+    if name.startswith("scipy.special."):
+        return getattr(scipy.special, name.removeprefix("scipy.special."))
+    return _numpy_function(name)
 
 
 def _complex(args, seed):
