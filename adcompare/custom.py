@@ -133,7 +133,15 @@ class _CustomFunction:
                     f"argument ({len(args)}), not {cotangents!r}"
                 )
             found = cotangents[position]
-            return np.zeros(shape_of(args[position])) if found is None else found
+            if found is None:
+                return np.zeros(shape_of(args[position]))
+            if shape_of(found) != shape_of(args[position]):
+                raise ValueError(
+                    f"{self.op.name}: the bwd rule's cotangent for argument {position} has "
+                    f"shape {shape_of(found)}, but the argument has shape "
+                    f"{shape_of(args[position])}; return one shaped like the argument"
+                )
+            return found
         from adcompare.transforms import vjp
 
         # The JVP rule is linear in the tangents: its reverse-mode gradient is the VJP.

@@ -27,12 +27,21 @@ class Optimizer:
             raise ValueError(
                 f"{type(self).__name__} got an empty parameter list; pass model.parameters()"
             )
+        seen: dict[int, int] = {}
         for index, p in enumerate(self.params):
             if not isinstance(p, Tensor) or not p.requires_grad or not p.is_leaf:
                 raise TypeError(
                     f"{type(self).__name__}: parameter {index} is not a leaf Tensor that "
                     "requires grad; optimizers update leaves (nn.Parameter or "
                     "Tensor(..., requires_grad=True))"
+                )
+            # A parameter listed twice would be stepped twice per step(): refuse rather
+            # than warn (PyTorch warns, and plans to raise) or silently drop one entry.
+            first = seen.setdefault(id(p), index)
+            if first != index:
+                raise ValueError(
+                    f"{type(self).__name__}: parameter {index} is parameter {first} again, "
+                    "so it would be stepped twice; list each parameter once"
                 )
         _check_nonnegative(type(self).__name__, lr=lr)
         self.lr = lr

@@ -270,3 +270,75 @@ def test_vmap_of_random_programs_and_their_gradients_matches_a_loop(case):
             np.testing.assert_allclose(
                 part, expected, rtol=1e-12, atol=1e-12, equal_nan=True, err_msg=repr(program)
             )
+
+
+# --- values: NaN and inf, complex input, ill-conditioned matrices -----------------------
+
+VALUE_SETTINGS = settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=True)
+
+
+@st.composite
+def arrays_with_specials(draw):
+    """Small real arrays in which any element may be NaN, +inf or -inf."""
+    size = draw(st.integers(1, 7))
+    element = st.one_of(
+        st.floats(-1e3, 1e3, allow_nan=False), st.sampled_from([np.nan, np.inf, -np.inf])
+    )
+    return np.array(draw(st.lists(element, min_size=size, max_size=size)))
+
+
+@st.composite
+def complex_arrays(draw):
+    size = draw(st.integers(1, 6))
+    parts = st.lists(st.floats(-10, 10, allow_nan=False), min_size=size, max_size=size)
+    return np.array(draw(parts)) + 1j * np.array(draw(parts))
+
+
+@st.composite
+def ill_conditioned_matrices(draw):
+    """A tall, square or wide matrix and its condition number, up to 1e10."""
+    m, n = draw(st.integers(1, 5)), draw(st.integers(1, 5))
+    condition = 10.0 ** draw(st.floats(0, 10))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    k = min(m, n)
+    u = np.linalg.qr(rng.standard_normal((m, k)))[0]
+    v = np.linalg.qr(rng.standard_normal((n, k)))[0]
+    return (u * np.geomspace(1.0, 1.0 / condition, k)) @ v.T, condition
+
+
+@VALUE_SETTINGS
+@given(arrays_with_specials(), st.floats(0, 1))
+def test_order_statistics_with_nan_and_inf_are_numpys(x, q):
+    with np.errstate(all="ignore"):
+        for ours, theirs in [
+            (ad.median(x), np.median(x)),
+            (ad.quantile(x, q), np.quantile(x, q)),
+            (ad.percentile(x, 100 * q), np.percentile(x, 100 * q)),
+            (ad.sort(x), np.sort(x)),
+        ]:
+            np.testing.assert_allclose(ours, theirs, rtol=1e-13, atol=1e-300, equal_nan=True)
+
+
+@VALUE_SETTINGS
+@given(complex_arrays())
+def test_moments_of_complex_values_are_numpys(z):
+    for name in ("mean", "var", "std"):
+        ours, theirs = getattr(ad, name)(z), getattr(np, name)(z)
+        assert np.iscomplexobj(ours) == np.iscomplexobj(theirs), name
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12, err_msg=name)
+
+
+@VALUE_SETTINGS
+@given(ill_conditioned_matrices())
+def test_pinv_qr_and_svd_of_ill_conditioned_matrices_are_numpys_within_the_bound(drawn):
+    """Within 100 condition eps of numpy (a route through aᵀa is off by condition² eps)."""
+    a, condition = drawn
+    bound = 100 * condition * np.finfo(float).eps
+    want = np.linalg.pinv(a)
+    assert np.abs(ad.pinv(a) - want).max() <= bound * np.abs(want).max()
+    q, r = ad.qr(a)
+    np.testing.assert_allclose(q.T @ q, np.eye(q.shape[1]), atol=100 * np.finfo(float).eps)
+    np.testing.assert_allclose(q @ r, a, atol=100 * np.finfo(float).eps)
+    u, s, vh = ad.svd(a, full_matrices=False)
+    np.testing.assert_allclose(u.T @ u, np.eye(u.shape[1]), atol=100 * np.finfo(float).eps)
+    np.testing.assert_allclose((u * s) @ vh, a, atol=100 * np.finfo(float).eps)

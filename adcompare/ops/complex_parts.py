@@ -25,8 +25,20 @@ from adcompare.ops.links import Links, elementwise_links
 from adcompare.ops.registry import WIRTINGER, defop, raw
 
 
-def _is_complex(x) -> bool:
+def is_complex(x) -> bool:
+    """Whether ``x`` holds complex numbers (a box, a batched value or an array)."""
     return np.result_type(raw(x)).kind == "c"
+
+
+def refuse_complex(x, name: str) -> None:
+    """Raise where numpy refuses complex ``x`` (it has no order, or no loop for it).
+
+    >>> refuse_complex(np.array([1j]), "median")
+    Traceback (most recent call last):
+    TypeError: median: x must be real, as numpy requires; take abs(x) or real(x) first
+    """
+    if np.asarray(raw(x)).dtype.kind == "c":
+        raise TypeError(f"{name}: x must be real, as numpy requires; take abs(x) or real(x) first")
 
 
 real = defop(
@@ -47,7 +59,7 @@ real = defop(
 
 def _complex_only_links(out, x) -> Links:
     """Each output on its input element for complex input; none for a real input (a constant)."""
-    return elementwise_links(out, x) if _is_complex(x) else Links((None,))
+    return elementwise_links(out, x) if is_complex(x) else Links((None,))
 
 
 imag = defop(
@@ -60,7 +72,7 @@ imag = defop(
     method="imag",
     sym=sympy.im,
     # u Im(dz) = Re(-i u dz); a real input's imaginary part is the constant 0.
-    linear=lambda out, x, out_bar: real(out_bar) * -1j if _is_complex(x) else out_bar * 0.0,
+    linear=lambda out, x, out_bar: real(out_bar) * -1j if is_complex(x) else out_bar * 0.0,
     sparsity=lambda out, x, *, local: _complex_only_links(out, x),
     doc="The imaginary part, elementwise (0 for a real input).",
     example="imag(3.0 + 4.0j) -> 4.0",
@@ -84,7 +96,7 @@ conj = defop(
 
 def _angle_slope(x):
     """``-i / z``: the VJP factor of ``arg z = Im log z`` (``d arg = Im(dz / z)``)."""
-    return -1j / x if _is_complex(x) else 0.0 * x
+    return -1j / x if is_complex(x) else 0.0 * x
 
 
 angle = defop(
@@ -97,7 +109,7 @@ angle = defop(
     domain=(0.5, 2.0),
     sym=lambda x: sympy.atan2(sympy.im(x), sympy.re(x)),
     # The angle of a real number is a constant, 0 or pi.
-    jvp=lambda out, x, x_dot: imag(x_dot / x) if _is_complex(x) else 0.0 * x_dot,
+    jvp=lambda out, x, x_dot: imag(x_dot / x) if is_complex(x) else 0.0 * x_dot,
     vjp=lambda out, x, out_bar: real(out_bar) * _angle_slope(x),
     sparsity=lambda out, x, *, local: _complex_only_links(out, x),
     doc="The argument ``atan2(Im z, Re z)`` of a complex number, elementwise (0 for "

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from adcompare.ops.complex_parts import conj, real
+from adcompare.ops.complex_parts import conj, real, refuse_complex
 from adcompare.ops.elementwise import (
     abs,
     add,
@@ -84,6 +84,7 @@ def deg2rad(x):
     >>> print(deg2rad(180.0))
     3.141592653589793
     """
+    refuse_complex(x, "deg2rad")
     return multiply(x, math.pi / 180.0)
 
 
@@ -94,6 +95,7 @@ def rad2deg(x):
     >>> print(rad2deg(math.pi))
     180.0
     """
+    refuse_complex(x, "rad2deg")
     return multiply(x, 180.0 / math.pi)
 
 

@@ -2,12 +2,12 @@
 slogdet, eigh, svd, pinv, lstsq, matrix_power, qr, and scipy's
 solve_triangular and expm.
 
-Decompositions with a sign gauge (eigenvectors, singular vectors) use
-:func:`~adcompare.ops.matrix_functions.eigh_vectors`'s: each vector's last component is
-non-negative, so they are differentiable functions of the matrix, and may
-differ in sign from numpy's. Rectangular decompositions go through the Gram
-matrix (``xᵀx``), which is accurate for well-conditioned matrices; a
-rank-deficient matrix is refused rather than differentiated wrongly.
+Eigenvectors and singular vectors have numpy's signs (decided by values:
+the derivative is that of the vector whose sign stays fixed near the
+point). svd, pinv, lstsq and qr take numpy's factorisations
+(:mod:`~adcompare.ops.factorizations`), whose rules never form the Gram
+matrix. pinv, lstsq and qr refuse a rank-deficient matrix rather than
+differentiate it wrongly.
 """
 
 from __future__ import annotations
@@ -17,11 +17,18 @@ from typing import NamedTuple
 
 import numpy as np
 
+from adcompare.ops.complex_parts import is_complex
 from adcompare.ops.composite import composite
-from adcompare.ops.elementwise import add, divide, multiply, subtract
+from adcompare.ops.elementwise import abs, add, multiply, subtract
+from adcompare.ops.factorizations import pinv_full_rank, qr_stacked, svd_stacked
 from adcompare.ops.joining import concatenate
 from adcompare.ops.linalg import inv, logabsdet, matmul, solve
-from adcompare.ops.matrix_functions import cholesky, eigh_vectors, eigvalsh, svdvals
+from adcompare.ops.matrices import adjoint
+from adcompare.ops.matrix_functions import (
+    eigh_vectors,
+    eigvalsh,
+    svdvals,
+)
 from adcompare.ops.reductions import sum
 from adcompare.ops.registry import ndim_of, raw, shape_of
 from adcompare.ops.registry.decisions import DETERMINANT_SIGN
@@ -74,8 +81,7 @@ def slogdet(x):
 @composite(numpy=("linalg.eigh",))
 def eigh(x, UPLO: str = "L"):  # noqa: N803 (numpy's name)
     """Eigenvalues (ascending) and eigenvectors of symmetric matrices, as
-    ``np.linalg.eigh``; each eigenvector is signed so its last component is
-    non-negative (numpy's signs are arbitrary and may differ).
+    ``np.linalg.eigh``, with numpy's signs.
 
     >>> w, v = eigh([[2.0, 1.0], [1.0, 2.0]])
     >>> print(w, np.round(v * np.sqrt(2), 6))
@@ -85,19 +91,14 @@ def eigh(x, UPLO: str = "L"):  # noqa: N803 (numpy's name)
     return EighResult(eigvalsh(x, UPLO), eigh_vectors(x, UPLO))
 
 
-def _reversed_columns(a):
-    return getitem(a, (Ellipsis, slice(None, None, -1)))
-
-
 @composite(numpy=("linalg.svd",))
 def svd(x, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
     """The singular value decomposition ``x = U diag(S) Vh``, as ``np.linalg.svd``.
 
     With ``compute_uv=False``, the singular values (:func:`svdvals`). The
     vectors are the reduced ones (``full_matrices=False``; square matrices
-    either way), with the gauge of :func:`eigh_vectors` on the side with
-    fewer entries: numpy's signs may differ, and ``U diag(S) Vh`` is ``x``
-    either way. Distinct, non-zero singular values are needed.
+    either way): numpy's, signs included, also for a rank-deficient matrix.
+    Their derivatives need distinct, non-zero singular values.
 
     >>> u, s, vh = svd([[3.0, 0.0], [0.0, -4.0]])
     >>> print(s, np.allclose((u * s) @ vh, [[3.0, 0.0], [0.0, -4.0]]))
@@ -113,12 +114,20 @@ def svd(x, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
         )
     values = svdvals(x)
     if m >= n:
-        right = _reversed_columns(eigh_vectors(matmul(_swap_last(x), x)))
-        left = divide(matmul(x, right), expand_dims(values, -2))
-    else:
-        left = _reversed_columns(eigh_vectors(matmul(x, _swap_last(x))))
-        right = divide(matmul(_swap_last(x), left), expand_dims(values, -2))
-    return SVDResult(left, values, _swap_last(right))
+        stacked = svd_stacked(x)
+        left, right = _rows(stacked, 0, m), _rows(stacked, m, m + n)
+        return SVDResult(left, values, _swap_last(right))
+    # A wide matrix is the transpose of a tall one: its U is that one's V. numpy's signs
+    # for x and xᵀ may differ: each vector takes numpy's sign for x, a constant.
+    stacked = svd_stacked(_swap_last(x))
+    left, right = _rows(stacked, n, n + m), _rows(stacked, 0, n)
+    signs = np.sign(np.sum(raw(left) * np.linalg.svd(raw(x), full_matrices=False)[0], axis=-2))
+    signs = np.where(signs == 0, 1.0, signs)[..., None, :]
+    return SVDResult(multiply(left, signs), values, _swap_last(multiply(right, signs)))
+
+
+def _rows(a, start: int, stop: int):
+    return getitem(a, (Ellipsis, slice(start, stop), slice(None)))
 
 
 def _refuse_rank_deficient(x, name: str, rcond=None) -> None:
@@ -144,10 +153,7 @@ def pinv(x, rcond=None, hermitian: bool = False):
     [[0.5 0.5]]
     """
     _refuse_rank_deficient(x, "pinv", rcond)
-    m, n = shape_of(x)[-2:]
-    if m >= n:
-        return solve(matmul(_swap_last(x), x), _swap_last(x))
-    return _swap_last(solve(matmul(x, _swap_last(x)), x))
+    return pinv_full_rank(x)
 
 
 @composite(numpy=("linalg.lstsq",))
@@ -168,6 +174,8 @@ def lstsq(a, b, rcond=None):
     x = matmul(pinv(a), b)
     if m > n:
         residual = subtract(b, matmul(a, x))
+        if is_complex(residual):
+            residual = abs(residual)
         residuals = sum(multiply(residual, residual), axis=0)
         if ndim_of(b) == 1:
             residuals = expand_dims(residuals, 0)
@@ -207,10 +215,9 @@ def matrix_power(a, n: int):
 @composite(numpy=("linalg.qr",))
 def qr(a, mode: str = "reduced"):
     """The QR decomposition of a full-rank matrix, as ``np.linalg.qr`` (modes
-    ``'reduced'`` and ``'r'``), with numpy's signs on R's diagonal.
-
-    Computed as ``R = cholesky(aᵀa)ᵀ`` and ``Q = a R⁻¹`` (for wide matrices
-    from the leading square block): accurate for well-conditioned matrices.
+    ``'reduced'`` and ``'r'``): numpy's Householder factors, signs included (for
+    wide matrices from the leading square block), whose rules never form
+    ``aᵀa``.
 
     >>> q, r = qr([[3.0, 1.0], [4.0, 2.0]])
     >>> print(np.allclose(q @ r, [[3.0, 1.0], [4.0, 2.0]]), np.allclose(q.T @ q, np.eye(2)))
@@ -229,13 +236,11 @@ def qr(a, mode: str = "reduced"):
         rest = matmul(_swap_last(q), getitem(a, (Ellipsis, slice(None), slice(m, n))))
         r = concatenate([r, rest], axis=-1)
         return r if mode == "r" else QRResult(q, r)
-    # numpy's R may have negative diagonal entries: the same signs, as constants.
-    signs = np.sign(np.diagonal(np.linalg.qr(raw(a), mode="r"), axis1=-2, axis2=-1))
-    signs = np.where(signs == 0, 1.0, signs)
-    r = multiply(_swap_last(cholesky(matmul(_swap_last(a), a))), signs[..., :, None])
+    stacked = qr_stacked(a)
+    r = getitem(stacked, (Ellipsis, slice(m, None), slice(None)))
     if mode == "r":
         return r
-    return QRResult(matmul(a, inv(r)), r)
+    return QRResult(getitem(stacked, (Ellipsis, slice(0, m), slice(None))), r)
 
 
 @composite(numpy=())
@@ -252,8 +257,10 @@ def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = F
     triangle = (
         add(multiply(a, strict), np.eye(n)) if unit_diagonal else (multiply(a, strict + np.eye(n)))
     )
-    if trans in (1, "T", 2, "C"):
+    if trans in (1, "T"):
         triangle = _swap_last(triangle)
+    elif trans in (2, "C"):
+        triangle = adjoint(triangle)
     elif trans not in (0, "N"):
         raise ValueError(f"solve_triangular: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
     return solve(triangle, b)

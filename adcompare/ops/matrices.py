@@ -17,6 +17,7 @@ from collections.abc import Callable
 import numpy as np
 import sympy
 
+from adcompare.ops.complex_parts import conj, is_complex
 from adcompare.ops.elementwise import add, multiply
 from adcompare.ops.links import Links
 from adcompare.ops.reductions import sum
@@ -88,6 +89,16 @@ def swap_last(a):
     """``a`` with its last two axes swapped: the transpose of each matrix of a batch."""
     n = ndim_of(a)
     return transpose.prepared(a, axes=(*range(n - 2), n - 1, n - 2))
+
+
+def adjoint(a):
+    """The conjugate transpose of each matrix of a batch (the transpose of real ones).
+
+    >>> print(adjoint(np.array([[1.0, 2j]])))
+    [[1.-0.j]
+     [0.-2.j]]
+    """
+    return swap_last(conj(a) if is_complex(a) else a)
 
 
 def trace_product(a, b):

@@ -38,7 +38,7 @@ from adcompare.ops.matrices import (
     triangle,
 )
 from adcompare.ops.reductions import sum
-from adcompare.ops.registry import ndim_of, shape_of
+from adcompare.ops.registry import ndim_of, raw, shape_of
 from adcompare.ops.shape import expand_dims, getitem, reshape
 
 # --- cholesky ---------------------------------------------------------------------------
@@ -138,8 +138,12 @@ def _eigvalsh_vjp(out, x, out_bar, lower):
     return symmetric_part_adjoint(matmul(weighted, swap_last(vectors)), lower=lower)
 
 
-def _sym_eigenvalues_2x2(s: sympy.Matrix) -> list:
-    """The eigenvalues of a symmetric 2x2 matrix, ascending, in closed form."""
+def sym_eigenvalues_2x2(s: sympy.Matrix) -> list:
+    """The eigenvalues of a symmetric 2x2 matrix, ascending, in closed form.
+
+    >>> sym_eigenvalues_2x2(sympy.Matrix([[2, 1], [1, 2]]))
+    [1, 3]
+    """
     a, b, d = s[0, 0], s[1, 0], s[1, 1]
     mean, radius = (a + d) / 2, sympy.sqrt(((a - d) / 2) ** 2 + b**2)
     return [mean - radius, mean + radius]
@@ -153,7 +157,7 @@ def _sym_eigvalsh(x, lower):
             raise NotImplementedError(
                 "the SymPy counterpart of eigvalsh covers 1x1 and 2x2 matrices"
             )
-        return _sym_eigenvalues_2x2(sympy_symmetric(a, lower))
+        return sym_eigenvalues_2x2(sympy_symmetric(a, lower))
 
     return sympy_batches(values, x)
 
@@ -182,10 +186,18 @@ eigvalsh = defmatrix(
 )
 
 
-def _eigh_vectors_value(x, lower):
-    vectors = np.linalg.eigh(x, _uplo(lower)).eigenvectors
-    # The gauge: each eigenvector's sign makes its last component non-negative.
-    return vectors * np.where(vectors[..., -1:, :] < 0, -1.0, 1.0)
+def _prepare_eigh_vectors(x, UPLO="L"):  # noqa: N803 (numpy's name)
+    """The triangle read, and numpy's sign of each eigenvector relative to the gauge that
+    makes the last component non-negative (the SymPy counterpart's): decided by values."""
+    lower = _prepare_uplo(x, UPLO)["lower"]
+    last = np.linalg.eigh(np.asarray(raw(x)), _uplo(lower)).eigenvectors[..., -1, :]
+    return {"lower": lower, "signs": np.where(last < 0, -1.0, 1.0)}
+
+
+def _eigh_vectors_value(x, lower, signs):
+    # numpy's own vectors, so that a function of them has numpy's value; the rules hold
+    # for any sign that stays fixed near the point.
+    return np.linalg.eigh(x, _uplo(lower)).eigenvectors
 
 
 def _gap_factors(x, lower):
@@ -196,45 +208,73 @@ def _gap_factors(x, lower):
     return divide(1.0 - np.eye(n), gaps)
 
 
-def _eigh_vectors_jvp(out, x, x_dot, lower):
+def _eigh_vectors_jvp(out, x, x_dot, lower, signs):
     # V̇ = V (F ∘ Vᵀ Ṡ V): the vectors turn into each other, at rates set by the gaps.
     rotated = matmul(matmul(swap_last(out), symmetric_part(x_dot, lower=lower)), out)
     return matmul(out, multiply(_gap_factors(x, lower), rotated))
 
 
-def _eigh_vectors_vjp(out, x, out_bar, lower):
+def _eigh_vectors_vjp(out, x, out_bar, lower, signs):
     inner = multiply(_gap_factors(x, lower), matmul(swap_last(out), out_bar))
     return symmetric_part_adjoint(matmul(matmul(out, inner), swap_last(out)), lower=lower)
 
 
-def _sym_eigh_vectors(x, lower):
-    def vectors(a):
+def _sym_eigh_vectors(x, lower, signs):
+    def vectors(a, sign):
         if a.shape[-1] != 2:
             raise NotImplementedError("the SymPy counterpart of eigh_vectors covers 2x2 matrices")
-        s = sympy_symmetric(a, lower)
-        columns = []
-        for value in _sym_eigenvalues_2x2(s):
-            # (λ - d, b) solves (S - λ) v = 0; scaled by b / |b| so the last component is >= 0.
-            first, last = value - s[1, 1], s[1, 0]
-            scale = last / sympy.sqrt(last**2 * (first**2 + last**2))
-            columns.append([first * scale, last * scale])
-        return np.array(columns, dtype=object).T
+        return sym_eigenvector_columns(sympy_symmetric(a, lower)) * sign
 
-    return sympy_batches(vectors, x)
+    return with_column_signs(vectors, x, signs)
+
+
+def sym_eigenvector_columns(s: sympy.Matrix) -> np.ndarray:
+    """The unit eigenvectors of a symmetric 2x2 matrix as columns, ascending, each with a
+    non-negative last component, in closed form.
+
+    >>> print(sym_eigenvector_columns(sympy.Matrix([[2, 1], [1, 2]])))
+    [[-sqrt(2)/2 sqrt(2)/2]
+     [sqrt(2)/2 sqrt(2)/2]]
+    """
+    columns = []
+    for value in sym_eigenvalues_2x2(s):
+        # (λ - d, b) solves (S - λ) v = 0; scaled by b / |b| so the last component is >= 0.
+        first, last = value - s[1, 1], s[1, 0]
+        scale = last / sympy.sqrt(last**2 * (first**2 + last**2))
+        columns.append([first * scale, last * scale])
+    return np.array(columns, dtype=object).T
+
+
+def with_column_signs(fn, x, signs):
+    """``fn(matrix, sign)`` for each matrix of ``x``, with its signs (numpy's, one per
+    column, decided by values) as a row.
+
+    >>> print(with_column_signs(lambda a, sign: a * sign, np.ones((2, 2)), [1.0, -1.0]))
+    [[1.0 -1.0]
+     [1.0 -1.0]]
+    """
+    signs = np.asarray(signs, dtype=object)
+    return sympy_batches(fn, x, signs.reshape(signs.shape[:-1] + (1, -1)))
 
 
 eigh_vectors = defmatrix(
     "eigh_vectors",
     _eigh_vectors_value,
     numpy=(),
-    **_ONE_TRIANGLE,
+    **(
+        _ONE_TRIANGLE
+        | {
+            "prepare": _prepare_eigh_vectors,
+            "sparsity": matrix_sparsity(read=lambda n, lower, signs: triangle(n, lower)),
+        }
+    ),
     sym=_sym_eigh_vectors,
     jvp=_eigh_vectors_jvp,
     vjp=_eigh_vectors_vjp,
     doc="The eigenvectors (columns, in the order of ``eigvalsh``) of symmetric matrices, "
-    "batched. An eigenvector's sign is arbitrary; here each is signed so its last "
-    "component is non-negative, which makes them differentiable functions of the matrix "
-    "(numpy's own signs may differ). Distinct eigenvalues are needed.",
+    "batched, numpy's, signs included: an eigenvector's sign is arbitrary, and the "
+    "derivative is that of the vector whose sign stays as numpy chose it at the point. "
+    "Distinct eigenvalues are needed.",
     example="eigh_vectors([[2.0, 0.0], [0.0, 1.0]]) -> [[0. 1.]\n [1. 0.]]",
 )
 
@@ -279,12 +319,17 @@ def _sym_svdvals(x):
             raise NotImplementedError(
                 "the SymPy counterpart of svdvals covers matrices with 1 or 2 columns or rows"
             )
-        return [sympy.sqrt(v) for v in reversed(_sym_eigenvalues_2x2(gram))]
+        return [sympy.sqrt(v) for v in reversed(sym_eigenvalues_2x2(gram))]
 
     return sympy_batches(values, x)
 
 
-def _prepare_matrices(x):
+def prepare_matrices(x):
+    """Refuse what is not a batch of matrices; no static parameters.
+
+    >>> prepare_matrices(np.zeros((2, 3)))
+    {}
+    """
     if ndim_of(x) < 2:
         raise ValueError(f"expected matrices in the last two axes, got shape {shape_of(x)}")
     return {}
@@ -297,7 +342,7 @@ svdvals = defmatrix(
     complex="singular values are not analytic in the matrix",
     domain=full_rank,
     saves=("args", "out"),
-    prepare=_prepare_matrices,
+    prepare=prepare_matrices,
     cases=[(((2, 2),), {}), (((3, 2),), {}), (((2, 1, 2),), {})],
     sym=_sym_svdvals,
     jvp=_svdvals_jvp,

@@ -23,7 +23,7 @@ import numpy as np
 from adcompare.ops.elementwise import where
 from adcompare.ops.joining import concatenate
 from adcompare.ops.reductions import sum
-from adcompare.ops.registry import OPS, Box, composite, raw, shape_of
+from adcompare.ops.registry import OPS, Box, composite, normalize_axes, raw, shape_of
 from adcompare.ops.registry.decisions import INDICES, ORDER, PARTITION_ORDER
 from adcompare.ops.shape import (
     broadcast_to,
@@ -103,8 +103,10 @@ def flip(x, axis=None):
     """
     x = _array(x)
     n = len(shape_of(x))
-    axes = range(n) if axis is None else np.atleast_1d(axis) % max(n, 1)
-    return getitem(x, tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(n)))
+    axes = normalize_axes(axis, n)
+    return getitem(
+        x, tuple(slice(None, None, -1) if i - n in axes else slice(None) for i in range(n))
+    )
 
 
 @composite(cases=_ONE)

@@ -294,16 +294,22 @@ min = _extreme(
 def _product_of_others(x, axis):
     """For each element, the product of the other elements along ``axis``.
 
-    Written without dividing by ``x`` where ``x`` is zero: with no zero in a
-    slice it is ``prod / x``; with exactly one zero it is the product of the
-    non-zeros at the zero and 0 elsewhere; with more zeros it is 0.
+    Written without dividing by ``x`` where ``x`` is zero, and so that its own
+    derivative (prod's second) is exact there too. With ``P`` the product of a
+    slice's non-zeros and ``z`` the sum of its zeros (0, but carrying their
+    derivative): with no zero it is ``P / x``; with one zero, ``P`` at the zero
+    and ``z P / x`` elsewhere; with two, ``(z - x) P`` at each zero (the other
+    zero times ``P``) and 0 elsewhere; with more, 0.
     """
     zero = raw(x) == 0
-    zeros_in_slice = np.sum(zero, axis=axis, keepdims=True)
+    count = np.broadcast_to(np.sum(zero, axis=axis, keepdims=True), zero.shape)
     nonzero = where(zero, 1.0, x)
     product = prod(nonzero, axis=axis, keepdims=True)
-    use = (zeros_in_slice == 0) | ((zeros_in_slice == 1) & zero)
-    return where(use, product / nonzero, 0.0)
+    zeros = sum(where(zero, x, 0.0), axis=axis, keepdims=True)
+    at_zero = where(count == 1, product, where(count == 2, (zeros - x) * product, 0.0))
+    share = product / nonzero
+    elsewhere = where(count == 0, share, where(count == 1, zeros * share, 0.0))
+    return where(zero, at_zero, elsewhere)
 
 
 def _slice_sparsity(out, x, axis, keepdims, *, with_itself: bool) -> Links:

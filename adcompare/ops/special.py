@@ -245,7 +245,10 @@ expit = _unary(
     "expit",
     sc.expit,
     lambda out, x: out * (1.0 - out),
-    sym=lambda x: 1 / (1 + sympy.exp(-x)),
+    # exp(-x) overflows far below 0, where exp(x) / (1 + exp(x)) does not.
+    sym=lambda x: sympy.Piecewise(
+        (sympy.exp(x) / (1 + sympy.exp(x)), x < 0), (1 / (1 + sympy.exp(-x)), True)
+    ),
     domain=(-3.0, 3.0),
     saves=("out",),
     doc="The logistic function ``1 / (1 + exp(-x))``, elementwise (scipy's sigmoid).",
@@ -364,11 +367,11 @@ i0 = _unary(
 i1 = _unary(
     "i1",
     sc.i1,
-    lambda out, x: i0(x) - out / x,
+    # I1' = (I0 + I2) / 2, finite at 0 (I0 - I1 / x is 0 / 0 there).
+    lambda out, x: 0.5 * (i0(x) + _iv(x, v=2.0)),
     sym=lambda x: sympy.besseli(1, x),
-    domain=(0.5, 3.0),
+    domain=(-3.0, 3.0),
     label="I1",
-    saves=("args", "out"),
     doc="The modified Bessel function of the first kind of order 1, elementwise.",
     example="i1(0.0) -> 0.0",
 )
@@ -475,13 +478,40 @@ ndtr = _unary(
     example="ndtr(0.0) -> 0.5",
 )
 
+
+class _Erfcx(sympy.Function):
+    """SymPy's scaled complementary error function ``exp(z²) erfc(z)``, which SymPy
+    lacks: finite where ``erfc`` underflows, evaluated by scipy's ``erfcx``."""
+
+    _imp_ = staticmethod(sc.erfcx)
+
+    def fdiff(self, argindex=1):
+        (z,) = self.args
+        return 2 * z * _Erfcx(z) - 2 / sympy.sqrt(sympy.pi)
+
+    def _eval_evalf(self, prec):
+        (z,) = self.args
+        return (sympy.exp(z**2) * sympy.erfc(z))._eval_evalf(prec)
+
+    def _eval_is_finite(self):
+        return self.args[0].is_extended_real
+
+
+def _sym_log_ndtr(x):
+    """``log((1 + erf(x/√2)) / 2)``, through ``erfcx`` below 0, where ``1 + erf``
+    underflows to 0 far into the tail (log_ndtr(-1000) is -500007, not -inf)."""
+    tail = sympy.log(_Erfcx(-x / sympy.sqrt(2)) / 2) - x**2 / 2
+    return sympy.Piecewise((tail, x < 0), (sympy.log((1 + sympy.erf(x / sympy.sqrt(2))) / 2), True))
+
+
 log_ndtr = _unary(
     "log_ndtr",
     sc.log_ndtr,
     # pdf / cdf, formed in logs: exp(-x²/2 - log_ndtr(x)) / sqrt(2 pi) never overflows.
     lambda out, x: _INV_SQRT_2PI * exp(-0.5 * x * x - out),
-    sym=lambda x: sympy.log((1 + sympy.erf(x / sympy.sqrt(2))) / 2),
+    sym=_sym_log_ndtr,
     domain=(-3.0, 3.0),
+    special=(-40.0, -1000.0),
     saves=("args", "out"),
     doc="``log(ndtr(x))``, elementwise, accurate far into the lower tail.",
     example="log_ndtr(0.0) -> -0.6931471805599453",

@@ -12,8 +12,9 @@ import math
 
 import numpy as np
 
+from adcompare.ops.complex_parts import conj, is_complex, real, refuse_complex
 from adcompare.ops.composite import mean, stack
-from adcompare.ops.elementwise import add, divide, multiply, sqrt, subtract
+from adcompare.ops.elementwise import add, divide, multiply, sqrt, subtract, where
 from adcompare.ops.joining import concatenate
 from adcompare.ops.rearrange import ravel, sort
 from adcompare.ops.reductions import sum
@@ -39,14 +40,17 @@ def _count(x, axis) -> int:
 
 @composite(method="var", cases=_AXES + [(((5,),), {"ddof": 1})])
 def var(x, axis=None, ddof: int = 0, keepdims: bool = False):
-    """Variance over ``axis`` with ``n - ddof`` in the denominator, as ``np.var``.
+    """Variance over ``axis`` with ``n - ddof`` in the denominator, as ``np.var``
+    (real for complex ``x``, as numpy's).
 
     >>> print(var([1.0, 2.0, 3.0, 4.0]))
     1.25
     """
     x = _array(x)
     centred = subtract(x, mean(x, axis=axis, keepdims=True))
-    total = sum(multiply(centred, centred), axis=axis, keepdims=keepdims)
+    # numpy's variance of complex values is real: the mean of |x - mean|².
+    square = real(multiply(centred, conj(centred))) if is_complex(x) else multiply(centred, centred)
+    total = sum(square, axis=axis, keepdims=keepdims)
     return divide(total, float(_count(x, axis) - ddof))
 
 
@@ -96,28 +100,69 @@ def average(x, axis=None, weights=None, returned: bool = False, keepdims: bool =
     return (out, total) if returned else out
 
 
+def _pick(ordered, i: int, axis: int):
+    return getitem(ordered, (Ellipsis, i) + (slice(None),) * (-1 - axis))
+
+
 def _quantile_of_sorted(ordered, q: float, axis: int):
-    """numpy's linear interpolation between the sorted elements around ``q``."""
+    """numpy's linear interpolation between the sorted elements around ``q``, step for
+    step (its virtual index and its two-sided lerp), so that infinities give numpy's
+    values too (``quantile([1, 2, inf], 0.5)`` is nan there: 2 + inf * 0)."""
     n = shape_of(ordered)[axis]
-    position = (n - 1) * q
-    below = math.floor(position)
+    position = q * n + (1.0 + q * (1.0 - 1.0 - 1.0)) - 1.0
+    below = min(max(math.floor(position), 0), n - 1)
     fraction = position - below
-    pick = lambda i: getitem(ordered, (Ellipsis, i) + (slice(None),) * (-1 - axis))
-    low = pick(below)
-    if fraction == 0:
-        return low
-    return add(multiply(1.0 - fraction, low), multiply(fraction, pick(min(below + 1, n - 1))))
+    low, high = _pick(ordered, below, axis), _pick(ordered, min(below + 1, n - 1), axis)
+    step = subtract(high, low)
+    if fraction >= 0.5:
+        return subtract(high, multiply(step, 1.0 - fraction))
+    return add(low, multiply(step, fraction))
 
 
-def _over_axes(x, q, axis, keepdims: bool):
-    """``quantile`` over several axes, as numpy takes a tuple: those axes joined into one,
-    last."""
+def _median_of_sorted(ordered, q: float, axis: int):
+    """numpy's median: the middle element, or the mean of the middle two."""
+    n = shape_of(ordered)[axis]
+    middle = _pick(ordered, n // 2, axis)
+    return middle if n % 2 else multiply(add(_pick(ordered, n // 2 - 1, axis), middle), 0.5)
+
+
+def _order_statistic(name: str, x, qs, axis, keepdims: bool, of_sorted):
+    """``of_sorted(ordered, q, axis)`` for each ``q`` of ``qs`` over one ``axis`` (the
+    flattened array by default). ``sort`` puts NaN last, so a NaN anywhere along the
+    axis is the last element: there the result is that NaN, as in numpy (the mask is
+    taken from values, as every mask is). Complex values have no order: refused, as
+    numpy refuses them."""
+    x = _array(x)
+    refuse_complex(x, name)
+    ndim = ndim_of(x)
+    if axis is None:
+        ordered, axis_ = sort(ravel(x)), -1
+    else:
+        (axis_,) = normalize_axes(axis, ndim)
+        ordered = sort(x, axis=axis_)
+    last = _pick(ordered, shape_of(ordered)[axis_] - 1, axis_)
+    nan = np.isnan(raw(last))
+    parts = [where(nan, last, of_sorted(ordered, float(q), axis_)) for q in qs.ravel()]
+    if keepdims:
+        kept = range(ndim) if axis is None else (axis_,)
+        parts = [
+            expand_dims(part, tuple(kept)) if axis is None else expand_dims(part, axis_)
+            for part in parts
+        ]
+    if qs.ndim == 0:
+        return parts[0]
+    return stack(parts).reshape(qs.shape + shape_of(parts[0]))
+
+
+def _over_axes(x, axis, keepdims: bool, reduce):
+    """``reduce(joined)`` over several axes, as numpy takes a tuple: those axes joined
+    into one, last, which ``reduce`` takes along ``axis=-1``."""
     ndim = ndim_of(x)
     axes = normalize_axes(axis, ndim)
     kept = [a for a in range(-ndim, 0) if a not in axes]
     moved = transpose(x, tuple(a % ndim for a in (*kept, *axes)))
     joined = reshape(moved, tuple(shape_of(x)[a] for a in kept) + (-1,))
-    out = quantile(joined, q, axis=-1)
+    out = reduce(joined)
     return expand_dims(out, axes) if keepdims else out
 
 
@@ -142,26 +187,11 @@ def quantile(x, q, axis=None, keepdims: bool = False, method: str = "linear"):
         raise ValueError(f"quantile: method {method!r} is not supported; use method='linear'")
     x = _array(x)
     if isinstance(axis, (tuple, list)) and len(axis) > 1:
-        return _over_axes(x, q, axis, keepdims)
+        return _over_axes(x, axis, keepdims, lambda joined: quantile(joined, q, axis=-1))
     qs = np.asarray(raw(q), dtype=float)
     if np.any((qs < 0) | (qs > 1)):
         raise ValueError(f"quantile: q must lie in [0, 1], got {q!r}")
-    ndim = ndim_of(x)
-    if axis is None:
-        ordered, axis_ = sort(ravel(x)), -1
-    else:
-        (axis_,) = normalize_axes(axis, ndim)
-        ordered = sort(x, axis=axis_)
-    parts = [_quantile_of_sorted(ordered, float(value), axis_) for value in qs.ravel()]
-    if keepdims:
-        kept = range(ndim) if axis is None else (axis_,)
-        parts = [
-            expand_dims(part, tuple(kept)) if axis is None else expand_dims(part, axis_)
-            for part in parts
-        ]
-    if qs.ndim == 0:
-        return parts[0]
-    return stack(parts).reshape(qs.shape + shape_of(parts[0]))
+    return _order_statistic("quantile", x, qs, axis, keepdims, _quantile_of_sorted)
 
 
 @composite(
@@ -187,7 +217,10 @@ def median(x, axis=None, keepdims: bool = False):
     >>> print(median([3.0, 1.0, 2.0, 10.0]))
     2.5
     """
-    return quantile(x, 0.5, axis=axis, keepdims=keepdims)
+    x = _array(x)
+    if isinstance(axis, (tuple, list)) and len(axis) > 1:
+        return _over_axes(x, axis, keepdims, lambda joined: median(joined, axis=-1))
+    return _order_statistic("median", x, np.asarray(0.5), axis, keepdims, _median_of_sorted)
 
 
 @composite(method="cumprod", cases=[(((5,),), {}), (((3, 4),), {"axis": 1})], domain=(-1.5, 1.5))
@@ -226,6 +259,8 @@ def diff(x, n: int = 1, axis: int = -1, prepend=None, append=None):
     >>> print(diff([1.0, 4.0, 9.0, 16.0]))
     [3. 5. 7.]
     """
+    if not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"diff: order must be a non-negative integer, got n={n!r}")
     x = _array(x)
     (axis,) = normalize_axes(axis, ndim_of(x))
     edge_shape = tuple(1 if i - ndim_of(x) == axis else d for i, d in enumerate(shape_of(x)))

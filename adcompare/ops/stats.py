@@ -19,12 +19,12 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from adcompare.ops.elementwise import divide, exp, log, log1p, multiply, subtract
+from adcompare.ops.elementwise import divide, exp, log, log1p, multiply, subtract, where
 from adcompare.ops.linalg_composite import solve_triangular
 from adcompare.ops.matrix_functions import cholesky
 from adcompare.ops.rearrange import diagonal
 from adcompare.ops.reductions import sum
-from adcompare.ops.registry import Box, ndim_of, shape_of
+from adcompare.ops.registry import Box, ndim_of, raw, shape_of
 from adcompare.ops.shape import reshape, transpose
 from adcompare.ops.special import betaln, gammaln, log_ndtr, ndtr, stdtr, xlog1py, xlogy
 
@@ -36,6 +36,14 @@ _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 def _standardize(x, loc, scale):
     # The op set's division: Python floats would raise at scale 0 where numpy gives inf.
     return divide(subtract(x, loc), scale)
+
+
+def _on_support(z, outside, safe, log_density):
+    """``log_density(z)`` where ``z`` lies in the support, -inf where ``outside``
+    holds (as scipy), with a derivative of 0 there: the density is computed at
+    ``safe`` instead, so no NaN from outside the support reaches a gradient."""
+    inside = where(outside, safe, z)
+    return where(outside, -np.inf, log_density(inside))
 
 
 # --- norm ------------------------------------------------------------------------------
@@ -91,14 +99,28 @@ def _t_logpdf(x, df, loc=0.0, scale=1.0):
     -1.0008888496
     """
     z = _standardize(x, loc, scale)
-    half = 0.5 * (df + 1.0)
     return (
-        gammaln(half)
-        - gammaln(0.5 * df)
+        _log_gamma_ratio(0.5 * df)
         - 0.5 * log(df * math.pi)
         - log(scale)
-        - half * log1p(z * z / df)
+        - 0.5 * (df + 1.0) * log1p(z * z / df)
     )
+
+
+def _log_gamma_ratio(a):
+    """``log Γ(a + 1/2) - log Γ(a)`` without the cancellation of two large logarithms:
+    ``log √π - betaln(a, 1/2)`` below 50, the asymptotic series above (both within
+    about 1e-15; ``gammaln(a + 1/2) - gammaln(a)`` loses all digits at ``a = 1e17``)."""
+    large = np.asarray(raw(a)) >= 50.0
+    a_large = where(large, a, 50.0)
+    series = (
+        0.5 * log(a_large)
+        - 1.0 / (8.0 * a_large)
+        + 1.0 / (192.0 * a_large**3)
+        - 1.0 / (640.0 * a_large**5)
+        + 17.0 / (14336.0 * a_large**7)
+    )
+    return where(large, series, 0.5 * math.log(math.pi) - betaln(where(large, 1.0, a), 0.5))
 
 
 def _t_pdf(x, df, loc=0.0, scale=1.0):
@@ -135,34 +157,48 @@ t = SimpleNamespace(logpdf=_t_logpdf, pdf=_t_pdf, cdf=_t_cdf, logcdf=_t_logcdf)
 
 
 def _gamma_logpdf(x, a, loc=0.0, scale=1.0):
-    """``scipy.stats.gamma.logpdf`` (shape ``a``).
+    """``scipy.stats.gamma.logpdf`` (shape ``a``); -inf below ``loc``.
 
-    >>> print(round(float(gamma.logpdf(1.0, 2.0)), 12))
-    -1.0
+    >>> print(round(float(gamma.logpdf(1.0, 2.0)), 12), gamma.logpdf(-1.0, 2.0))
+    -1.0 -inf
     """
     z = _standardize(x, loc, scale)
-    return xlogy(a - 1.0, z) - z - gammaln(a) - log(scale)
+    return _on_support(
+        z, raw(z) < 0, 1.0, lambda z: xlogy(a - 1.0, z) - z - gammaln(a) - log(scale)
+    )
 
 
 def _beta_logpdf(x, a, b, loc=0.0, scale=1.0):
-    """``scipy.stats.beta.logpdf``.
+    """``scipy.stats.beta.logpdf``; -inf outside ``[loc, loc + scale]``.
 
-    >>> print(round(float(beta.logpdf(0.5, 2.0, 2.0)), 10))
-    0.4054651081
+    >>> print(round(float(beta.logpdf(0.5, 2.0, 2.0)), 10), beta.logpdf(1.5, 2.0, 2.0))
+    0.4054651081 -inf
     """
     z = _standardize(x, loc, scale)
-    return xlogy(a - 1.0, z) + xlog1py(b - 1.0, -z) - betaln(a, b) - log(scale)
+    return _on_support(
+        z,
+        (raw(z) < 0) | (raw(z) > 1),
+        0.5,
+        lambda z: xlogy(a - 1.0, z) + xlog1py(b - 1.0, -z) - betaln(a, b) - log(scale),
+    )
 
 
 def _chi2_logpdf(x, df, loc=0.0, scale=1.0):
-    """``scipy.stats.chi2.logpdf``.
+    """``scipy.stats.chi2.logpdf``; -inf below ``loc``.
 
-    >>> print(round(float(chi2.logpdf(1.0, 2.0)), 10))
-    -1.1931471806
+    >>> print(round(float(chi2.logpdf(1.0, 2.0)), 10), chi2.logpdf(-1.0, 2.0))
+    -1.1931471806 -inf
     """
     z = _standardize(x, loc, scale)
     half = 0.5 * df
-    return xlogy(half - 1.0, z) - 0.5 * z - gammaln(half) - half * math.log(2.0) - log(scale)
+    return _on_support(
+        z,
+        raw(z) < 0,
+        1.0,
+        lambda z: (
+            xlogy(half - 1.0, z) - 0.5 * z - gammaln(half) - half * math.log(2.0) - log(scale)
+        ),
+    )
 
 
 gamma = SimpleNamespace(
@@ -176,13 +212,16 @@ chi2 = SimpleNamespace(logpdf=_chi2_logpdf, pdf=lambda *args, **kw: exp(_chi2_lo
 
 
 def _poisson_logpmf(k, mu, loc=0.0):
-    """``scipy.stats.poisson.logpmf``; the count ``k`` is data, ``mu`` differentiable.
+    """``scipy.stats.poisson.logpmf``; the count ``k`` is data, ``mu`` differentiable;
+    -inf where ``k - loc`` is not a non-negative integer.
 
-    >>> print(round(float(poisson.logpmf(2.0, 3.0)), 10))
-    -1.4959226032
+    >>> print(round(float(poisson.logpmf(2.0, 3.0)), 10), poisson.logpmf(2.5, 3.0))
+    -1.4959226032 -inf
     """
-    k = k - loc
-    return xlogy(k, mu) - mu - gammaln(k + 1.0)
+    k = np.asarray(raw(k), dtype=float) - raw(loc)
+    return _on_support(
+        k, (k < 0) | (k != np.floor(k)), 0.0, lambda k: xlogy(k, mu) - mu - gammaln(k + 1.0)
+    )
 
 
 poisson = SimpleNamespace(
@@ -191,6 +230,15 @@ poisson = SimpleNamespace(
 
 
 # --- dirichlet -------------------------------------------------------------------------
+
+
+def _check_simplex(points) -> None:
+    """Refuse, as scipy does, points off the simplex: the density is not defined there."""
+    if np.any((points < 0) | (points > 1)) or np.any(np.abs(np.sum(points, axis=0) - 1) > 1e-9):
+        raise ValueError(
+            "dirichlet.logpdf: x must lie on the simplex (entries in [0, 1] summing to 1 "
+            f"along the first axis), got {points!r}; normalise x first"
+        )
 
 
 def _dirichlet_logpdf(x, alpha):
@@ -202,6 +250,7 @@ def _dirichlet_logpdf(x, alpha):
     alpha = alpha if isinstance(alpha, Box) else np.asarray(alpha, dtype=float)
     if ndim_of(alpha) != 1:
         raise ValueError(f"dirichlet.logpdf: alpha must be a vector, not shape {shape_of(alpha)}")
+    _check_simplex(np.asarray(raw(x)))
     if ndim_of(x) == 2:
         weights = xlogy(alpha[:, None] - 1.0, x)
         return sum(weights, axis=0) + gammaln(sum(alpha)) - sum(gammaln(alpha))

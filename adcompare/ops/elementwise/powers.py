@@ -146,12 +146,15 @@ cbrt = unary(
     "cbrt",
     np.cbrt,
     lambda out, x: 1.0 / (3.0 * out * out),
-    sym=lambda x: x ** sympy.Rational(1, 3),
+    # The real root: SymPy's x**(1/3) is the principal, complex one for x < 0.
+    sym=lambda x: sympy.Piecewise(
+        (x ** sympy.Rational(1, 3), x >= 0), (-((-x) ** sympy.Rational(1, 3)), True)
+    ),
     replay=_cbrt,
     complex=REAL_ONLY,
     saves=("out",),
     domain=(0.2, 3.0),
-    special=(1.0,),
+    special=(1.0, -0.7),
     doc="The real cube root, elementwise (infinite slope at 0).",
     example="cbrt(8.0) -> 2.0",
 )

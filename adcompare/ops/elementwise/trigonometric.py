@@ -175,11 +175,22 @@ def _sinc(x: float) -> float:
     return 1.0 if x == 0 else math.sin(math.pi * x) / (math.pi * x)
 
 
+def _sym_sinc(x):
+    """``sin(πx) / (πx)``, and at 0 its Taylor polynomial (its derivatives there, to
+    order 5, are the polynomial's, where the quotient is 0/0)."""
+    taylor = sum(
+        (-1) ** k * (sympy.pi * x) ** (2 * k) / sympy.factorial(2 * k + 1) for k in range(3)
+    )
+    return sympy.Piecewise(
+        (taylor, sympy.Eq(x, 0)), (sympy.sin(sympy.pi * x) / (sympy.pi * x), True)
+    )
+
+
 sinc = unary(
     "sinc",
     np.sinc,
     _sinc_slope,
-    sym=lambda x: sympy.sin(sympy.pi * x) / (sympy.pi * x),
+    sym=_sym_sinc,
     replay=_sinc,
     complex=HOLOMORPHIC,
     special=(0.0, 1.0),
