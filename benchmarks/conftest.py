@@ -19,6 +19,9 @@ import pytest
 from threadpoolctl import threadpool_limits
 
 DEFAULT_SIZES = "8,64,512"
+#: The modes timed unless --bench-modes names others: "default" stands for the modes a
+#: sweep that names none measures.
+DEFAULT_MODES = "default,reverse-replay,forward-replay"
 
 
 def pytest_addoption(parser):
@@ -28,6 +31,13 @@ def pytest_addoption(parser):
         default=DEFAULT_SIZES,
         help=f"sizes of the swept count, comma-separated (default {DEFAULT_SIZES}); Jacobian "
         "problems take every (n, m) pair of them",
+    )
+    group.addoption(
+        "--bench-modes",
+        default=DEFAULT_MODES,
+        help="the modes to time, comma-separated: names or groups of 'adcompare bench --list' "
+        f"(default {DEFAULT_MODES}: the sweep's default modes and the replays; add "
+        "'eliminate' or 'reverse-reference' by name, as the sweep takes them)",
     )
     group.addoption(
         "--targets-small",

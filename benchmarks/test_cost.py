@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from adcompare.bench.harness.modes import MODES
+from adcompare.bench.harness.modes import MODES, expand_modes, get_mode
 from adcompare.bench.harness.pytest_cells import measure
 from adcompare.bench.problems import PROBLEMS, default_problems
 
@@ -28,14 +28,23 @@ def _sizes_of(problem, sizes):
     return [{"n": n, "m": m} for n in sizes for m in sizes]
 
 
+def _modes(option: str) -> list:
+    """The modes ``--bench-modes`` names; ``default`` stands for the sweep's default modes."""
+    names = []
+    for name in (n.strip() for n in option.split(",") if n.strip()):
+        names += [m.name for m in MODES.values() if m.by_default] if name == "default" else [name]
+    return [get_mode(name) for name in expand_modes(names)]
+
+
 def pytest_generate_tests(metafunc):
     if "case" not in metafunc.fixturenames:
         return
     sizes = [int(s) for s in metafunc.config.getoption("--bench-sizes").split(",") if s]
+    modes = _modes(metafunc.config.getoption("--bench-modes"))
     cases, ids = [], []
     for problem in map(PROBLEMS.get, default_problems()):
         for size in _sizes_of(problem, sizes):
-            for mode in MODES.values():
+            for mode in modes:
                 cases.append((problem, size, mode))
                 label = "-".join(f"{k}{v}" for k, v in size.items())
                 ids.append(f"{problem.name}-{label}-{mode.name}")

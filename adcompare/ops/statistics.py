@@ -109,7 +109,7 @@ def _quantile_of_sorted(ordered, q: float, axis: int):
     step (its virtual index and its two-sided lerp), so that infinities give numpy's
     values too (``quantile([1, 2, inf], 0.5)`` is nan there: 2 + inf * 0)."""
     n = shape_of(ordered)[axis]
-    position = q * n + (1.0 + q * (1.0 - 1.0 - 1.0)) - 1.0
+    position = (n - 1) * q  # numpy's virtual index for "linear", in its own form
     below = min(max(math.floor(position), 0), n - 1)
     fraction = position - below
     low, high = _pick(ordered, below, axis), _pick(ordered, min(below + 1, n - 1), axis)
