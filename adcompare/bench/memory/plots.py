@@ -46,6 +46,11 @@ MARKERS = {
     "forward": "D",
     "reverse": "^",
     "block": "s",
+    # Each revolve budget its own marker, so the four stay apart in grey too.
+    "revolve:4": "v",
+    "revolve:16": "<",
+    "revolve:64": ">",
+    "revolve:sqrt": "P",
     "torch:tape": "^",
     "torch:checkpoint": "s",
     "jax:scan": "^",

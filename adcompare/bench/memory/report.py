@@ -206,7 +206,10 @@ def memory_report(cells: list[dict], budget: float, figures: dict[str, str]) -> 
         *_peer_lines(cells),
     ]
     for problem in dict.fromkeys(c["problem"] for c in cells):
-        what = "each mode's peak memory and time against the number of steps T, and the two"
+        what = (
+            "each mode's peak memory and time against the number of steps T, and memory "
+            "against time at one T with the Pareto front"
+        )
         out += [f"## {problem}", "", f"![{problem}: {what}]({figures.get(problem, '')})", ""]
         out += [
             "Time per gradient and peak memory (✗: the gradient check failed; *tape*: not "
