@@ -93,3 +93,19 @@ def test_a_chunk_that_is_not_a_positive_integer_is_refused():
         ad.jacrev(ad.sin, chunk_size=0)
     with pytest.raises(ValueError, match="chunk_size must be a positive integer"):
         ad.jacobian(ad.sin, mode="reverse", chunk_size=2.5)
+
+
+def test_rows_that_no_lane_changed_come_back_as_fresh_writeable_arrays():
+    # vmap broadcasts an output that does not depend on the lanes: an unreached input's
+    # zero block and a sum's cotangent came back as read-only, stride-0 views.
+    unreached = ad.jacrev(lambda x, y: x * 2.0, argnums=(0, 1))(np.ones(3), np.ones(2))
+    summed = ad.jacrev(lambda x: np.zeros(3) + ad.sum(x))(np.ones(3))
+    for jacobian, expected in [
+        (unreached[0], 2.0 * np.eye(3)),
+        (unreached[1], np.zeros((3, 2))),
+        (summed, np.ones((3, 3))),
+    ]:
+        np.testing.assert_array_equal(jacobian, expected)
+        assert jacobian.flags.writeable and 0 not in jacobian.strides
+        jacobian += 1.0
+        np.testing.assert_array_equal(jacobian, expected + 1.0)

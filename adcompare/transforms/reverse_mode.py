@@ -339,8 +339,14 @@ def _rows(value, node, leaves, chunk_size: int | None, sweeps_left: int) -> list
         for block, g, t in zip(blocks, grads, leaves):
             block.append(in_dtype(as_output(g), float_dtype(t)))
     # One output: its single row is the gradient itself, as grad returns it (no copy).
+    # vmap broadcasts a row block that no lane changed (an unreached input, a sum's
+    # cotangent) as a read-only view: _writeable copies only those.
     return [
-        reshape(block[0] if len(block) == 1 else concatenate(block, axis=0), out_shape + t.shape)
+        _writeable(
+            reshape(
+                block[0] if len(block) == 1 else concatenate(block, axis=0), out_shape + t.shape
+            )
+        )
         if block
         else np.zeros(out_shape + t.shape, t.dtype)
         for block, t in zip(blocks, leaves)
