@@ -38,7 +38,7 @@ LAYERS = [
     {"symbolic", "graph", "optim", "custom", "sparsity", "elimination"},
     {"check", "testing", "nn"},
     {"adcompare"},
-    {"adbench", "train"},
+    {"adbench", "train", "gradbench"},
     {"bench"},
     {"cli"},
 ]
