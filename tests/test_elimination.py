@@ -323,3 +323,40 @@ def test_the_report_tabulates_each_orders_count_on_the_diagonal_and_draws_it():
     assert "| 16 | 544 (1 ms) | 304 (1 ms) | 1 ms |" in lines
     figure = elimination_figure(results, "hourglass")
     assert [len(ax.lines) for ax in figure.axes] == [2, 3]
+
+
+def _scalar_program(n_ops: int, seed: int, zero_partial: bool):
+    """A random straight-line program on three scalars; with ``zero_partial`` the third
+    is ``0 · x`` (a dot product with zeros), whose edge from the input is structurally empty."""
+    rng = np.random.default_rng(seed)
+    picks = [(int(rng.integers(3)), *rng.integers(0, 3 + i, 2)) for i in range(n_ops)]
+
+    def f(x):
+        values = [x[0], x[1], ad.dot(np.zeros(3), x) if zero_partial else x[2]]
+        for op, a, b in picks:
+            u, v = values[a], values[b]
+            values.append((ad.sin(u) * v, u + ad.exp(v), u * v)[op])
+        return ad.stack([values[-1], values[-2] + values[2]])
+
+    return f
+
+
+@pytest.mark.parametrize("zero_partial", [False, True])
+@pytest.mark.parametrize("seed", [0, 3])
+def test_exact_search_finds_the_cheapest_of_every_order(seed, zero_partial):
+    # The search's lower bound (one multiplication per intermediate left) holds only
+    # without structurally zero edges; every order is tried here, so it must not prune
+    # away the cheapest one in either case.
+    import itertools
+
+    from adcompare.elimination.orders import _each_costs_one
+
+    graph = linearize(_scalar_program(1, seed, zero_partial), np.array([0.3, 0.5, 0.7]))
+    assert 4 <= len(graph.intermediates) <= 7
+    assert _each_costs_one(graph) is not zero_partial  # the bound is used, or not
+    best = min(
+        eliminate(graph.copy(values=False), list(order)).multiplications
+        for order in itertools.permutations(graph.intermediates)
+    )
+    order, count = optimal_order(graph)
+    assert count == best == eliminate(graph, order).multiplications

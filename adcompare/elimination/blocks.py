@@ -30,6 +30,7 @@ nothing: the exact search of :mod:`.orders` runs on such blocks.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -86,6 +87,16 @@ class Block:
     def structure(self) -> Block:
         """The same block without values: it counts alike and computes nothing."""
         return Block(self.shape, self.diagonal, self.pattern, None)
+
+    @cached_property
+    def key(self) -> tuple:
+        """What the structure is, hashable: equal keys count alike.
+
+        >>> Block.diagonal_of(np.ones(2)).key == Block.diagonal_of(np.zeros(2)).key
+        True
+        """
+        pattern = None if self.pattern is None else np.packbits(self.pattern).tobytes()
+        return self.shape, self.diagonal, pattern
 
     def dense(self) -> np.ndarray:
         """The values as a matrix."""
@@ -148,6 +159,31 @@ def product(outer: Block, inner: Block) -> tuple[Block, int]:
             f"the blocks {outer.shape} and {inner.shape} do not chain: the inner block's "
             "rows must be the outer block's columns"
         )
+    numeric = outer.values is not None and inner.values is not None
+    if not numeric:
+        return _memoised(_product, outer, inner)
+    return _product(outer, inner)
+
+
+def _memoised(combine, first: Block, second: Block) -> tuple[Block, int]:
+    """``combine`` of two blocks' structures, computed once per pair of structures (the
+    exact search meets the same pairs again and again)."""
+    key = (combine, first.key, second.key)
+    if key not in _STRUCTURES:
+        if len(_STRUCTURES) >= _MEMO_LIMIT:
+            _STRUCTURES.clear()
+        block, count = combine(first.structure(), second.structure())
+        _STRUCTURES[key] = block, count
+    return _STRUCTURES[key]
+
+
+#: The most structures kept before the memo starts afresh (memory stays bounded).
+_MEMO_LIMIT = 100_000
+#: Products and sums of structures already counted (see :func:`_memoised`).
+_STRUCTURES: dict[tuple, tuple[Block, int]] = {}
+
+
+def _product(outer: Block, inner: Block) -> tuple[Block, int]:
     mults = product_multiplications(outer, inner)
     numeric = outer.values is not None and inner.values is not None
     shape = (outer.shape[0], inner.shape[1])
@@ -183,6 +219,12 @@ def total(first: Block, second: Block) -> tuple[Block, int]:
     >>> block.values.tolist(), adds
     ([[1.0, 1.0], [0.0, 2.0]], 0)
     """
+    if first.values is None or second.values is None:
+        return _memoised(_total, first, second)
+    return _total(first, second)
+
+
+def _total(first: Block, second: Block) -> tuple[Block, int]:
     numeric = first.values is not None and second.values is not None
     if first.diagonal and second.diagonal:
         values = first.values + second.values if numeric else None

@@ -145,10 +145,13 @@ def optimal_order(graph: LinearGraph) -> tuple[list[int], int]:
 
     Exact: after eliminating a set of vertices the graph is the same whatever
     the order they went in, so the search is a shortest path over those sets
-    (Dijkstra's, from the empty set to the set of all intermediates, each
-    step weighted by what it multiplies). The first full set taken from the
-    queue is reached by a cheapest order. A set reached more dearly than
-    before, or more dearly than the best heuristic order, is not followed.
+    (A*, from the empty set to the set of all intermediates, each step
+    weighted by what it multiplies, the estimate of the rest one
+    multiplication per intermediate still joined to both sides). The first
+    full set taken from the queue is reached by a cheapest order. A set
+    reached more dearly than before, or whose estimate exceeds the best
+    heuristic order, is not followed. Structures' products are counted once
+    per pair of structures.
 
     >>> from adcompare.elimination.blocks import Block
     >>> d, scalar = Block.diagonal_of(np.ones(3)), Block.diagonal_of(np.ones(1))
@@ -165,9 +168,10 @@ def optimal_order(graph: LinearGraph) -> tuple[list[int], int]:
     start = graph.copy(values=False)
     bound = min(eliminate(start, name).multiplications for name in _HEURISTICS)
     cheapest = {frozenset(): 0}
-    queue = [(0, (), start)]
+    rest = _still_to_pay if _each_costs_one(start) else (lambda _graph: 0)
+    queue = [(rest(start), 0, (), start)]
     while queue:
-        spent, order, state = heapq.heappop(queue)
+        _, spent, order, state = heapq.heappop(queue)
         done = frozenset(order)
         if spent > cheapest[done]:
             continue  # reached more cheaply since it was queued
@@ -177,10 +181,38 @@ def optimal_order(graph: LinearGraph) -> tuple[list[int], int]:
             after = state.copy()
             total = spent + after.eliminate_vertex(vertex).multiplications
             key = done | {vertex}
-            if total <= bound and total < cheapest.get(key, total + 1):
+            estimate = total + rest(after)
+            if estimate <= bound and total < cheapest.get(key, total + 1):
                 cheapest[key] = total
-                heapq.heappush(queue, (total, (*order, vertex), after))
+                heapq.heappush(queue, (estimate, total, (*order, vertex), after))
     raise AssertionError("the search bound by a heuristic order always reaches an order")
+
+
+def _each_costs_one(graph: LinearGraph) -> bool:
+    """Whether every intermediate joined to the input and the output will cost at least
+    one multiplication when it goes: true when every intermediate is one number and
+    no edge is structurally zero (then no product and no sum ever makes one zero)."""
+    scalars = all(graph.sizes[v] == 1 for v in graph.intermediates)
+    return scalars and all(block.nnz > 0 for block in graph.edges.values())
+
+
+def _still_to_pay(graph: LinearGraph) -> int:
+    """A lower bound on what eliminating the rest costs, where :func:`_each_costs_one`
+    holds: one multiplication per intermediate on a path from the input to the output
+    (eliminating a vertex joins its predecessors to its successors, so such paths stay)."""
+    ahead = _reach(graph, graph.input, graph.succs)
+    behind = _reach(graph, graph.output, graph.preds)
+    return len(ahead & behind) - 2 * (graph.output in ahead)
+
+
+def _reach(graph: LinearGraph, start: int, step: dict) -> set:
+    seen, todo = {start}, [start]
+    while todo:
+        for w in step[todo.pop()]:
+            if w not in seen:
+                seen.add(w)
+                todo.append(w)
+    return seen
 
 
 #: The heuristic orders whose best count bounds the exact search.
