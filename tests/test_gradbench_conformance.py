@@ -44,7 +44,9 @@ def _lines_to_check(name: str, mode: str) -> list[dict]:
         pytest.skip(f"the {name} eval is not in this branch")
     ev = get_eval(name)
     if ev.primal is None and mode != CONCRETE[0]:
-        pytest.skip(f"{name} is nested: its variants name their modes, checked once under {mode}")
+        pytest.skip(
+            f"{name} is nested: its variants name their modes, checked once under {CONCRETE[0]}"
+        )
     if ev.primal is not None and mode not in ev.modes:
         pytest.skip(f"{name} answers its derivative in {', '.join(ev.modes)}, not {mode}")
     lines = _lines(shared_file("gradbench", f"{name}.jsonl"))
