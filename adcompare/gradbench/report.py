@@ -48,12 +48,12 @@ def workload_lines(records: list[dict]) -> list[str]:
     >>> print(workload_lines([{"eval": "lse", "mode": "reverse", "workload": "n=2500",
     ...     "status": "ok", "seconds": {"primal": 1e-5, "gradient": 3e-5}, "ratio": 3.0,
     ...     "peak_bytes": 2**27}])[2])
-    | lse | reverse | n=2500 | primal 10 µs | gradient 30 µs | 3.00 | 128 MiB | ok |
+    | lse | reverse | n=2500 | primal 10 µs | gradient 30 µs | 3.00 | 128 MiB | – | ok |
     """
     lines = [
         "| eval | mode | workload | first function | second function | ratio | peak memory "
-        "| status |",
-        "|---|---|---|---|---|---|---|---|",
+        "| before the input | status |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
         times = [f"{name} {format_duration(s)}" for name, s in r.get("seconds", {}).items()]
@@ -62,7 +62,8 @@ def workload_lines(records: list[dict]) -> list[str]:
         status = r["status"] + (f": {r['error']}" if r.get("error") else "")
         lines.append(
             f"| {r['eval']} | {r['mode']} | {r['workload']} | {times[0]} | {times[1]} | {ratio} "
-            f"| {_bytes(r.get('peak_bytes'))} | {status.replace('|', '/')} |"
+            f"| {_bytes(r.get('peak_bytes'))} | {_bytes(r.get('baseline_bytes'))} "
+            f"| {status.replace('|', '/')} |"
         )
     return lines
 

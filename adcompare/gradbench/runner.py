@@ -7,7 +7,9 @@ four variants). The mean of each response's ``evaluate`` timings is the
 figure GradBench scores. Peak memory is the server process's maximum
 resident set size (``getrusage`` of the reaped child: what the workload
 needed, Python, numpy and the parsed JSON input included; tracemalloc would
-slow numpy-heavy code and miss memory numpy allocates outside Python). A
+slow numpy-heavy code and miss memory numpy allocates outside Python);
+``baseline_bytes`` is the same peak read once the eval is defined (Linux's
+``/proc``), before any input arrives, so the difference is the workload's own. A
 response that takes longer than the timeout stops that workload (its
 process is killed) and the run goes on with the next.
 
@@ -108,6 +110,15 @@ class _Session:
             raise RuntimeError(f"the server stopped ({said[-1] if said else 'no message'})")
         return json.loads(line)
 
+    def peak_so_far(self) -> int | None:
+        """The process's peak resident set size until now, in bytes (``None`` off Linux)."""
+        try:
+            status = Path(f"/proc/{self.process.pid}/status").read_text()
+        except OSError:
+            return None
+        line = next((line for line in status.splitlines() if line.startswith("VmHWM:")), None)
+        return None if line is None else int(line.split()[1]) * 1024
+
     def close(self, kill: bool = False) -> int:
         """End the process; its peak resident set size in bytes."""
         if kill:
@@ -140,6 +151,7 @@ def measure_workload(
         session.ask({"kind": "start", "eval": eval_name}, timeout)
         step = "define"
         session.ask({"kind": "define", "module": eval_name}, timeout)
+        record["baseline_bytes"] = session.peak_so_far()
         for step in _functions(ev):
             message = {"kind": "evaluate", "module": eval_name, "function": step}
             response = session.ask({**message, "input": value}, timeout)
