@@ -27,33 +27,41 @@ def _folder(args) -> Path:
     return check_output_folder(output_folder(args.out, "gradbench"))
 
 
+def _plan(names: list[str], mode: str, which: list[str]) -> list[tuple]:
+    """``(eval, concrete mode, workloads)`` for each eval named (``all``: every implemented
+    one that answers in ``mode``); a ``ValueError`` saying what to change."""
+    every = names == ["all"]
+    plan = []
+    for name in implemented() if every else names:
+        if name not in implemented():
+            raise ValueError(
+                f"no eval {name!r} here; the implemented ones are {', '.join(implemented())}"
+            )
+        ev = get_eval(name)
+        concrete = ev.resolve(mode) if ev.primal else mode
+        if ev.primal and concrete not in ev.modes:
+            if every:
+                print(f"{name}: left out, it answers in {', '.join(ev.modes)}", file=sys.stderr)
+                continue
+            raise ValueError(
+                f"the {name} eval answers in modes {', '.join(ev.modes)}, not {concrete}; pick "
+                "one of those with --mode"
+            )
+        plan.append((name, concrete, select_workloads(ev, which)))
+    return plan
+
+
 def _run(args, out: Path) -> int:
     """Measure the chosen workloads one by one, rewriting the results after each."""
-    if args.eval not in implemented():
-        print(
-            f"adcompare gradbench: no eval {args.eval!r} here; the implemented ones are "
-            f"{', '.join(implemented())}",
-            file=sys.stderr,
-        )
-        return 2
-    ev = get_eval(args.eval)
-    workloads = select_workloads(ev, args.workloads)
-    mode = ev.resolve(args.mode) if ev.primal else args.mode
-    if ev.primal and mode not in ev.modes:
-        print(
-            f"adcompare gradbench: the {ev.name} eval answers in modes {', '.join(ev.modes)}, "
-            f"not {mode}; pick one of those with --mode",
-            file=sys.stderr,
-        )
-        return 2
     path = out / RESULTS
     failed = 0
-    for index, workload in workloads:
-        record = measure_workload(args.eval, workload, mode, args.timeout, index)
-        records = merge(path, record)
-        (out / "runs.md").write_text("\n".join(workload_lines(records)) + "\n")
-        print(_line(record), flush=True)
-        failed += record["status"] != "ok"
+    for name, mode, workloads in _plan(args.eval, args.mode, args.workloads):
+        for index, workload in workloads:
+            record = measure_workload(name, workload, mode, args.timeout, index)
+            records = merge(path, record)
+            (out / "runs.md").write_text("\n".join(workload_lines(records)) + "\n")
+            print(_line(record), flush=True)
+            failed += record["status"] != "ok"
     print(f"wrote {path} and {out / 'runs.md'}")
     return 1 if failed else 0
 
@@ -125,7 +133,12 @@ def add_parser(subparsers) -> None:
         help="the engine that answers each derivative (default auto: each eval's own choice)",
     )
     parser.add_argument(
-        "--run", dest="eval", metavar="EVAL", choices=EVAL_NAMES, help="measure this eval"
+        "--run",
+        dest="eval",
+        nargs="+",
+        metavar="EVAL",
+        choices=[*EVAL_NAMES, "all"],
+        help="measure these evals' workloads (all: every implemented eval)",
     )
     parser.add_argument(
         "--workloads",
