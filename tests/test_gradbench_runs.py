@@ -13,6 +13,7 @@ from adcompare import bench
 from adcompare.bench.problems import ProblemError, get_problem
 from adcompare.bench.problems.gradbench import gradbench_problem
 from adcompare.cli import main
+from adcompare.durations import format_duration
 from adcompare.gradbench import Eval, Workload, evals, get_eval, published
 from adcompare.gradbench.report import geometric_mean, report_markdown
 from adcompare.gradbench.runner import load_results, measure_workload
@@ -112,3 +113,16 @@ def test_an_eval_s_objective_is_what_its_derivative_differentiates(monkeypatch):
     assert instance.x.tolist() == point and instance.m == 1
     assert float(instance.f(np, instance.x)) == pytest.approx(sum(map(math.sin, point)))
     assert json.dumps(evals.EVAL_NAMES)  # the registry is untouched by the stub
+
+
+def test_a_nested_eval_is_reported_per_variant_beside_each_tool_s_time(monkeypatch):
+    monkeypatch.setenv("ADCOMPARE_SHARED_DATA", str(shared_file("gradbench").parent))
+    data = published.load_published()
+    record = {"eval": "particle", "workload": "w=0", "index": 0, "mode": "auto", "status": "ok"}
+    record.update(seconds={"rr": 0.5, "ff": 0.25}, peak_bytes=2**27)
+    report = report_markdown([record], data)
+    rows = [line for line in report.splitlines() if line.startswith("| particle | ")]
+    variants = data["evals"]["particle"]["tools"]["enzyme"]["variants"]
+    assert rows[0].startswith("| particle | rr | 500 ms | ")
+    assert format_duration(variants["rr"]) in rows[0].split(" | ")[4]
+    assert "## Classic evals" not in report

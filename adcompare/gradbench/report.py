@@ -150,18 +150,16 @@ def report_markdown(records: list[dict], published: dict | None, unavailable: st
         "recorded for a tool that published none of them. The adcompare mode column says "
         "which of our engines answered the derivative.",
         "",
-        "## Classic evals",
-        "",
-        *_classic_lines(records, published),
-        "",
-        "## Nested evals: mean seconds per call (different machines: compare within a row "
-        "only with care)",
-        "",
-        *_nested_lines(records, published),
-        "",
-        "## Every workload measured",
-        "",
-        *workload_lines(records),
-        "",
+        *_section("Classic evals", _classic_lines(records, published)),
+        *_section(
+            "Nested evals: mean seconds per call, each on its own machine (compare with care)",
+            _nested_lines(records, published),
+        ),
+        *_section("Every workload measured", workload_lines(records)),
     ]
     return "\n".join(lines)
+
+
+def _section(title: str, table: list[str]) -> list[str]:
+    """A heading and its table, or nothing when the table has no rows."""
+    return ["## " + title, "", *table, ""] if len(table) > 2 else []
