@@ -16,26 +16,37 @@ from adcompare.cli import main
 from adcompare.durations import format_duration
 from adcompare.gradbench import Eval, Workload, evals, get_eval, published
 from adcompare.gradbench.report import geometric_mean, report_markdown
-from adcompare.gradbench.runner import load_results, measure_workload
+from adcompare.gradbench.runner import load_results, measure_workload, merge, select_workloads
 from tests.shared_data import shared_file
 
 
 def test_a_run_measures_each_workload_and_the_report_reads_it(tmp_path, capsys):
-    assert main(["gradbench", "--run", "hello", "--out", str(tmp_path)]) == 0
+    assert main(["gradbench", "--run", "hello", "--workloads", "4.0", "--out", str(tmp_path)]) == 0
     records = load_results(tmp_path / "results.json")
-    # hello's chain starts 1.0, 1.0: two workloads of one description, both kept.
-    assert [(r["index"], r["workload"]) for r in records] == [(0, "1.0"), (1, "1.0")]
+    assert [(r["index"], r["workload"]) for r in records] == [(3, "4.0")]
     for r in records:
         assert r["status"] == "ok" and r["runs"] == {"square": 1, "double": 1}
         assert r["ratio"] == r["seconds"]["double"] / r["seconds"]["square"]
         assert 2**20 < r["baseline_bytes"] <= r["peak_bytes"] < 2**32  # MiB of Python and numpy
-    assert (tmp_path / "runs.md").read_text().count("| hello | reverse |") == 2
+    assert (tmp_path / "runs.md").read_text().count("| hello | reverse |") == 1
     assert main(["gradbench", "--report", "--out", str(tmp_path)]) == 0
     mean = geometric_mean(r["ratio"] for r in records)
     report = (tmp_path / "report.md").read_text()
-    assert f"| hello | reverse | 2 | **{mean:.2f}** |" in report
+    assert f"| hello | reverse | 1 | **{mean:.2f}** |" in report
     assert (tmp_path / "report.html").exists()
-    assert "hello 1.0 (reverse): square" in capsys.readouterr().out
+    assert "hello 4.0 (reverse): square" in capsys.readouterr().out
+
+
+def test_workloads_of_one_description_are_kept_apart(tmp_path):
+    # hello's chain starts 1.0, 1.0: two workloads of one description.
+    chosen = select_workloads(get_eval("hello"), ["small"])
+    assert [(i, w.description) for i, w in chosen] == [(0, "1.0"), (1, "1.0")]
+    for index, workload in chosen:
+        record = {"eval": "hello", "workload": workload.description, "mode": "reverse"}
+        records = merge(tmp_path / "results.json", {**record, "index": index, "status": "ok"})
+    assert [r["index"] for r in records] == [0, 1]
+    records = merge(tmp_path / "results.json", {**record, "index": 0, "status": "timeout"})
+    assert [(r["index"], r["status"]) for r in records] == [(0, "timeout"), (1, "ok")]
 
 
 def test_a_response_slower_than_the_timeout_stops_its_workload():
