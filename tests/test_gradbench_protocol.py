@@ -103,6 +103,7 @@ MALFORMED = [
     (_evaluate(6, value="[1.0, 2.0]"), 6, False),
     (_evaluate(7, value="NaN"), 7, False),
     (_evaluate(8, value="-Infinity"), 8, False),
+    (_evaluate(12, value="1e400"), 12, False),
     ('{"id": 9, "kind": "evaluate", "module": "hello", "function": "double"}', 9, False),
     ('{"id": 10, "kind": "analysis", "of": 8, "valid": false}', 10, None),
     (_evaluate(11), 11, True),

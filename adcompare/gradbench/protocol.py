@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import sys
 import time
@@ -200,18 +201,28 @@ class Server:
         'the line is not JSON (Expecting value at column 1); send one JSON object a line'
         >>> Server().handle_line('{"id": 3, "kind": "evaluate", "module": "hello", '
         ...                      '"function": "square", "input": NaN}')["error"]
-        'the message holds NaN, which JSON does not allow; send finite numbers'
+        'the message holds NaN, which is not a finite double; send finite numbers'
         """
         constants: list[str] = []
+
+        def number(text: str) -> float:
+            value = float(text)
+            if math.isinf(value):  # 1e400 is valid JSON, but no finite double
+                constants.append(text)
+            return value
+
         try:
-            message = json.loads(line, parse_constant=lambda c: constants.append(c) or float(c))
+            message = json.loads(
+                line, parse_float=number, parse_constant=lambda c: constants.append(c) or float(c)
+            )
         except ValueError as error:
             where = f"{getattr(error, 'msg', error)} at column {getattr(error, 'colno', '?')}"
             return _failure(None, f"the line is not JSON ({where}); send one JSON object a line")
         if constants and isinstance(message, dict) and "id" in message:
             return _failure(
                 message["id"],
-                f"the message holds {constants[0]}, which JSON does not allow; send finite numbers",
+                f"the message holds {constants[0]}, which is not a finite double; send finite "
+                "numbers",
             )
         return self.handle(message)
 
