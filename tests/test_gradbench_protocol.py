@@ -182,8 +182,12 @@ def test_a_failing_function_is_one_sentence_and_stray_prints_go_to_stderr(stub, 
 @pytest.mark.parametrize("value", [math.nan, math.inf])
 def test_a_non_finite_output_is_refused(stub, value):
     stub(lambda x, mode: value)
-    response = Server().handle_line(_evaluate(0, "df", "2.0", "stub"))
-    assert response == {"id": 0, "success": False, "error": "df returned NaN or infinity"}
+    response = json.loads(Server().respond_line(_evaluate(0, "df", "2.0", "stub")))
+    assert response == {
+        "id": 0,
+        "success": False,
+        "error": "the function returned NaN or infinity",
+    }
 
 
 def test_a_mode_the_eval_does_not_answer_in_is_refused(stub):

@@ -152,7 +152,9 @@ class Server:
         self.mode = mode
 
     def handle(self, message: Any) -> dict:
-        """The response to one parsed message (never raises for a bad message)."""
+        """The response to one parsed message (never raises for a bad message). An output
+        that is not JSON (NaN, infinity) is refused when the response is written
+        (:meth:`respond_line`), which encodes it once."""
         if not isinstance(message, dict):
             return _failure(None, f"a message is a JSON object, not a {type(message).__name__}")
         if "id" not in message:
@@ -186,12 +188,6 @@ class Server:
             return _failure(ident, _sentence(error))
         except Exception as error:
             return _failure(ident, f"{function} failed: {_sentence(error)}")
-        try:
-            json.dumps(answer["output"], allow_nan=False, default=_plain)
-        except ValueError:
-            return _failure(ident, f"{function} returned NaN or infinity")
-        except TypeError as error:
-            return _failure(ident, f"{function} returned a value that is not JSON: {error}")
         return {"id": ident, "success": True, **answer}
 
     def handle_line(self, line: str) -> dict:
@@ -233,7 +229,14 @@ class Server:
         '{"id": null, "success": false, "error": "a message is a JSON object, not a list"}'
         """
         response = self.handle_line(line)
-        return json.dumps(response, allow_nan=False, default=_plain)
+        try:
+            return json.dumps(response, allow_nan=False, default=_plain)
+        except ValueError:
+            reason = "returned NaN or infinity"
+        except TypeError as error:
+            reason = f"returned a value that is not JSON: {error}"
+        failure = _failure(response["id"], f"the function {reason}")
+        return json.dumps(failure, default=_plain)
 
 
 def _failure(ident, error: str) -> dict:
