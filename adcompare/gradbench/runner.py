@@ -93,12 +93,15 @@ class _Session:
             self.lines.put(line)
         self.lines.put(None)
 
-    def ask(self, message: dict, timeout: float) -> dict:
-        """Send ``message`` (given the next id) and return the response; ``TimeoutError``
+    def ask(self, message: dict, timeout: float, encoded_input: str = "") -> dict:
+        """Send ``message`` (given the next id; ``encoded_input``, the input already as JSON,
+        added as ``input``) and return the response without its output; ``TimeoutError``
         when none comes within ``timeout`` seconds, ``RuntimeError`` when the server died."""
-        message = {"id": self.next_id, **message}
+        text = json.dumps({"id": self.next_id, **message})
+        if encoded_input:
+            text = f'{text[:-1]}, "input": {encoded_input}}}'
         self.next_id += 1
-        self.process.stdin.write(json.dumps(message) + "\n")
+        self.process.stdin.write(text + "\n")
         self.process.stdin.flush()
         try:
             line = self.lines.get(timeout=timeout)
@@ -108,7 +111,7 @@ class _Session:
             self.stderr.seek(0)
             said = self.stderr.read().decode(errors="replace").strip().splitlines()
             raise RuntimeError(f"the server stopped ({said[-1] if said else 'no message'})")
-        return json.loads(line)
+        return _without_output(line)
 
     def peak_so_far(self) -> int | None:
         """The process's peak resident set size until now, in bytes (``None`` off Linux)."""
@@ -131,6 +134,21 @@ class _Session:
         return usage.ru_maxrss * 1024  # kilobytes on Linux
 
 
+def _without_output(line: str) -> dict:
+    """A response line read without its output, which may be hundreds of MB of JSON: the
+    server writes ``id``, ``success``, ``output``, then ``timings``.
+
+    >>> _without_output('{"id": 2, "success": true, "output": [[1.0]], "timings": []}')
+    {'id': 2, 'success': True, 'timings': []}
+    """
+    start, end = line.find(', "output": '), line.rfind(', "timings": ')
+    if start < 0 or end < 0:
+        return json.loads(line)
+    response = json.loads(line[:start] + "}")
+    response["timings"] = json.loads(line[end + len(', "timings": ') : line.rstrip().rindex("}")])
+    return response
+
+
 def measure_workload(
     eval_name: str, workload: Workload, mode: str, timeout: float, index: int = 0
 ) -> dict:
@@ -144,7 +162,7 @@ def measure_workload(
     record = {"eval": eval_name, "workload": workload.description, "index": index}
     record.update(mode=mode, seconds={})
     started = time.perf_counter()
-    value = workload.make()
+    encoded_input = json.dumps(workload.make())
     session = _Session(mode)
     step = "start"
     try:
@@ -154,7 +172,7 @@ def measure_workload(
         record["baseline_bytes"] = session.peak_so_far()
         for step in _functions(ev):
             message = {"kind": "evaluate", "module": eval_name, "function": step}
-            response = session.ask({**message, "input": value}, timeout)
+            response = session.ask(message, timeout, encoded_input)
             if not response.get("success"):
                 raise RuntimeError(response.get("error"))
             times = [t["nanoseconds"] for t in response["timings"] if t["name"] == "evaluate"]
