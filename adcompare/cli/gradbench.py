@@ -113,7 +113,8 @@ def run_command(args) -> int:
         )
         return 2
     status = _run(args, out) if args.eval is not None else 0
-    return status or (_report(out) if args.report else 0)
+    reported = _report(out) if args.report else 0
+    return status or reported
 
 
 def add_parser(subparsers) -> None:
