@@ -113,7 +113,8 @@ MALFORMED = [
 def test_a_server_process_survives_every_malformed_message():
     stdin = "".join(line + "\n" for line, _, _ in MALFORMED)
     done = subprocess.run(
-        [sys.executable, "-m", "adcompare.gradbench", "--mode", "forward"],
+        # The command's entry (the transcript test uses python -m adcompare.gradbench).
+        [sys.executable, "-m", "adcompare.cli", "gradbench", "--mode", "forward"],
         input=stdin,
         capture_output=True,
         text=True,

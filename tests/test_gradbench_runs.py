@@ -137,3 +137,16 @@ def test_a_nested_eval_is_reported_per_variant_beside_each_tool_s_time(monkeypat
     assert rows[0].startswith("| particle | rr | 500 ms | ")
     assert format_duration(variants["rr"]) in rows[0].split(" | ")[4]
     assert "## Classic evals" not in report
+
+
+def test_run_all_leaves_out_an_eval_without_the_mode_and_naming_it_is_refused(monkeypatch, capsys):
+    from adcompare.cli import gradbench as command
+
+    stub = Eval("stub", float, {"f": None, "df": None}, None, "f", "df", modes=("reverse",))
+    monkeypatch.setattr(command, "implemented", lambda: ("stub",))
+    monkeypatch.setattr(command, "get_eval", lambda name: stub)
+    assert command._plan(["all"], "forward", ["small"]) == []
+    assert "stub: left out, it answers in reverse" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="answers in modes reverse, not forward; pick one"):
+        command._plan(["stub"], "forward", ["small"])
+    assert command._plan(["stub"], "auto", ["all"]) == [("stub", "reverse", [])]
