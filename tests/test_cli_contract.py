@@ -121,6 +121,14 @@ CASES = {
         (["train", "--lr", "nan"], 2),
         (["train", "--out", "/dev/null/train"], 2),
     ],
+    "gradbench": [
+        (["gradbench", "--run", "hello", "--workloads", "2.0", "--out", "{tmp}/gb"], 0),
+        (["gradbench", "--run", "hello", "--workloads", "3.0", "--out", "{tmp}/gb"], 2),
+        (["gradbench", "--run", "nosuch", "--out", "{tmp}/gb"], 2),
+        (["gradbench", "--run", "hello", "--timeout", "0", "--out", "{tmp}/gb"], 2),
+        (["gradbench", "--run", "hello", "--out", "/dev/null/gb"], 2),
+        (["gradbench", "--report", "--out", "{tmp}/empty"], 2),
+    ],
     "memory": [
         (["memory", "--memory-budget", "lots"], 2),
         (["memory", "--memory-budget", "1e400GiB"], 2),

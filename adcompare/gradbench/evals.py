@@ -75,6 +75,13 @@ class Eval:
     ``modes`` lists the modes the derivative answers in, ``auto`` the one
     ``"auto"`` stands for. ``workloads()`` gives GradBench's default workload
     list, in its order, with inputs the package generates itself.
+
+    ``objective`` (optional) makes the eval a harness problem:
+    ``objective(prepared)`` returns ``(f, args)``, the function the derivative
+    differentiates and the tuple of its arguments at this input. ``f(*args)``
+    returns a float scalar or 1-D array and is written against the op set; the
+    float leaves of ``args`` (arrays, or pytrees of them) are what it is
+    differentiated with respect to, other leaves (ints) stay fixed.
     """
 
     name: str
@@ -86,6 +93,7 @@ class Eval:
     modes: tuple[str, ...] = ("reverse", "forward", "replay")
     auto: str = "reverse"
     workloads: Callable[[], tuple[Workload, ...]] = field(default=lambda: ())
+    objective: Callable[[Any], tuple[Callable, tuple]] | None = None
 
     def resolve(self, mode: str) -> str:
         """The concrete mode ``mode`` stands for in this eval (``auto`` → ``self.auto``).

@@ -64,4 +64,5 @@ EVAL = Eval(
     primal="square",
     derivative="double",
     workloads=_workloads,
+    objective=lambda x: (square, (x,)),
 )

@@ -1,0 +1,165 @@
+"""The GradBench report: adcompare's derivative ÷ primal beside the published tools'.
+
+Our figures are the records ``adcompare gradbench --run`` wrote (one per
+eval, workload and mode, :mod:`~adcompare.gradbench.runner`); the published
+ones come from GradBench's nightly file (:mod:`~adcompare.gradbench.published`).
+Each eval's figure is the geometric mean of derivative ÷ primal over the
+workloads we measured, and each tool's the same mean over the same workloads
+where it published both times: a ratio divides two times taken on one
+machine, so ratios from different machines can stand side by side where raw
+times cannot.
+
+>>> geometric_mean([2.0, 8.0])
+4.0
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from adcompare.durations import format_duration
+from adcompare.gradbench.published import TOOLS, published_ratios, source_text
+
+__all__ = ["geometric_mean", "report_markdown", "workload_lines"]
+
+
+def geometric_mean(values: Iterable[float]) -> float:
+    """The geometric mean of positive numbers (NaN for none).
+
+    >>> math.isnan(geometric_mean([]))
+    True
+    """
+    values = list(values)
+    if not values:
+        return math.nan
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def _bytes(count: int | None) -> str:
+    if count is None:
+        return "–"
+    return f"{count / 2**20:.0f} MiB" if count < 2**30 else f"{count / 2**30:.2f} GiB"
+
+
+def workload_lines(records: list[dict]) -> list[str]:
+    """Every record as a row of one Markdown table: times, ratio, peak memory, status.
+
+    >>> print(workload_lines([{"eval": "lse", "mode": "reverse", "workload": "n=2500",
+    ...     "status": "ok", "seconds": {"primal": 1e-5, "gradient": 3e-5}, "ratio": 3.0,
+    ...     "peak_bytes": 2**27}])[2])
+    | lse | reverse | n=2500 | primal 10 µs | gradient 30 µs | 3.00 | 128 MiB | – | ok |
+    """
+    lines = [
+        "| eval | mode | workload | first function | second function | ratio | peak memory "
+        "| before the input | status |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in records:
+        times = [f"{name} {format_duration(s)}" for name, s in r.get("seconds", {}).items()]
+        times = (times + ["–", "–"])[:2] if len(times) <= 2 else [", ".join(times), "–"]
+        ratio = f"{r['ratio']:.2f}" if "ratio" in r else "–"
+        status = r["status"] + (f": {r['error']}" if r.get("error") else "")
+        lines.append(
+            f"| {r['eval']} | {r['mode']} | {r['workload']} | {times[0]} | {times[1]} | {ratio} "
+            f"| {_bytes(r.get('peak_bytes'))} | {_bytes(r.get('baseline_bytes'))} "
+            f"| {status.replace('|', '/')} |"
+        )
+    return lines
+
+
+def _published_cell(entry: dict | None, tool: str, workloads: list[str]) -> str:
+    """A tool's geometric-mean ratio over ``workloads``, saying how many it published."""
+    if entry is None:
+        return "n/a"
+    ratios = published_ratios(entry, tool)
+    shared = [ratios[w] for w in workloads if w in ratios]
+    outcome = entry.get("tools", {}).get(tool, {}).get("outcome", "absent")
+    if not shared:
+        return "–" if outcome == "success" else outcome
+    figure = f"{geometric_mean(shared):.2f}"
+    return figure if len(shared) == len(workloads) else f"{figure} ({len(shared)}/{len(workloads)})"
+
+
+def _classic_lines(records: list[dict], published: dict | None) -> list[str]:
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in records:
+        if r["status"] == "ok" and "ratio" in r:
+            groups.setdefault((r["eval"], r["mode"]), []).append(r)
+    lines = [
+        "| eval | adcompare mode | workloads | adcompare | " + " | ".join(TOOLS) + " |",
+        "|---|---|---|---|" + "---|" * len(TOOLS),
+    ]
+    for (name, mode), group in groups.items():
+        workloads = [r["workload"] for r in group]
+        entry = None if published is None else published["evals"].get(name)
+        cells = [_published_cell(entry, tool, workloads) for tool in TOOLS]
+        ours = geometric_mean(r["ratio"] for r in group)
+        lines.append(
+            f"| {name} | {mode} | {len(workloads)} | **{ours:.2f}** | " + " | ".join(cells) + " |"
+        )
+    return lines
+
+
+def _nested_lines(records: list[dict], published: dict | None) -> list[str]:
+    lines = ["| eval | variant | adcompare | " + " | ".join(TOOLS) + " |"]
+    lines.append("|---|---|---|" + "---|" * len(TOOLS))
+    for r in records:
+        if r["status"] != "ok" or "ratio" in r:
+            continue
+        entry = {} if published is None else published["evals"].get(r["eval"], {})
+        for variant, seconds in r["seconds"].items():
+            theirs = [
+                entry.get("tools", {}).get(tool, {}).get("variants", {}).get(variant)
+                for tool in TOOLS
+            ]
+            cells = [
+                format_duration(t) if t else ("n/a" if published is None else "–") for t in theirs
+            ]
+            lines.append(
+                f"| {r['eval']} | {variant} | {format_duration(seconds)} | "
+                + " | ".join(cells)
+                + " |"
+            )
+    return lines
+
+
+def report_markdown(records: list[dict], published: dict | None, unavailable: str = "") -> str:
+    """The report as Markdown; ``published`` None leaves the tools' columns ``n/a`` and
+    says why (``unavailable``: where the file was looked for).
+
+    >>> text = report_markdown([], None, "not at /x")
+    >>> "published figures are unavailable: not at /x" in text
+    True
+    """
+    source = (
+        f"Published figures: {source_text(published)}, mean seconds per call as GradBench's "
+        "nightly CI measured them."
+        if published is not None
+        else f"The published figures are unavailable: {unavailable}."
+    )
+    lines = [
+        "# GradBench: derivative ÷ primal, adcompare beside the published tools",
+        "",
+        source,
+        "",
+        "Each figure is the geometric mean, over the workloads adcompare measured, of the "
+        "derivative's mean time ÷ the primal's mean time, each on its own machine. A tool's "
+        "figure uses the same workloads where it published both times; `(k/n)` says it "
+        "published only k of them, and a word in place of a figure is the outcome GradBench "
+        "recorded for a tool that published none of them. The adcompare mode column says "
+        "which of our engines answered the derivative.",
+        "",
+        *_section("Classic evals", _classic_lines(records, published)),
+        *_section(
+            "Nested evals: mean seconds per call, each on its own machine (compare with care)",
+            _nested_lines(records, published),
+        ),
+        *_section("Every workload measured", workload_lines(records)),
+    ]
+    return "\n".join(lines)
+
+
+def _section(title: str, table: list[str]) -> list[str]:
+    """A heading and its table, or nothing when the table has no rows."""
+    return ["## " + title, "", *table, ""] if len(table) > 2 else []

@@ -1,0 +1,67 @@
+"""Every recorded GradBench workload reproduced, in every mode the eval answers in.
+
+Each line of ``../shared/data/gradbench/<eval>.jsonl`` is one evaluate
+message and the reference tool's answer (or the eval's constant, for the
+nested evals). The message is answered here as the protocol server answers
+it (prepare, the function, encode; once: ``min_runs`` 1, ``min_seconds`` 0)
+and the output must be valid under GradBench's rule, made strict
+(:func:`adcompare.gradbench.compare.mismatches`: non-finite numbers fail).
+A classic eval's derivative is checked in every mode of ``EVAL.modes``, its
+primal once; a nested eval's four variants name their own modes and are
+each checked once.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+
+import pytest
+
+from adcompare.gradbench import EVAL_NAMES, get_eval, implemented
+from adcompare.gradbench.compare import mismatches
+from adcompare.gradbench.protocol import evaluate
+from tests.shared_data import shared_file
+
+#: The concrete modes a classic eval's derivative may answer in.
+CONCRETE = ("reverse", "forward", "replay")
+
+
+@functools.lru_cache(maxsize=2)
+def _lines(path: Path) -> tuple[dict, ...]:
+    return tuple(json.loads(line) for line in path.open())
+
+
+def _once(value):
+    """An evaluate input run once: timing repetition is not what is checked here."""
+    return {**value, "min_runs": 1, "min_seconds": 0} if isinstance(value, dict) else value
+
+
+def _lines_to_check(name: str, mode: str) -> list[dict]:
+    """The recorded lines ``name`` must reproduce in ``mode``, or skip saying why."""
+    if name not in implemented():
+        pytest.skip(f"the {name} eval is not in this branch")
+    ev = get_eval(name)
+    if ev.primal is None and mode != CONCRETE[0]:
+        pytest.skip(
+            f"{name} is nested: its variants name their modes, checked once under {CONCRETE[0]}"
+        )
+    if ev.primal is not None and mode not in ev.modes:
+        pytest.skip(f"{name} answers its derivative in {', '.join(ev.modes)}, not {mode}")
+    lines = _lines(shared_file("gradbench", f"{name}.jsonl"))
+    primal_once = ev.primal is None or mode == ev.modes[0]
+    return [line for line in lines if line["function"] != ev.primal or primal_once]
+
+
+@pytest.mark.parametrize("mode", CONCRETE)
+@pytest.mark.parametrize("name", EVAL_NAMES)
+def test_every_recorded_output_is_reproduced(name, mode):
+    lines = _lines_to_check(name, mode)
+    assert lines, f"{name}.jsonl holds no line to check in {mode}"
+    for line in lines:
+        answer = evaluate(name, line["function"], _once(line["input"]), mode)
+        where = (
+            f"{name} {line['function']} on {line['workload']} ({line['eval_args'] or 'defaults'})"
+        )
+        assert mismatches(line["output"], answer["output"]) == [], where
