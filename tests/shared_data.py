@@ -7,16 +7,14 @@ sentence saying what is missing and where it was looked for.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
+from adcompare.gradbench.published import shared_data
+
 #: ``ADCOMPARE_SHARED_DATA`` if set, else ``../shared/data`` beside the checkout.
-SHARED_DATA = Path(
-    os.environ.get("ADCOMPARE_SHARED_DATA")
-    or Path(__file__).resolve().parents[1].parent / "shared" / "data"
-)
+SHARED_DATA = shared_data()
 
 
 def shared_file(*parts: str) -> Path:
