@@ -19,7 +19,8 @@ import pytest
 
 import adcompare as ad
 from adcompare.gradbench import InputError, get_eval, implemented
-from adcompare.gradbench.particle import VARIANTS, flight
+from adcompare.gradbench.descent import VARIANTS
+from adcompare.gradbench.particle import flight
 from adcompare.gradbench.saddle import saddle, worst_case
 from tests.shared_data import shared_file
 

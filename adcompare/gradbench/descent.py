@@ -1,4 +1,5 @@
-"""The gradient descent GradBench's nested evals (particle, saddle) are defined with.
+"""The gradient descent GradBench's nested evals (particle, saddle) are defined
+with, and the shape both evals share: four functions, one per pair of modes.
 
 GradBench fixes the solver, not just the problem, so that every tool runs
 the same iterations: a step starts at ``1e-5``; a step that lowers ``f`` is
@@ -25,9 +26,18 @@ from collections.abc import Callable
 
 import numpy as np
 
+from adcompare.gradbench.evals import Eval, Workload
 from adcompare.ops.registry import raw
 
-__all__ = ["argmax", "argmin", "maximum"]
+__all__ = ["VARIANTS", "argmax", "argmin", "maximum", "nested_eval"]
+
+#: GradBench's function names for the nested evals: the outer mode, then the inner one.
+VARIANTS = {
+    "rr": ("reverse", "reverse"),
+    "ff": ("forward", "forward"),
+    "fr": ("forward", "reverse"),
+    "rf": ("reverse", "forward"),
+}
 
 #: Where the descent stops: a gradient norm or a step length at most this.
 TOLERANCE = 1e-5
@@ -81,3 +91,25 @@ def maximum(f: Callable, gradient: Callable, x0):
     2.999999999931998
     """
     return f(argmax(f, gradient, x0))
+
+
+def nested_eval(name: str, prepare: Callable, solve: Callable, workload: Workload) -> Eval:
+    """A nested eval: its functions are :data:`VARIANTS`, each ``solve(prepared, outer,
+    inner)`` (they name their modes, so the protocol's mode is ignored), its one
+    input ``workload``, its output ``solve``'s result as it is.
+
+    >>> toy = nested_eval("toy", float, lambda x, outer, inner: f"{outer}/{inner}", None)
+    >>> toy.functions["rf"](toy.prepare(1), "auto"), toy.primal, toy.modes
+    ('reverse/forward', None, ())
+    """
+    return Eval(
+        name=name,
+        prepare=prepare,
+        functions={
+            variant: lambda prepared, mode, modes=modes: solve(prepared, *modes)
+            for variant, modes in VARIANTS.items()
+        },
+        encode=lambda function, result: result,
+        modes=(),
+        workloads=lambda: (workload,),
+    )

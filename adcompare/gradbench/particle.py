@@ -26,9 +26,9 @@ import numpy as np
 
 import adcompare as ad
 from adcompare.gradbench import descent
-from adcompare.gradbench.evals import Eval, InputError, Workload
+from adcompare.gradbench.evals import InputError, Workload
 
-__all__ = ["EVAL", "VARIANTS", "flight", "optimise", "potential"]
+__all__ = ["EVAL", "flight", "optimise", "potential"]
 
 #: The particle's position and velocity at t = 0, and the Euler step.
 START = np.array([0.0, 8.0])
@@ -37,14 +37,6 @@ DT = 0.1
 #: The charges at w = 0, and how each coordinate moves with w (the first goes down).
 CHARGES = np.array([[10.0, 10.0], [10.0, 0.0]])
 CHARGES_PER_W = np.array([[0.0, -1.0], [0.0, 0.0]])
-
-#: GradBench's function names: the outer mode, then the inner one.
-VARIANTS = {
-    "rr": ("reverse", "reverse"),
-    "ff": ("forward", "forward"),
-    "fr": ("forward", "reverse"),
-    "rf": ("reverse", "forward"),
-}
 
 
 def potential(x, charges):
@@ -107,16 +99,4 @@ def _prepare(value) -> float:
     return float(w)
 
 
-def _variant(name: str):
-    outer, inner = VARIANTS[name]
-    return lambda w0, mode: optimise(w0, outer, inner)
-
-
-EVAL = Eval(
-    name="particle",
-    prepare=_prepare,
-    functions={name: _variant(name) for name in VARIANTS},
-    encode=lambda function, result: result,
-    modes=(),
-    workloads=lambda: (Workload("w=0", lambda: {"w": 0.0}),),
-)
+EVAL = descent.nested_eval("particle", _prepare, optimise, Workload("w=0", lambda: {"w": 0.0}))

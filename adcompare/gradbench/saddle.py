@@ -28,8 +28,7 @@ import numpy as np
 
 import adcompare as ad
 from adcompare.gradbench import descent
-from adcompare.gradbench.evals import Eval, InputError, Workload
-from adcompare.gradbench.particle import VARIANTS
+from adcompare.gradbench.evals import InputError, Workload
 
 __all__ = ["EVAL", "saddle", "saddle_point", "worst_case"]
 
@@ -86,17 +85,7 @@ def _prepare(value) -> np.ndarray:
     return np.array(start, dtype=float)
 
 
-def _variant(name: str):
-    outer, inner = VARIANTS[name]
-    return lambda start, mode: saddle_point(start, outer, inner)
-
-
-EVAL = Eval(
-    name="saddle",
-    prepare=_prepare,
-    functions={name: _variant(name) for name in VARIANTS},
-    encode=lambda function, result: result,
-    modes=(),
-    # GradBench's saddle eval labels its one input "w=0", as particle's.
-    workloads=lambda: (Workload("w=0", lambda: {"start": [1.0, 1.0]}),),
+# GradBench's saddle eval labels its one input "w=0", as particle's.
+EVAL = descent.nested_eval(
+    "saddle", _prepare, saddle_point, Workload("w=0", lambda: {"start": [1.0, 1.0]})
 )
