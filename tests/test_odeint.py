@@ -264,6 +264,36 @@ def test_jax_odeint_gives_the_same_gradient():
         np.testing.assert_allclose(ad.grad(loss)(RATES), expected, rtol=1e-7)
 
 
+def _decay(y, t, k):
+    return -k * y
+
+
+RATE_BATCH = np.array([0.5, 1.0, 2.0])
+
+
+@pytest.mark.parametrize("method", ["forward", "adjoint"])
+def test_vmap_solves_each_example_with_its_own_steps(method):
+    final = ad.vmap(lambda k: ad.odeint(_decay, [1.0], [0.0, 1.0], k, method=method, **TIGHT))
+    np.testing.assert_allclose(final(RATE_BATCH)[:, 1, 0], np.exp(-RATE_BATCH), rtol=1e-10)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_vmap_of_grad_runs_on_fixed_steps(method):
+    def final(k):
+        return ad.odeint(_decay, [1.0], [0.0, 1.0], k, method=method, solver="rk4", steps=40)[1, 0]
+
+    found = ad.vmap(ad.grad(final))(RATE_BATCH)
+    np.testing.assert_allclose(found, -np.exp(-RATE_BATCH), rtol=1e-6)
+
+
+@pytest.mark.parametrize("method", ["tape", "forward"])
+def test_second_derivatives_match_the_closed_form(method):
+    def final(k):
+        return ad.odeint(_decay, [1.0], [0.0, 1.0], k, method=method, **TIGHT)[1, 0]
+
+    np.testing.assert_allclose(ad.hessian(final)(0.5), np.exp(-0.5), rtol=1e-8)
+
+
 # --- bad input --------------------------------------------------------------------------
 
 
@@ -281,6 +311,7 @@ def test_jax_odeint_gives_the_same_gradient():
         (lambda: ad.odeint(linear, Y0, TIMES, A, solver="euler"), ValueError, "dopri5"),
         (lambda: ad.odeint(linear, Y0, TIMES, A, snapshots=0), ValueError, "sqrt"),
         (lambda: ad.odeint(linear, Y0, TIMES, A, mxstep=3), RuntimeError, "mxstep"),
+        (lambda: ad.vmap(lambda k: ad.odeint(_decay, Y0, TIMES, k))(RATE_BATCH), TypeError, "rk4"),
         (
             lambda: ad.jacfwd(lambda a: ad.odeint(linear, Y0, TIMES, a, method="adjoint"))(A),
             TypeError,

@@ -36,8 +36,8 @@ import numpy as np
 from adcompare import revolve
 from adcompare.engines.forward import Dual
 from adcompare.ode.solvers import Settings, combine, dense, solve, step
-from adcompare.ops import OpDef, add, concatenate, reshape, stack, transpose
-from adcompare.ops.registry import new_level, shape_of
+from adcompare.ops import OpDef, add, concatenate, getitem, reshape, stack, transpose
+from adcompare.ops.registry import apply, new_level, shape_of
 from adcompare.runtime import cost
 from adcompare.transforms import vjp
 
@@ -79,6 +79,17 @@ class OdeCall:
 
         return rhs
 
+    def copy(self) -> OdeCall:
+        """The same call with nothing solved yet (for one example of a batch)."""
+        return OdeCall(
+            self.f,
+            self.times,
+            self.settings,
+            method=self.method,
+            snapshots=self.snapshots,
+            static=self.static,
+        )
+
     def run(self, y0, dynamic):
         """The states at the output times, shape ``(len(t), len(y0))``."""
         self.solution = solve(self.rhs(dynamic), y0, self.times, self.settings)
@@ -87,6 +98,8 @@ class OdeCall:
     def cotangent(self, position: int, values: tuple, out, out_bar):
         """Input ``position``'s cotangent; one backward solve serves every input."""
         if self._cotangents is None or self._cotangents[0] is not out_bar:
+            if self.solution is None:  # vmap solved the value one example at a time
+                self.run(values[0], values[1:])
             found = (
                 adjoint(self, values, out_bar)
                 if self.method == "adjoint"
@@ -207,6 +220,13 @@ def _value(y0, *dynamic, call: OdeCall):
     return call.run(y0, dynamic)
 
 
+def _batch(args, batched, call: OdeCall):
+    """vmap's rule: each example is its own solve (its own steps), one after another."""
+    size = next(shape_of(a)[0] for a, b in zip(args, batched) if b)
+    examples = [[getitem(a, j) if b else a for a, b in zip(args, batched)] for j in range(size)]
+    return stack([apply(ODEINT, example, {"call": call.copy()}) for example in examples])
+
+
 def _jvp(out, primals, tangents, call: OdeCall):
     if call.method == "adjoint":
         raise TypeError(
@@ -229,6 +249,7 @@ ODEINT = OpDef(
     vjp=_vjp,
     nargs=None,
     saves=frozenset({"args", "out"}),
+    batch=_batch,
     label="Odeint",
     doc="An ODE solve differentiated by forward sensitivities or by the adjoint method.",
 )

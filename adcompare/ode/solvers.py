@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from adcompare.ops import add, multiply
+from adcompare.runtime.batch_arrays import BatchArray
 from adcompare.runtime.boxes import raw
 
 __all__ = ["DOPRI5", "RK4", "SOLVERS", "Solution", "Tableau", "dense", "solve", "step"]
@@ -203,6 +204,12 @@ def _fixed_interval(rhs, y, slope, start, end, settings, solution):
 
 def _error_norm(y, y_new, slopes, h, settings) -> float:
     """The weighted RMS norm of the error estimate, on plain numbers (a stop-gradient)."""
+    if isinstance(raw(y_new), BatchArray):
+        raise TypeError(
+            "odeint's dopri5 chooses each example's step sizes from its values, which vmap "
+            "cannot batch through method='tape' or a derivative rule; use solver='rk4' "
+            "(fixed steps), or loop over the examples"
+        )
     estimate = h * sum(e * np.asarray(raw(s)) for e, s in zip(settings.tableau.error, slopes) if e)
     scale = settings.atol + settings.rtol * np.maximum(np.abs(raw(y)), np.abs(raw(y_new)))
     return float(np.sqrt(np.mean((estimate / scale) ** 2)))
