@@ -32,8 +32,9 @@ STYLE = {
 }
 #: What the figure's caption says it shows.
 CAPTION = (
-    "The full derivative by odeint's three methods against the swept size: time above "
-    "(medians, on a shared machine), element work divided by one plain solve's below "
+    "The full derivative by odeint's three methods against the swept size: CPU time above "
+    "(medians of the timing thread's CPU time, steadier than wall time on a shared "
+    "machine), element work divided by one plain solve's below "
     "(deterministic). Left, one loss over n weights: the adjoint's work ratio stays flat "
     "as n grows (one backward solve), forward sensitivities' grows in proportion to n, and "
     "their time passes the adjoint's once that arithmetic outweighs the per-op overhead. "
@@ -66,7 +67,7 @@ def run_ode_study(
 
 
 def _rows(cells: list, problem: str, mode: str, axis: str) -> list[tuple]:
-    """``(size, time, element work, error, work ÷ f's)`` of one method, by size."""
+    """``(size, CPU time, element work, error, work ÷ f's)`` of one method, by size."""
     plain = {
         c[axis]: work(c)
         for c in cells
@@ -79,7 +80,7 @@ def _rows(cells: list, problem: str, mode: str, axis: str) -> list[tuple]:
         elements = work(c)
         error = (c.get("counts") or {}).get("error")
         ratio = elements / plain.get(c[axis], float("nan"))
-        rows.append((c[axis], c["time"]["median"], elements, error, ratio))
+        rows.append((c[axis], c["time"]["cpu_median"], elements, error, ratio))
     return sorted(rows)
 
 
@@ -96,7 +97,7 @@ def ode_figure(cells: list) -> Figure:
         axes = figure.subplots(2, len(problems), squeeze=False)
         for column, problem in enumerate(problems):
             axis = _axis(problem)
-            panels = (("time (s)", 1), ("element work ÷ f's", 4))
+            panels = (("CPU time (s)", 1), ("element work ÷ f's", 4))
             for row, (label, index) in enumerate(panels):
                 ax = axes[row, column]
                 for mode in MODE_NAMES:
@@ -121,7 +122,7 @@ def ode_markdown(cells: list, figure_name: str) -> str:
     lines += [f"![{CAPTION}]({figure_name})", "", CAPTION, ""]
     for problem in dict.fromkeys(c["problem"] for c in cells):
         axis = _axis(problem)
-        lines += [f"## {problem}", "", f"| {AXIS_LABEL[axis]} | method | time "]
+        lines += [f"## {problem}", "", f"| {AXIS_LABEL[axis]} | method | CPU time "]
         lines[-1] += "| element work | ÷ f's | error vs rtol = 1e-12 |"
         lines += ["|---:|---|---:|---:|---:|---:|"]
         for mode in MODE_NAMES:
