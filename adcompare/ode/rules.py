@@ -49,13 +49,15 @@ class OdeCall:
     differentiate. ``static`` holds the arguments that carry no derivative (ints,
     strings) at their positions, ``None`` where a differentiated one goes."""
 
-    def __init__(self, f: Callable, times: np.ndarray, settings: Settings, **how):
+    def __init__(
+        self, f: Callable, times: np.ndarray, settings: Settings, *, method, snapshots, static
+    ):
         self.f = f
         self.times = times
         self.settings = settings
-        self.method = how["method"]
-        self.snapshots = how["snapshots"]
-        self.static = how["static"]
+        self.method = method
+        self.snapshots = snapshots
+        self.static = static
         self.solution = None
         self._jacobian = None  # (out, every sensitivity) for reverse over "forward"
         self._cotangents = None  # (out_bar, every input's cotangent)
