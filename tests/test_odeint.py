@@ -100,10 +100,10 @@ def test_rk4_converges_at_fourth_order():
 
 
 def test_a_list_valued_f_and_a_static_argument_run_as_in_scipy():
-    def f(y, t, k, power):
+    def f(y, t, k, power, unused):
         return [y[1], -(k**power) * y[0]]
 
-    ys = ad.odeint(f, [1.0, 0.0], [0.0, 1.0], 2.0, 2, **TIGHT)
+    ys = ad.odeint(f, [1.0, 0.0], [0.0, 1.0], 2.0, 2, None, **TIGHT)
     np.testing.assert_allclose(ys[1], [np.cos(2.0), -2.0 * np.sin(2.0)], rtol=1e-9)
 
 

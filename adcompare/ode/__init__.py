@@ -33,7 +33,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from adcompare.ode.rules import ODEINT, OdeCall
+from adcompare.ode.rules import DIFFERENTIATED, ODEINT, OdeCall
 from adcompare.ode.solvers import SOLVERS, Settings
 from adcompare.ops import reshape, stack
 from adcompare.ops.registry import Box, apply, raw, shape_of
@@ -84,7 +84,7 @@ def odeint(
     _check_options(method, solver, steps, snapshots, mxstep)
     settings = Settings(SOLVERS[solver], float(rtol), float(atol), int(mxstep), int(steps))
     rhs = (lambda y, time, *a: f(time, y, *a)) if tfirst else f
-    static = [None if is_differentiable_leaf(a) else a for a in args]
+    static = [DIFFERENTIATED if is_differentiable_leaf(a) else a for a in args]
     dynamic = [_argument(a, i) for i, a in enumerate(args) if is_differentiable_leaf(a)]
     call = OdeCall(rhs, times, settings, method=method, snapshots=snapshots, static=static)
     if method == "tape":

@@ -41,13 +41,17 @@ from adcompare.ops.registry import apply, new_level, shape_of
 from adcompare.runtime import cost
 from adcompare.transforms import vjp
 
-__all__ = ["ODEINT", "OdeCall"]
+__all__ = ["DIFFERENTIATED", "ODEINT", "OdeCall"]
+
+#: Where a differentiated argument goes among the static ones (``None`` may be static).
+DIFFERENTIATED = object()
 
 
 class OdeCall:
     """One odeint call: ``f(y, t, *args)``, the output times, how to solve and to
     differentiate. ``static`` holds the arguments that carry no derivative (ints,
-    strings) at their positions, ``None`` where a differentiated one goes."""
+    strings, ``None``) at their positions, :data:`DIFFERENTIATED` where a differentiated one
+    goes."""
 
     def __init__(
         self, f: Callable, times: np.ndarray, settings: Settings, *, method, snapshots, static
@@ -66,7 +70,7 @@ class OdeCall:
         """``dy/dt`` as a function of ``(y, t)``, with the differentiated arguments
         ``dynamic``; a list f returns is stacked, a wrongly shaped one refused."""
         values = iter(dynamic)
-        args = [next(values) if s is None else s for s in self.static]
+        args = [next(values) if s is DIFFERENTIATED else s for s in self.static]
 
         def rhs(y, t):
             out = self.f(y, t, *args)
