@@ -32,6 +32,7 @@ from adcompare.engines.reverse import (
     is_grad_enabled,
     no_grad,
 )
+from adcompare.ode import odeint
 from adcompare.ops import *  # noqa: F403 - the op set is the public face
 from adcompare.ops import __all__ as _ops_all
 from adcompare.ops import stats
@@ -99,6 +100,7 @@ __all__ = [
     "jacrev",
     "jvp",
     "no_grad",
+    "odeint",
     "pytree",
     "register_pytree_node",
     "stats",

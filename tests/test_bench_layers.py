@@ -22,7 +22,7 @@ PARTS = [
     {"peers"},
     {"harness"},
     {"report"},
-    {"targets", "memory", "sparse", "history"},
+    {"targets", "memory", "sparse", "history", "ode"},
     {""},
 ]
 LEVEL = {name: i for i, part in enumerate(PARTS) for name in part}

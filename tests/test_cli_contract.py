@@ -135,6 +135,12 @@ CASES = {
         (["memory", "--steps", "0"], 2),
         (["memory", "--steps", "4", "--problems", "heat", "--out", "/dev/null/x", "--quiet"], 2),
     ],
+    "ode": [
+        (["ode", "--out", "/dev/null/ode"], 2),
+        (["ode", "--report-only", "--out", "{tmp}/no-ode-yet"], 2),
+        (["ode", "--report-only", "--out", "{tmp}/malformed"], 2),
+        (["ode", "--report-only", "--out", "{tmp}/truncated"], 2),
+    ],
     "sparse": [
         (["sparse", "--problems", "nosuch", "--quick"], 2),
         (["sparse", "--report-only", "--out", "/nonexistent-folder/sparse"], 2),
@@ -203,6 +209,7 @@ def workspace(tmp_path, monkeypatch):
     for folder, text in (("malformed", '{"cells": 5}'), ("truncated", '{"problems": [')):
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "sparse.json").write_text(text)
+        (tmp_path / folder / "ode.json").write_text(text)
     return tmp_path
 
 

@@ -35,7 +35,7 @@ LAYERS = [
     {"engines", *ENGINES, "pytree"},
     {"engines.replay"},
     {"transforms", "checkpointing", "revolve"},
-    {"symbolic", "graph", "optim", "custom", "sparsity", "elimination"},
+    {"symbolic", "graph", "optim", "custom", "ode", "sparsity", "elimination"},
     {"check", "testing", "nn"},
     {"adcompare"},
     {"adbench", "train", "gradbench"},

@@ -36,8 +36,10 @@ adcompare's dispatch, so its counts are not taken (``counted=False``); eager
 time ÷ replayed time is how much of a mode's time was interpretation.
 
 ``per-example:loop`` and ``per-example:vmap`` (:mod:`~adcompare.bench.problems.per_example`)
-compute the per-example gradients of the ``per_example`` problem; they are
-measured only when named.
+compute the per-example gradients of the ``per_example`` problem; ``ode:tape``,
+``ode:forward`` and ``ode:adjoint`` (:mod:`~adcompare.bench.problems.ode`) the
+Jacobians of the ODE problems by odeint's three methods. They are measured
+only when named (or by the groups ``per-example`` and ``ode``).
 
 Second-order modes (:mod:`~adcompare.bench.harness.second_order`), on scalar-valued
 f only: ``hvp:C``, one Hessian-vector product, and ``hessian:C``, the full
@@ -66,7 +68,7 @@ from adcompare.bench.peers import (
     PeerMode,
     load_peer_entry_points,
 )
-from adcompare.bench.problems import Instance, per_example
+from adcompare.bench.problems import Instance, ode, per_example
 from adcompare.check import finite_differences
 from adcompare.elimination import MAX_EXACT, ORDERS, eliminate, linearize
 from adcompare.engines.reverse import reference_jacrev
@@ -120,6 +122,8 @@ class Mode:
             return second_order.unavailable_reason(self.name.split(":")[0], instance)
         if self.name in per_example.PREPARERS:
             return per_example.unavailable_reason(instance)
+        if self.name in ode.PREPARERS:
+            return ode.unavailable_reason(instance)
         if self.name == "eliminate:optimal":
             return _exact_search_unavailable(instance)
         if self.name == "reverse1" and instance.m == 1:
@@ -321,10 +325,11 @@ MODES: dict[str, Mode] = {
     ]
 }
 
-#: Measured only when named (alone or by the ``per-example`` group): no other
-#: problem has examples to map over.
-PER_EXAMPLE_MODES: dict[str, Mode] = {
-    name: Mode(name, label, prepare) for name, (label, prepare) in per_example.PREPARERS.items()
+#: Measured only when named (alone or by the ``per-example`` and ``ode`` groups): no
+#: other problem has examples to map over, or an ODE to solve.
+NAMED_MODES: dict[str, Mode] = {
+    name: Mode(name, label, prepare)
+    for name, (label, prepare) in (per_example.PREPARERS | ode.PREPARERS).items()
 }
 
 #: Names that stand for several modes on the command line.
@@ -334,6 +339,7 @@ MODE_GROUPS: dict[str, tuple[str, ...]] = {
     "second-order": second_order.second_order_mode_names("hvp")
     + second_order.second_order_mode_names("hessian"),
     "per-example": per_example.MODE_NAMES,
+    "ode": ode.MODE_NAMES,
     "eliminate": tuple(f"eliminate:{order}" for order in ORDERS),
 }
 
@@ -355,13 +361,13 @@ def get_mode(name: str) -> Mode | PeerMode:
     >>> get_mode("reverse").label, get_mode("torch:reverse").library
     ('reverse', 'torch')
     """
-    found = MODES.get(name) or PER_EXAMPLE_MODES.get(name) or PEER_MODES.get(name)
+    found = MODES.get(name) or NAMED_MODES.get(name) or PEER_MODES.get(name)
     if found is None:
         load_peer_entry_points()
         found = PEER_MODES.get(name)
     if found is None:
         raise ValueError(
-            f"unknown mode {name!r}; the modes are {', '.join([*MODES, *PER_EXAMPLE_MODES])}, "
+            f"unknown mode {name!r}; the modes are {', '.join([*MODES, *NAMED_MODES])}, "
             f"the groups "
             f"{', '.join(MODE_GROUPS)}, and the peers' {', '.join(PEER_MODES)}"
             + "".join(f"; {failure}" for failure in FAILED_PEERS.values())
@@ -375,5 +381,5 @@ def mode_label(name: str) -> str:
     >>> mode_label("forward1"), mode_label("jax:grad+jit"), mode_label("retired")
     ('forward, 1 lane', 'JAX grad + jit', 'retired')
     """
-    found = MODES.get(name) or PER_EXAMPLE_MODES.get(name) or PEER_MODES.get(name)
+    found = MODES.get(name) or NAMED_MODES.get(name) or PEER_MODES.get(name)
     return found.label if found else name

@@ -50,6 +50,7 @@ from adcompare.bench.problems.define import (
 from adcompare.bench.problems.elimination import ELIMINATION_PROBLEMS
 from adcompare.bench.problems.gradbench import GRADBENCH_PROBLEMS
 from adcompare.bench.problems.loops import LOOP_PROBLEMS, LoopInstance, loop_problem
+from adcompare.bench.problems.ode import ODE_PROBLEMS
 from adcompare.bench.problems.per_example import make_per_example
 from adcompare.bench.problems.real import REAL_PROBLEMS
 from adcompare.bench.problems.registry import (
@@ -292,6 +293,7 @@ register(
     *LOOP_PROBLEMS.values(),
     *ELIMINATION_PROBLEMS,
     *GRADBENCH_PROBLEMS,
+    *ODE_PROBLEMS,
 )
 #: The benchmark's own problems (the sweep's), by name; :data:`REGISTRY` holds every study's.
 PROBLEMS: dict[str, Problem] = {p.name: p for p in _BUILT_IN}
