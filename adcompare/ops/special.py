@@ -20,7 +20,18 @@ import numpy as np
 import scipy.special as sc
 import sympy
 
-from adcompare.ops.elementwise import cos, exp, log, log1p, negative, sin, unary, where
+from adcompare.ops.elementwise import (
+    add,
+    cos,
+    exp,
+    log,
+    log1p,
+    negative,
+    sin,
+    subtract,
+    unary,
+    where,
+)
 from adcompare.ops.elementwise.rounding import _flat, _step_function
 from adcompare.ops.registry import (
     ARRAY_ONLY,
@@ -426,26 +437,6 @@ def _order_cases(shape, rng):
     return {"v": float(rng.choice([0.0, 1.5, 2.0]))}
 
 
-_iv = defop(
-    "iv",
-    lambda x, v: sc.iv(v, x),
-    # I_v'(x) = (I_(v-1)(x) + I_(v+1)(x)) / 2.
-    jvp=lambda out, x, x_dot, v: 0.5 * (_iv(x, v=v - 1.0) + _iv(x, v=v + 1.0)) * x_dot,
-    vjp=lambda out, x, out_bar, v: out_bar * (0.5 * (_iv(x, v=v - 1.0) + _iv(x, v=v + 1.0))),
-    sym=lambda x, v: sympy.besseli(v, x),
-    domain=(0.5, 3.0),
-    replay=ARRAY_ONLY,
-    complex=REAL_ONLY,
-    elementwise=True,
-    saves=("args",),
-    prepare=_prepare_order,
-    numpy=("scipy.special.iv",),  # scipy takes the order first, as iv() does
-    test_params=_order_cases,
-    label="Iv",
-    doc="The modified Bessel function of the first kind of order ``v`` (a constant).",
-)
-
-
 def _prepare_integer_order(x, n):
     if isinstance(n, Box) or np.ndim(n) != 0 or int(n) != n:
         raise TypeError(
@@ -455,40 +446,65 @@ def _prepare_integer_order(x, n):
     return {"n": int(n)}
 
 
-# J_v' = (J_(v-1) - J_(v+1)) / 2, and Y_n' the same; scipy's jn is jv, of any real order.
-_jn = defop(
+def _of_order(name, value, combine, *, order, sym, doc, **fields):
+    """A Bessel function of a constant ``order`` (a static parameter), differentiated in
+    ``x`` by the recurrence ``f_v' = combine(f_(v-1), f_(v+1)) / 2``."""
+
+    def slope(x, **params):
+        below, above = ({order: params[order] + step} for step in (-1, 1))
+        return 0.5 * combine(op(x, **below), op(x, **above))
+
+    op = defop(
+        name,
+        value,
+        jvp=lambda out, x, x_dot, **params: slope(x, **params) * x_dot,
+        vjp=lambda out, x, out_bar, **params: out_bar * slope(x, **params),
+        sym=sym,
+        domain=(0.5, 3.0),
+        replay=ARRAY_ONLY,
+        complex=REAL_ONLY,
+        elementwise=True,
+        saves=("args",),
+        label=name.capitalize(),
+        doc=doc,
+        **fields,
+    )
+    return op
+
+
+_iv = _of_order(
+    "iv",
+    lambda x, v: sc.iv(v, x),
+    add,  # I_v' = (I_(v-1) + I_(v+1)) / 2
+    order="v",
+    sym=lambda x, v: sympy.besseli(v, x),
+    prepare=_prepare_order,
+    numpy=("scipy.special.iv",),  # scipy takes the order first, as iv() does
+    test_params=_order_cases,
+    doc="The modified Bessel function of the first kind of order ``v`` (a constant).",
+)
+
+_jn = _of_order(
     "jn",
     lambda x, v: sc.jv(v, x),
-    jvp=lambda out, x, x_dot, v: 0.5 * (_jn(x, v=v - 1.0) - _jn(x, v=v + 1.0)) * x_dot,
-    vjp=lambda out, x, out_bar, v: out_bar * (0.5 * (_jn(x, v=v - 1.0) - _jn(x, v=v + 1.0))),
+    subtract,  # J_v' = (J_(v-1) - J_(v+1)) / 2
+    order="v",
     sym=lambda x, v: sympy.besselj(v, x),
-    domain=(0.5, 3.0),
-    replay=ARRAY_ONLY,
-    complex=REAL_ONLY,
-    elementwise=True,
-    saves=("args",),
     prepare=_prepare_order,
-    numpy=("scipy.special.jv",),  # scipy.special.jn is the ufunc jv
+    numpy=("scipy.special.jv",),  # scipy.special.jn is the ufunc jv, of any real order
     test_params=_order_cases,
-    label="Jn",
     doc="The Bessel function of the first kind of order ``v`` (a constant).",
 )
 
-_yn = defop(
+_yn = _of_order(
     "yn",
     lambda x, n: sc.yn(float(n), x),  # a float order keeps float32 float32
-    jvp=lambda out, x, x_dot, n: 0.5 * (_yn(x, n=n - 1) - _yn(x, n=n + 1)) * x_dot,
-    vjp=lambda out, x, out_bar, n: out_bar * (0.5 * (_yn(x, n=n - 1) - _yn(x, n=n + 1))),
+    subtract,  # Y_n' = (Y_(n-1) - Y_(n+1)) / 2
+    order="n",
     sym=lambda x, n: sympy.bessely(n, x),
-    domain=(0.5, 3.0),
-    replay=ARRAY_ONLY,
-    complex=REAL_ONLY,
-    elementwise=True,
-    saves=("args",),
     prepare=_prepare_integer_order,
     numpy=("scipy.special.yn",),
     test_params=lambda shape, rng: {"n": int(rng.choice([0, 1, 2]))},
-    label="Yn",
     doc="The Bessel function of the second kind of integer order ``n`` (a constant), x > 0.",
 )
 
