@@ -1,11 +1,18 @@
-"""Log-densities of ``scipy.stats`` distributions, built from the op set (``adcompare.stats``).
+"""Densities and distribution functions of ``scipy.stats`` distributions, built from the
+op set (``adcompare.stats``).
 
 Each distribution is a namespace of functions with scipy's signatures
-(``adcompare.stats.norm.logpdf(x, loc=0.0, scale=1.0)``), composed from
-primitives, so every argument (the point and the parameters) is
-differentiable in every mode and to every order, except where noted: the
-degrees of freedom of ``t.cdf``/``t.logcdf`` are constants. scipy's own ``scipy.stats`` objects
-turn their arguments into numpy arrays, so they cannot carry a derivative.
+(``adcompare.stats.norm.logpdf(x, loc=0.0, scale=1.0)``): ``logpdf`` and ``pdf``
+(``logpmf`` and ``pmf``), ``cdf``, ``logcdf``, ``sf`` and ``logsf``, and
+``multivariate_normal.entropy``. They are composed from primitives, so every
+argument (the point and the parameters) is differentiable in every mode and to
+every order, except the shape parameters of the distribution functions (``df`` of
+``t`` and ``chi2``, ``a`` and ``b`` of ``gamma`` and ``beta``): their derivatives
+need special functions scipy lacks, so ``cdf``, ``sf`` and their logarithms are
+differentiable in ``x``, ``loc`` and ``scale`` (``mu`` for ``poisson``), and a
+shape parameter that carries a derivative is refused. scipy's own ``scipy.stats``
+objects turn their arguments into numpy arrays, so they cannot carry a derivative:
+called on a box they raise, naming the function here.
 
 >>> import adcompare as ad
 >>> print(round(float(ad.grad(lambda m: ad.stats.norm.logpdf(1.0, m, 2.0))(0.0)), 12))
