@@ -28,6 +28,11 @@ def _assigned(x, index, value):
     return out
 
 
+def _main_band_dominant(shape, rng):
+    """The bands ``ab`` of a tridiagonal matrix far from singular (its diagonal is ab[1])."""
+    return rng.uniform(-1.0, 1.0, shape) + 4.0 * (np.arange(shape[0]) == 1)[:, None]
+
+
 # Linear algebra composites are here rather than in record cases: their references are
 # scipy's, and symbolic mode on their Gram matrices is slow.
 # name -> (call, reference formula on numpy arrays, argument shapes, domain): the domain
@@ -109,6 +114,18 @@ CASES = {
         [diagonally_dominant, (-2, 2)],
     ),
     "expm": (ad.expm, scipy.linalg.expm, [(3, 3)], (-2, 2)),
+    "solve_sylvester": (
+        ad.solve_sylvester,
+        scipy.linalg.solve_sylvester,
+        [(3, 3), (2, 2), (3, 2)],
+        [diagonally_dominant, diagonally_dominant, (-2, 2)],
+    ),
+    "solve_banded": (
+        lambda ab, b: ad.solve_banded((1, 1), ab, b),
+        lambda ab, b: scipy.linalg.solve_banded((1, 1), ab, b),
+        [(3, 4), (4, 2)],
+        [_main_band_dominant, (-2, 2)],
+    ),
     "outer": (ad.outer, np.outer, [(3,), (4,)], (-2, 2)),
     "flatten": (ad.flatten, lambda x: x.flatten(), [(3, 4)], (-2, 2)),
     "assign_at": (

@@ -117,7 +117,7 @@ def test_multivariate_normal_is_differentiable_in_its_covariance():
 
 
 def test_t_cdf_refuses_traced_degrees_of_freedom():
-    with pytest.raises(TypeError, match="degrees of freedom must be one constant"):
+    with pytest.raises(TypeError, match=r"t\.cdf: df must be a constant"):
         ad.grad(lambda df: ad.stats.t.cdf(0.5, df))(3.0)
 
 

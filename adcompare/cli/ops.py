@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from adcompare.ops import COMPOSITES, OPS
+from adcompare.ops import COMPOSITES, OPS, stats
 from adcompare.ops.registry import BILINEAR, HOLOMORPHIC, LINEAR, SLOPE, WIRTINGER
 
 
@@ -44,6 +44,11 @@ def coverage_rows() -> list[tuple[str, str, str, str, str]]:
     for name, composite in COMPOSITES.items():
         numpy = _numpy_names(composite.numpy)
         rows.append((f"`{name}`", numpy, "composite", "as its parts", "its parts'"))
+    # scipy.stats' distributions, composed in adcompare.stats (scipy's do not dispatch).
+    for distribution in stats.__all__:
+        for method in vars(getattr(stats, distribution)):
+            name = f"`stats.{distribution}.{method}`"
+            rows.append((name, "–", "composite", "as its parts", "its parts'"))
     return sorted(rows)
 
 

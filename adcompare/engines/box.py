@@ -15,7 +15,7 @@ import sys
 
 import numpy as np
 
-from adcompare.ops import COMPOSITES, OPS, getitem, public_functions
+from adcompare.ops import COMPOSITES, OPS, getitem, public_functions, stats
 from adcompare.ops.registry import NUMPY_NAMES, Box, raw, shape_of
 
 _COMPARISONS = {
@@ -302,8 +302,14 @@ def library_alternative() -> str:
     frame = sys._getframe(1)
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
-        if module.startswith("scipy."):
+        if module.startswith("scipy.stats"):
+            found = _stats_alternative(frame)
+            if found:
+                return found
+        elif module.startswith("scipy."):
             name = frame.f_code.co_name
+            if name == "wrapper":  # scipy.linalg's batching decorator, around its function f
+                name = getattr(frame.f_locals.get("f"), "__name__", name)
             if name in public_functions():
                 return (
                     f"scipy's {name} converts its argument to a numpy array, which would "
@@ -311,6 +317,33 @@ def library_alternative() -> str:
                 )
         frame = frame.f_back
     return ""
+
+
+def _stats_alternative(frame) -> str:
+    """For a frame inside a method of a ``scipy.stats`` distribution (``norm.cdf``): the
+    sentence naming ``adcompare.stats``' function of the same name, or what it has."""
+    method, generator = frame.f_code.co_name, type(frame.f_locals.get("self")).__name__
+    if method.startswith("_") or not generator.endswith("_gen"):
+        return ""  # a helper of the method (the caller's frame is read next)
+    distribution = generator.removesuffix("_gen")
+    call = f"scipy.stats.{distribution}.{method}"
+    if distribution not in stats.__all__:
+        return (
+            f"{call} converts its arguments to numpy arrays, which would drop the "
+            f"derivative; adcompare.stats has {', '.join(stats.__all__)}: build "
+            f"{distribution}'s from adcompare's functions"
+        )
+    if hasattr(getattr(stats, distribution), method):
+        return (
+            f"{call} converts its arguments to numpy arrays, which would drop the "
+            f"derivative; call adcompare.stats.{distribution}.{method} instead (the same "
+            "signature)"
+        )
+    offered = ", ".join(sorted(vars(getattr(stats, distribution))))
+    return (
+        f"{call} converts its arguments to numpy arrays, which would drop the derivative; "
+        f"adcompare.stats.{distribution} has {offered}"
+    )
 
 
 def _install() -> None:

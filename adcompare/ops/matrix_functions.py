@@ -362,22 +362,26 @@ def _sqrtm_value(x):
     return np.stack(roots).reshape(x.shape) if roots else np.empty(x.shape)
 
 
-def _sylvester_operator(root):
-    """K with K vec(D) = vec(root D + D root) (row-major vec), batched:
-    K[(i, j), (k, l)] = root[i, k] δ[j, l] + δ[i, k] root[l, j]."""
-    n = shape_of(root)[-1]
-    batch = shape_of(root)[:-2]
-    eye = np.eye(n)
-    left = multiply(reshape(root, batch + (n, 1, n, 1)), eye.reshape(1, n, 1, n))
-    right = multiply(eye.reshape(n, 1, n, 1), reshape(swap_last(root), batch + (1, n, 1, n)))
-    return reshape(add(left, right), batch + (n * n, n * n))
+def sylvester_operator(a, b):
+    """K with K vec(D) = vec(a D + D b) (row-major vec), batched, for ``a`` of shape
+    m × m, ``b`` n × n and D m × n: K[(i, j), (k, l)] = a[i, k] δ[j, l] + δ[i, k] b[l, j].
+
+    >>> print(sylvester_operator(np.eye(1), 2.0 * np.eye(1)))
+    [[3.]]
+    """
+    m, n = shape_of(a)[-1], shape_of(b)[-1]
+    batch = np.broadcast_shapes(shape_of(a)[:-2], shape_of(b)[:-2])
+    left = multiply(reshape(a, shape_of(a)[:-2] + (m, 1, m, 1)), np.eye(n).reshape(1, n, 1, n))
+    right = multiply(
+        np.eye(m).reshape(m, 1, m, 1), reshape(swap_last(b), shape_of(b)[:-2] + (1, n, 1, n))
+    )
+    return reshape(add(left, right), batch + (m * n, m * n))
 
 
-def _vec_solve(operator_matrix, value):
+def vec_solve(operator_matrix, value):
     """Solve ``operator_matrix @ vec(D) = vec(value)`` for the matrices D, batched."""
     shape = shape_of(value)
-    n = shape[-1]
-    columns = reshape(value, shape[:-2] + (n * n, 1))
+    columns = reshape(value, shape[:-2] + (shape[-2] * shape[-1], 1))
     return reshape(solve(operator_matrix, columns), shape)
 
 
@@ -397,8 +401,8 @@ sqrtm = defmatrix(
         x,
     ),
     # The root X satisfies X Ẋ + Ẋ X = ẋ: a Sylvester equation, solved as one linear system.
-    jvp=lambda out, x, x_dot: _vec_solve(_sylvester_operator(out), x_dot),
-    vjp=lambda out, x, out_bar: _vec_solve(swap_last(_sylvester_operator(out)), out_bar),
+    jvp=lambda out, x, x_dot: vec_solve(sylvester_operator(out, out), x_dot),
+    vjp=lambda out, x, out_bar: vec_solve(swap_last(sylvester_operator(out, out)), out_bar),
     doc="The principal square root of square matrices, batched, as ``scipy.linalg.sqrtm`` "
     "(scipy's function does not dispatch to boxes: call ``adcompare.sqrtm``).",
     example="sqrtm([[4.0, 0.0], [0.0, 9.0]]) -> [[2. 0.]\n [0. 3.]]",

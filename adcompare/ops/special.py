@@ -20,7 +20,19 @@ import numpy as np
 import scipy.special as sc
 import sympy
 
-from adcompare.ops.elementwise import exp, log, log1p, negative, unary
+from adcompare.ops.elementwise import (
+    add,
+    cos,
+    exp,
+    log,
+    log1p,
+    negative,
+    sin,
+    subtract,
+    unary,
+    where,
+)
+from adcompare.ops.elementwise.rounding import _flat, _step_function
 from adcompare.ops.registry import (
     ARRAY_ONLY,
     HOLOMORPHIC,
@@ -30,7 +42,6 @@ from adcompare.ops.registry import (
     defop,
     public_face,
     raw,
-    register_numpy_names,
 )
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
@@ -140,6 +151,43 @@ def multigammaln(a, d: int):
         total = gammaln(a - j / 2.0) + total
     return total
 
+
+def _rgamma_slope(out, x):
+    """``d/dx 1/gamma(x)``: ``-digamma(x) / gamma(x)`` from 1/2 up; below, through the
+    reflection ``1/gamma(x) = gamma(1 - x) sin(pi x) / pi``, finite at the poles of gamma
+    (0, -1, -2, ...) where 1/gamma is 0 and the first form is 0 * inf."""
+    left = raw(x) < 0.5
+    reflected, direct = where(left, x, 0.0), where(left, 1.0, x)
+    angle = math.pi * reflected
+    by_reflection = gamma(1.0 - reflected) * (
+        math.pi * cos(angle) - digamma(1.0 - reflected) * sin(angle)
+    )
+    return where(left, by_reflection / math.pi, negative(digamma(direct)) * rgamma(direct))
+
+
+rgamma = _unary(
+    "rgamma",
+    sc.rgamma,
+    _rgamma_slope,
+    sym=lambda x: sympy.Piecewise(
+        (sympy.gamma(1 - x) * sympy.sin(sympy.pi * x) / sympy.pi, x < sympy.S.Half),
+        (1 / sympy.gamma(x), True),
+    ),
+    domain=(0.5, 3.0),
+    doc="``1 / gamma(x)``, elementwise: 0 at the poles of gamma, with a finite derivative.",
+    example="rgamma(0.0) -> 0.0",
+)
+
+gammasgn = _flat(
+    "gammasgn",
+    sc.gammasgn,
+    _step_function("GammaSign", sc.gammasgn),
+    ARRAY_ONLY,
+    "The sign of ``gamma(x)`` (1 or -1), elementwise (scipy.special.gammasgn).",
+    "gammasgn(-0.5) -> -1.0",
+    numpy=("scipy.special.gammasgn",),
+    complex=REAL_ONLY,
+)
 
 beta = defop(
     "beta",
@@ -389,23 +437,75 @@ def _order_cases(shape, rng):
     return {"v": float(rng.choice([0.0, 1.5, 2.0]))}
 
 
-_iv = defop(
+def _prepare_integer_order(x, n):
+    if isinstance(n, Box) or np.ndim(n) != 0 or int(n) != n:
+        raise TypeError(
+            f"yn: the order n={n!r} must be one constant integer (the derivative is taken in "
+            "x only); for a real order use scipy's yv"
+        )
+    return {"n": int(n)}
+
+
+def _of_order(name, value, combine, *, order, sym, doc, **fields):
+    """A Bessel function of a constant ``order`` (a static parameter), differentiated in
+    ``x`` by the recurrence ``f_v' = combine(f_(v-1), f_(v+1)) / 2``."""
+
+    def slope(x, **params):
+        below, above = ({order: params[order] + step} for step in (-1, 1))
+        return 0.5 * combine(op(x, **below), op(x, **above))
+
+    op = defop(
+        name,
+        value,
+        jvp=lambda out, x, x_dot, **params: slope(x, **params) * x_dot,
+        vjp=lambda out, x, out_bar, **params: out_bar * slope(x, **params),
+        sym=sym,
+        domain=(0.5, 3.0),
+        replay=ARRAY_ONLY,
+        complex=REAL_ONLY,
+        elementwise=True,
+        saves=("args",),
+        label=name.capitalize(),
+        doc=doc,
+        **fields,
+    )
+    return op
+
+
+_iv = _of_order(
     "iv",
     lambda x, v: sc.iv(v, x),
-    # I_v'(x) = (I_(v-1)(x) + I_(v+1)(x)) / 2.
-    jvp=lambda out, x, x_dot, v: 0.5 * (_iv(x, v=v - 1.0) + _iv(x, v=v + 1.0)) * x_dot,
-    vjp=lambda out, x, out_bar, v: out_bar * (0.5 * (_iv(x, v=v - 1.0) + _iv(x, v=v + 1.0))),
+    add,  # I_v' = (I_(v-1) + I_(v+1)) / 2
+    order="v",
     sym=lambda x, v: sympy.besseli(v, x),
-    domain=(0.5, 3.0),
-    replay=ARRAY_ONLY,
-    complex=REAL_ONLY,
-    elementwise=True,
-    saves=("args",),
     prepare=_prepare_order,
-    numpy=(),
+    numpy=("scipy.special.iv",),  # scipy takes the order first, as iv() does
     test_params=_order_cases,
-    label="Iv",
     doc="The modified Bessel function of the first kind of order ``v`` (a constant).",
+)
+
+_jn = _of_order(
+    "jn",
+    lambda x, v: sc.jv(v, x),
+    subtract,  # J_v' = (J_(v-1) - J_(v+1)) / 2
+    order="v",
+    sym=lambda x, v: sympy.besselj(v, x),
+    prepare=_prepare_order,
+    numpy=("scipy.special.jv",),  # scipy.special.jn is the ufunc jv, of any real order
+    test_params=_order_cases,
+    doc="The Bessel function of the first kind of order ``v`` (a constant).",
+)
+
+_yn = _of_order(
+    "yn",
+    lambda x, n: sc.yn(float(n), x),  # a float order keeps float32 float32
+    subtract,  # Y_n' = (Y_(n-1) - Y_(n+1)) / 2
+    order="n",
+    sym=lambda x, n: sympy.bessely(n, x),
+    prepare=_prepare_integer_order,
+    numpy=("scipy.special.yn",),
+    test_params=lambda shape, rng: {"n": int(rng.choice([0, 1, 2]))},
+    doc="The Bessel function of the second kind of integer order ``n`` (a constant), x > 0.",
 )
 
 
@@ -426,7 +526,7 @@ _ive = defop(
     elementwise=True,
     saves=("args", "out"),
     prepare=_prepare_order,
-    numpy=(),
+    numpy=("scipy.special.ive",),
     test_params=_order_cases,
     label="Ive",
     doc="The exponentially scaled ``iv(v, x) * exp(-|x|)`` (``v`` a constant).",
@@ -449,6 +549,29 @@ def iv(v: float, x):
     return _iv(x, v=v)
 
 
+@public_face(_jn)
+def jn(v, x):
+    """The Bessel function ``J_v(x)``, as ``scipy.special.jn(v, x)`` (scipy's ``jv``: any
+    real order). The order is a constant; the derivative is taken in ``x``.
+
+    >>> print(round(float(jn(2, 1.0)), 12))
+    0.114903484932
+    """
+    return _jn(x, v=v)
+
+
+@public_face(_yn)
+def yn(n: int, x):
+    """The Bessel function ``Y_n(x)`` of integer order, as ``scipy.special.yn(n, x)``.
+
+    The order is a constant; the derivative is taken in ``x``.
+
+    >>> print(round(float(yn(2, 1.0)), 12))
+    -1.650682606816
+    """
+    return _yn(x, n=n)
+
+
 @public_face(_ive)
 def ive(v: float, x):
     """``iv(v, x) * exp(-|x|)``, as ``scipy.special.ive(v, x)`` (``v`` a constant).
@@ -457,129 +580,3 @@ def ive(v: float, x):
     1.0
     """
     return _ive(x, v=v)
-
-
-# scipy's ufuncs take the order first, as the public functions do.
-register_numpy_names(("scipy.special.iv",), iv)
-register_numpy_names(("scipy.special.ive",), ive)
-
-
-# --- distribution functions (the stats log-densities' cdfs) ------------------------------
-
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-
-ndtr = _unary(
-    "ndtr",
-    sc.ndtr,
-    lambda out, x: _INV_SQRT_2PI * exp(-0.5 * x * x),
-    sym=lambda x: (1 + sympy.erf(x / sympy.sqrt(2))) / 2,
-    domain=(-3.0, 3.0),
-    doc="The standard normal distribution function, elementwise.",
-    example="ndtr(0.0) -> 0.5",
-)
-
-
-class _Erfcx(sympy.Function):
-    """SymPy's scaled complementary error function ``exp(z²) erfc(z)``, which SymPy
-    lacks: finite where ``erfc`` underflows, evaluated by scipy's ``erfcx``."""
-
-    _imp_ = staticmethod(sc.erfcx)
-
-    def fdiff(self, argindex=1):
-        (z,) = self.args
-        return 2 * z * _Erfcx(z) - 2 / sympy.sqrt(sympy.pi)
-
-    def _eval_evalf(self, prec):
-        (z,) = self.args
-        return (sympy.exp(z**2) * sympy.erfc(z))._eval_evalf(prec)
-
-    def _eval_is_finite(self):
-        return self.args[0].is_extended_real
-
-
-def _sym_log_ndtr(x):
-    """``log((1 + erf(x/√2)) / 2)``, through ``erfcx`` below 0, where ``1 + erf``
-    underflows to 0 far into the tail (log_ndtr(-1000) is -500007, not -inf)."""
-    tail = sympy.log(_Erfcx(-x / sympy.sqrt(2)) / 2) - x**2 / 2
-    return sympy.Piecewise((tail, x < 0), (sympy.log((1 + sympy.erf(x / sympy.sqrt(2))) / 2), True))
-
-
-log_ndtr = _unary(
-    "log_ndtr",
-    sc.log_ndtr,
-    # pdf / cdf, formed in logs: exp(-x²/2 - log_ndtr(x)) / sqrt(2 pi) never overflows.
-    lambda out, x: _INV_SQRT_2PI * exp(-0.5 * x * x - out),
-    sym=_sym_log_ndtr,
-    domain=(-3.0, 3.0),
-    special=(-40.0, -1000.0),
-    saves=("args", "out"),
-    doc="``log(ndtr(x))``, elementwise, accurate far into the lower tail.",
-    example="log_ndtr(0.0) -> -0.6931471805599453",
-)
-
-
-def _prepare_df(x, df):
-    if isinstance(df, Box) or np.ndim(df) != 0:
-        raise TypeError(
-            "stdtr: the degrees of freedom must be one constant number: the derivative is "
-            "taken in t only"
-        )
-    return {"df": float(df)}
-
-
-def _t_density(x, df):
-    """Student's t density at ``x`` with ``df`` degrees of freedom: stdtr's slope."""
-    log_norm = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
-    return exp(log_norm - (df + 1) / 2 * log1p(x * x / df))
-
-
-class _SymStudentCdf(sympy.Function):
-    """Student's t distribution function for SymPy: its derivative in ``x`` is the density.
-
-    SymPy's closed form (a hypergeometric function) has no numeric evaluator here,
-    so the oracle is the density written out in SymPy: the CDF's defining identity.
-    """
-
-    _imp_ = staticmethod(lambda x, df: sc.stdtr(df, x))
-    is_extended_real = True
-    is_real = True
-
-    def fdiff(self, argindex=1):
-        x, df = self.args
-        if argindex != 1:
-            raise sympy.ArgumentIndexError(self, argindex)
-        scale = sympy.gamma((df + 1) / 2) / (sympy.sqrt(df * sympy.pi) * sympy.gamma(df / 2))
-        return scale * (1 + x**2 / df) ** (-(df + 1) / 2)
-
-
-_stdtr = defop(
-    "stdtr",
-    lambda x, df: sc.stdtr(df, x),
-    jvp=lambda out, x, x_dot, df: _t_density(x, df) * x_dot,
-    vjp=lambda out, x, out_bar, df: out_bar * _t_density(x, df),
-    sym=lambda x, df: _SymStudentCdf(x, df),
-    domain=(-3.0, 3.0),
-    replay=ARRAY_ONLY,
-    complex=REAL_ONLY,
-    elementwise=True,
-    saves=("args",),
-    prepare=_prepare_df,
-    numpy=(),
-    test_params=lambda shape, rng: {"df": 3.0},
-    doc="Student's t distribution function with ``df`` (a constant) degrees of freedom.",
-)
-
-
-@public_face(_stdtr)
-def stdtr(df: float, t):
-    """Student's t distribution function at ``t``, as ``scipy.special.stdtr(df, t)``.
-
-    The degrees of freedom ``df`` are a constant; the derivative is taken in ``t``.
-
-    >>> print(stdtr(3.0, 0.0))
-    0.5
-    """
-    return _stdtr(t, df=df)
-
-
-register_numpy_names(("scipy.special.stdtr",), stdtr)
