@@ -1,0 +1,138 @@
+"""GradBench's ``ht`` eval: ADBench's hand tracking residuals and their Jacobian.
+
+``objective`` gives the 3·npts residuals of :func:`~adcompare.gradbench.ht_model.hand_residuals`;
+``jacobian`` their derivative, one row per residual: 26 columns (``theta``)
+in the simple variant, 28 in the complicated one, where columns 0 and 1 of
+row 3i + j hold the derivative with respect to ``us[i][0]`` and ``us[i][1]``
+(the us block is block-diagonal, so GradBench sends it compressed) and
+columns 2 … 27 the derivatives with respect to ``theta``.
+
+Modes of the Jacobian:
+
+- ``forward``: one forward pass with a lane per column: 26 lanes seeded with
+  the identity over ``theta``, and in the complicated variant 2 more lanes
+  that seed ``us[i][0]`` (then ``us[i][1]``) of every point at once. That is
+  exact because residual i reads ``us[i]`` only: a colouring of the us
+  columns with two colours, the compressed columns GradBench wants.
+- ``replay``: the same lanes through ``ad.compile(..., mode="forward")``'s
+  recorded tangent program, recorded on the first call for an input.
+- ``reverse``: ``ad.jacrev`` over ``theta``, one reverse lane per residual
+  (3·npts of them, in chunks), and three pullbacks for the us columns (the
+  rows 3i + j of one j read disjoint us entries). Every residual depends on
+  all of ``theta``, so its cost grows with npts times the model: the mode
+  for small inputs only.
+- ``auto``: ``forward``, the fastest here (26 + 2 lanes against 3·npts rows).
+
+>>> from adcompare.gradbench.ht_instances import hand_input
+>>> problem = EVAL.prepare(hand_input(nverts=30, ntriangles=20, npoints=4))
+>>> EVAL.functions["objective"](problem, "auto").shape
+(12,)
+>>> EVAL.functions["jacobian"](problem, "forward").shape
+(12, 28)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import adcompare as ad
+from adcompare.gradbench.evals import MODES, Eval
+from adcompare.gradbench.ht_input import HTProblem, read_input
+from adcompare.gradbench.ht_instances import ht_workloads
+from adcompare.gradbench.ht_model import hand_residuals
+
+__all__ = ["EVAL", "jacobian", "objective"]
+
+#: The mode ``auto`` stands for.
+AUTO = "forward"
+
+
+def objective(problem: HTProblem, mode: str = "auto") -> np.ndarray:
+    """The 3·npts residuals (the primal; every mode computes it the same way)."""
+    return np.asarray(hand_residuals(problem.theta, problem.us, problem.data))
+
+
+def _seeds(problem: HTProblem) -> tuple:
+    """The lanes' seeds: (lanes, 26) for theta and (lanes, npts, 2) for us."""
+    us_lanes = 2 if problem.complicated else 0
+    theta_seed = np.eye(us_lanes + 26, 26, k=-us_lanes)
+    if not problem.complicated:
+        return (theta_seed,)
+    us_seed = np.zeros((us_lanes + 26,) + problem.us.shape)
+    us_seed[0, :, 0] = 1.0
+    us_seed[1, :, 1] = 1.0
+    return theta_seed, us_seed
+
+
+def _residuals_of(problem: HTProblem):
+    """The residuals as a function of the differentiated arguments only."""
+    if problem.complicated:
+        return lambda theta, us: hand_residuals(theta, us, problem.data)
+    return lambda theta: hand_residuals(theta, None, problem.data)
+
+
+def _arguments(problem: HTProblem) -> tuple:
+    return (problem.theta, problem.us) if problem.complicated else (problem.theta,)
+
+
+def _forward(problem: HTProblem) -> np.ndarray:
+    lanes = [ad.Dual(x, seed) for x, seed in zip(_arguments(problem), _seeds(problem))]
+    return _residuals_of(problem)(*lanes).tangent.T
+
+
+def _replay(problem: HTProblem) -> np.ndarray:
+    arguments = _arguments(problem)
+    if "replay" not in problem.cache:
+        argnums = tuple(range(len(arguments)))
+        problem.cache["replay"] = ad.compile(
+            _residuals_of(problem), *arguments, argnums=argnums, mode="forward"
+        )
+    return problem.cache["replay"].jvp(arguments, _seeds(problem))[1].T
+
+
+def _reverse(problem: HTProblem) -> np.ndarray:
+    theta, us, data = problem.theta, problem.us, problem.data
+    by_theta = ad.jacrev(lambda t: hand_residuals(t, us, data))(theta)
+    if not problem.complicated:
+        return by_theta
+    jacobian = np.empty((len(by_theta), 28))
+    jacobian[:, 2:] = by_theta
+    pullback = ad.vjp(lambda u: hand_residuals(theta, u, data), us)[1]
+    for j in range(3):
+        cotangent = np.zeros((len(us), 3))
+        cotangent[:, j] = 1.0
+        jacobian[j::3, :2] = pullback(cotangent.reshape(-1))[0]
+    return jacobian
+
+
+_JACOBIANS = {"forward": _forward, "replay": _replay, "reverse": _reverse}
+
+
+def jacobian(problem: HTProblem, mode: str = "auto") -> np.ndarray:
+    """The (3·npts, 26 or 28) Jacobian GradBench's ``jacobian`` sends, by ``mode``.
+
+    >>> from adcompare.gradbench.ht_instances import hand_input
+    >>> problem = read_input(hand_input(nverts=30, ntriangles=20, npoints=3, variant="simple"))
+    >>> by_mode = [jacobian(problem, mode) for mode in ("forward", "replay", "reverse")]
+    >>> all(np.allclose(by_mode[0], other) for other in by_mode[1:])
+    True
+    """
+    if mode not in MODES:
+        raise ValueError(f"ht: no mode {mode!r}; use one of {', '.join(MODES)}")
+    return _JACOBIANS[AUTO if mode == "auto" else mode](problem)
+
+
+def _encode(function: str, result: np.ndarray):
+    return np.asarray(result).tolist()
+
+
+EVAL = Eval(
+    name="ht",
+    prepare=read_input,
+    functions={"objective": objective, "jacobian": jacobian},
+    encode=_encode,
+    primal="objective",
+    derivative="jacobian",
+    auto=AUTO,
+    workloads=ht_workloads,
+)
