@@ -9,13 +9,16 @@ columns 2 … 27 the derivatives with respect to ``theta``.
 
 Modes of the Jacobian:
 
-- ``forward``: one forward pass with a lane per column: 26 lanes seeded with
-  the identity over ``theta``, and in the complicated variant 2 more lanes
-  that seed ``us[i][0]`` (then ``us[i][1]``) of every point at once. That is
-  exact because residual i reads ``us[i]`` only: a colouring of the us
-  columns with two colours, the compressed columns GradBench wants.
+- ``forward``: a lane per column: one forward pass with 26 lanes seeded with
+  the identity over ``theta``, and in the complicated variant a second pass
+  with 2 lanes that seed ``us[i][0]`` (then ``us[i][1]``) of every point at
+  once. That is exact because residual i reads ``us[i]`` only: a colouring
+  of the us columns with two colours, the compressed columns GradBench
+  wants. Two passes rather than one of 28 lanes, so that the theta lanes
+  meet ``us`` as a constant (one product a lane, not the product rule's two).
 - ``replay``: the same lanes through ``ad.compile(..., mode="forward")``'s
-  recorded tangent program, recorded on the first call for an input.
+  recorded tangent programs (one per argument), recorded on the first call
+  for an input.
 - ``reverse``: ``ad.jacrev`` over ``theta``, one reverse lane per residual
   (3·npts of them, in chunks), and three pullbacks for the us columns (the
   rows 3i + j of one j read disjoint us entries). Every residual depends on
@@ -33,6 +36,8 @@ Modes of the Jacobian:
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 import adcompare as ad
@@ -49,50 +54,69 @@ AUTO = "forward"
 
 def objective(problem: HTProblem, mode: str = "auto") -> np.ndarray:
     """The 3·npts residuals (the primal; every mode computes it the same way)."""
-    return np.asarray(hand_residuals(problem.theta, problem.us, problem.data))
+    return np.reshape(hand_residuals(problem.theta, problem.us, problem.data), -1)
 
 
-def _seeds(problem: HTProblem) -> tuple:
-    """The lanes' seeds: (lanes, 26) for theta and (lanes, npts, 2) for us."""
-    us_lanes = 2 if problem.complicated else 0
-    theta_seed = np.eye(us_lanes + 26, 26, k=-us_lanes)
-    if not problem.complicated:
-        return (theta_seed,)
-    us_seed = np.zeros((us_lanes + 26,) + problem.us.shape)
-    us_seed[0, :, 0] = 1.0
-    us_seed[1, :, 1] = 1.0
-    return theta_seed, us_seed
+def _us_seed(problem: HTProblem) -> np.ndarray:
+    """Two lanes over us: every ``us[i][0]``, then every ``us[i][1]``, at once."""
+    seed = np.zeros((2,) + problem.us.shape)
+    seed[0, :, 0] = 1.0
+    seed[1, :, 1] = 1.0
+    return seed
 
 
 def _residuals_of(problem: HTProblem):
-    """The residuals as a function of the differentiated arguments only."""
+    """The residuals as a function of ``(theta, us)`` (``us`` None when simple)."""
+    return lambda theta, us: hand_residuals(theta, us, problem.data)
+
+
+def _columns(problem: HTProblem, by_theta: np.ndarray, by_us) -> np.ndarray:
+    """The (3·npts, 26 or 28) Jacobian from the lanes over theta (26, npts, 3) and, when
+    complicated, those over us (2, npts, 3), computed by ``by_us()``."""
+    npoints, us_columns = len(problem.data.points), 2 * problem.complicated
+    jacobian = np.empty((npoints, 3, us_columns + 26))
+    jacobian[:, :, us_columns:] = np.moveaxis(by_theta, 0, -1)
     if problem.complicated:
-        return lambda theta, us: hand_residuals(theta, us, problem.data)
-    return lambda theta: hand_residuals(theta, None, problem.data)
+        jacobian[:, :, :2] = np.moveaxis(by_us(), 0, -1)
+    return jacobian.reshape(3 * npoints, -1)
+
+
+def _forward(problem: HTProblem) -> np.ndarray:
+    theta, us, residuals = problem.theta, problem.us, _residuals_of(problem)
+    by_theta = residuals(ad.Dual(theta, np.eye(26)), us).tangent
+    return _columns(
+        problem, by_theta, lambda: residuals(theta, ad.Dual(us, _us_seed(problem))).tangent
+    )
+
+
+def _replayed(problem: HTProblem, argnum: int):
+    """The tangent program over argument ``argnum`` of ``(theta, us)`` (of ``theta``
+    alone when simple), recorded on the first call for this input."""
+    if argnum not in problem.cache:
+        residuals = _residuals_of(problem)
+        if not problem.complicated:
+            residuals = functools.partial(residuals, us=None)
+        problem.cache[argnum] = ad.compile(
+            residuals, *_arguments(problem), argnums=argnum, mode="forward"
+        )
+    return problem.cache[argnum]
 
 
 def _arguments(problem: HTProblem) -> tuple:
     return (problem.theta, problem.us) if problem.complicated else (problem.theta,)
 
 
-def _forward(problem: HTProblem) -> np.ndarray:
-    lanes = [ad.Dual(x, seed) for x, seed in zip(_arguments(problem), _seeds(problem))]
-    return _residuals_of(problem)(*lanes).tangent.T
-
-
 def _replay(problem: HTProblem) -> np.ndarray:
     arguments = _arguments(problem)
-    if "replay" not in problem.cache:
-        argnums = tuple(range(len(arguments)))
-        problem.cache["replay"] = ad.compile(
-            _residuals_of(problem), *arguments, argnums=argnums, mode="forward"
-        )
-    return problem.cache["replay"].jvp(arguments, _seeds(problem))[1].T
+    by_theta = _replayed(problem, 0).jvp(arguments, (np.eye(26),))[1]
+    return _columns(
+        problem, by_theta, lambda: _replayed(problem, 1).jvp(arguments, (_us_seed(problem),))[1]
+    )
 
 
 def _reverse(problem: HTProblem) -> np.ndarray:
     theta, us, data = problem.theta, problem.us, problem.data
-    by_theta = ad.jacrev(lambda t: hand_residuals(t, us, data))(theta)
+    by_theta = ad.jacrev(lambda t: ad.reshape(hand_residuals(t, us, data), -1))(theta)
     if not problem.complicated:
         return by_theta
     jacobian = np.empty((len(by_theta), 28))
@@ -101,7 +125,7 @@ def _reverse(problem: HTProblem) -> np.ndarray:
     for j in range(3):
         cotangent = np.zeros((len(us), 3))
         cotangent[:, j] = 1.0
-        jacobian[j::3, :2] = pullback(cotangent.reshape(-1))[0]
+        jacobian[j::3, :2] = pullback(cotangent)[0]
     return jacobian
 
 

@@ -145,6 +145,7 @@ def _hand_data(data: dict, complicated: bool) -> HandData:
         points=points,
         used=used,
         corners=local.reshape(len(points), -1),
+        all_used=np.arange(len(used)),
         levels=levels,
         parent_slots=parent_slots,
         order=order,

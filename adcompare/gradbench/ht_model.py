@@ -39,6 +39,7 @@ __all__ = [
     "PARENTS",
     "HandData",
     "angle_axis_to_rotation",
+    "corner_weights",
     "euler_to_rotation",
     "hand_residuals",
     "pose_angles",
@@ -83,6 +84,7 @@ class HandData:
     points: np.ndarray  # (npts, 3)
     used: np.ndarray  # (nused,) vertex numbers
     corners: np.ndarray  # (npts, 1) or (npts, 3), positions in used
+    all_used: np.ndarray  # 0 … nused − 1
     levels: tuple[np.ndarray, ...]
     parent_slots: tuple[np.ndarray, ...]
     order: np.ndarray  # bone b's row in the level-ordered stack
@@ -164,16 +166,30 @@ def skinned_vertices(theta, data: HandData):
     return ad.matmul(blend, _bone_matrices(theta, data)) + theta[3:6]
 
 
+def corner_weights(us, npoints: int):
+    """Each residual's weights of its corners: ``(u0, u1, 1 − u0 − u1)`` a row (npts, 3),
+    or a column of ones (npts, 1) for the simple variant (``us`` None).
+
+    >>> corner_weights(np.array([[0.25, 0.5]]), 1).tolist()
+    [[0.25, 0.5, 0.25]]
+    """
+    if us is None:
+        return np.ones((npoints, 1))
+    u0, u1 = us[:, 0], us[:, 1]
+    return ad.stack([u0, u1, 1.0 - u0 - u1], axis=1)
+
+
 def hand_residuals(theta, us, data: HandData):
-    """The 3·npts residuals ``points[i] − model point i``, point by point.
+    """Row i of the (npts, 3) result is ``points[i]`` minus model point i.
 
     ``us`` is ``None`` for the simple variant, else (npts, 2).
     """
     vertices = skinned_vertices(theta, data)
-    if us is None:
-        model = vertices[data.corners[:, 0]]
-    else:
-        u0, u1 = us[:, 0:1], us[:, 1:2]
-        v0, v1, v2 = (vertices[data.corners[:, k]] for k in range(3))
-        model = u0 * v0 + u1 * v1 + (1.0 - u0 - u1) * v2
-    return ad.reshape(data.points - model, (-1,))
+    # A gather of every used vertex, in order: with forward lanes it leaves the tangent
+    # lanes-last in memory, so that the gather of each point's corners below copies
+    # contiguous rows (two to three times faster at 100,000 points); without lanes it
+    # copies the used vertices once.
+    vertices = vertices[data.all_used]
+    corners = vertices[data.corners]  # (npts, 1 or 3, 3)
+    weights = corner_weights(us, len(data.points))
+    return data.points + ad.einsum("ik,ikj->ij", -weights, corners)
