@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pytest
 
+import adcompare as ad
 from adcompare.gradbench import get_eval
 from adcompare.gradbench.evals import InputError
 from adcompare.gradbench.ht_instances import POINTS, hand_input, ht_workloads, synthetic_model
@@ -200,3 +201,16 @@ def test_synthetic_models_are_seeded():
     first, again = synthetic_model(50, 40, seed=5), synthetic_model.__wrapped__(50, 40, seed=5)
     for key in ("base_relatives", "weights", "triangles"):
         np.testing.assert_array_equal(first[key], again[key])
+
+
+def test_jacobian_op_count_does_not_grow_with_the_points():
+    """The model is batched over bones and points: the forward Jacobian applies the same
+    ops at 5 and at 50 points, and its tangent work grows with the points it reads."""
+    counts = []
+    for npoints in (5, 50):
+        problem = EVAL.prepare(hand_input(nverts=60, ntriangles=50, npoints=npoints))
+        with ad.count() as cost:
+            EVAL.functions["jacobian"](problem, "forward")
+        counts.append(cost)
+    assert counts[0].ops == counts[1].ops
+    assert counts[0].elements["forward"] < counts[1].elements["forward"]

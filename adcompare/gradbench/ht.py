@@ -11,14 +11,15 @@ Modes of the Jacobian:
 
 - ``forward``: a lane per column: one forward pass with 26 lanes seeded with
   the identity over ``theta``, and in the complicated variant a second pass
-  with 2 lanes that seed ``us[i][0]`` (then ``us[i][1]``) of every point at
-  once. That is exact because residual i reads ``us[i]`` only: a colouring
-  of the us columns with two colours, the compressed columns GradBench
+  with 2 lanes over a shift ``s`` (2) added to every point's us, so that each
+  lane moves ``us[i][0]`` (then ``us[i][1]``) of every point at once. That is
+  exact because residual i reads ``us[i]`` only: a colouring of the us
+  columns with two colours, which gives the compressed columns GradBench
   wants. Two passes rather than one of 28 lanes, so that the theta lanes
   meet ``us`` as a constant (one product a lane, not the product rule's two).
 - ``replay``: the same lanes through ``ad.compile(..., mode="forward")``'s
-  recorded tangent programs (one per argument), recorded on the first call
-  for an input.
+  tangent programs, one over theta and one over the shift, recorded on the
+  first call for an input.
 - ``reverse``: ``ad.jacrev`` over ``theta``, one reverse lane per residual
   (3·npts of them, in chunks), and three pullbacks for the us columns (the
   rows 3i + j of one j read disjoint us entries). Every residual depends on
@@ -35,8 +36,6 @@ Modes of the Jacobian:
 """
 
 from __future__ import annotations
-
-import functools
 
 import numpy as np
 
@@ -57,22 +56,23 @@ def objective(problem: HTProblem, mode: str = "auto") -> np.ndarray:
     return np.reshape(hand_residuals(problem.theta, problem.us, problem.data), -1)
 
 
-def _us_seed(problem: HTProblem) -> np.ndarray:
-    """Two lanes over us: every ``us[i][0]``, then every ``us[i][1]``, at once."""
-    seed = np.zeros((2,) + problem.us.shape)
-    seed[0, :, 0] = 1.0
-    seed[1, :, 1] = 1.0
-    return seed
+#: No shift of the us (see :func:`_residuals_of`).
+_NO_SHIFT = np.zeros(2)
 
 
 def _residuals_of(problem: HTProblem):
-    """The residuals as a function of ``(theta, us)`` (``us`` None when simple)."""
-    return lambda theta, us: hand_residuals(theta, us, problem.data)
+    """The (npts, 3) residuals as a function of ``(theta, shift)``, where ``shift`` (2)
+    moves every point's us at once. Residual i reads ``us[i]`` only, so the derivative
+    with respect to ``shift`` is the us columns, compressed as GradBench sends them (the
+    simple variant has no us and ignores ``shift``)."""
+    if not problem.complicated:
+        return lambda theta, shift: hand_residuals(theta, None, problem.data)
+    return lambda theta, shift: hand_residuals(theta, problem.us + shift, problem.data)
 
 
 def _columns(problem: HTProblem, by_theta: np.ndarray, by_us) -> np.ndarray:
     """The (3·npts, 26 or 28) Jacobian from the lanes over theta (26, npts, 3) and, when
-    complicated, those over us (2, npts, 3), computed by ``by_us()``."""
+    complicated, those over the us shift (2, npts, 3), computed by ``by_us()``."""
     npoints, us_columns = len(problem.data.points), 2 * problem.complicated
     jacobian = np.empty((npoints, 3, us_columns + 26))
     jacobian[:, :, us_columns:] = np.moveaxis(by_theta, 0, -1)
@@ -82,35 +82,28 @@ def _columns(problem: HTProblem, by_theta: np.ndarray, by_us) -> np.ndarray:
 
 
 def _forward(problem: HTProblem) -> np.ndarray:
-    theta, us, residuals = problem.theta, problem.us, _residuals_of(problem)
-    by_theta = residuals(ad.Dual(theta, np.eye(26)), us).tangent
+    theta, residuals = problem.theta, _residuals_of(problem)
+    by_theta = residuals(ad.Dual(theta, np.eye(26)), _NO_SHIFT).tangent
     return _columns(
-        problem, by_theta, lambda: residuals(theta, ad.Dual(us, _us_seed(problem))).tangent
+        problem, by_theta, lambda: residuals(theta, ad.Dual(_NO_SHIFT, np.eye(2))).tangent
     )
 
 
 def _replayed(problem: HTProblem, argnum: int):
-    """The tangent program over argument ``argnum`` of ``(theta, us)`` (of ``theta``
-    alone when simple), recorded on the first call for this input."""
+    """The tangent program over argument ``argnum`` of ``(theta, shift)``, recorded on
+    the first call for this input."""
     if argnum not in problem.cache:
-        residuals = _residuals_of(problem)
-        if not problem.complicated:
-            residuals = functools.partial(residuals, us=None)
         problem.cache[argnum] = ad.compile(
-            residuals, *_arguments(problem), argnums=argnum, mode="forward"
+            _residuals_of(problem), problem.theta, _NO_SHIFT, argnums=argnum, mode="forward"
         )
     return problem.cache[argnum]
 
 
-def _arguments(problem: HTProblem) -> tuple:
-    return (problem.theta, problem.us) if problem.complicated else (problem.theta,)
-
-
 def _replay(problem: HTProblem) -> np.ndarray:
-    arguments = _arguments(problem)
+    arguments = (problem.theta, _NO_SHIFT)
     by_theta = _replayed(problem, 0).jvp(arguments, (np.eye(26),))[1]
     return _columns(
-        problem, by_theta, lambda: _replayed(problem, 1).jvp(arguments, (_us_seed(problem),))[1]
+        problem, by_theta, lambda: _replayed(problem, 1).jvp(arguments, (np.eye(2),))[1]
     )
 
 
