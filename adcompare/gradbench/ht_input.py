@@ -139,8 +139,8 @@ def _hand_data(data: dict, complicated: bool) -> HandData:
     return HandData(
         base_relatives=model["base_relatives"],
         inverse_base_absolutes=model["inverse_base_absolutes"],
-        weights=model["weights"][used],
-        base_positions=model["base_positions"][used],
+        weights=np.ascontiguousarray(model["weights"][used].T),
+        base_positions=np.ascontiguousarray(model["base_positions"][used].T),
         mirror=np.array([-1.0 if model["mirrored"] else 1.0, 1.0, 1.0]),
         points=points,
         used=used,
