@@ -26,12 +26,13 @@ Modes of the Jacobian:
   all of ``theta``, so its cost grows with npts times the model: the mode
   for small inputs only.
 - ``auto``: ``replay``. On GradBench's twelve default workloads (synthetic
-  hands of its sizes, CPU time under load, recording included in the mean of
-  one second of calls, as GradBench times) it is 2–3 times faster than
-  ``forward`` up to 12,800 points, where a call is mostly the op set's
-  per-op overhead, and even at 25,600; ``forward`` is faster from 51,200
-  points, where the work is in the arrays. Both are far ahead of
-  ``reverse`` (3·npts rows).
+  hands of its sizes; CPU time, one BLAS thread, the recording counted in
+  the mean of one second of calls, as GradBench times) it is 2–3 times
+  faster than ``forward`` from 100 to 400 points, where a call is mostly the
+  op set's per-op overhead, and 1.2–1.6 times up to 25,600; from 51,200
+  points, where the work is in the arrays, ``forward`` is the faster (it
+  records nothing).
+  Both are far ahead of ``reverse`` (3·npts rows).
 
 >>> from adcompare.gradbench.ht_instances import hand_input
 >>> problem = EVAL.prepare(hand_input(nverts=30, ntriangles=20, npoints=4))
