@@ -4,6 +4,7 @@ own files, the synthetic hands, and the input it refuses."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import json
 import math
@@ -71,12 +72,9 @@ def _finite_differences(problem, step=1e-6) -> np.ndarray:
             value = getattr(problem, name)
             direction = np.zeros_like(value)
             direction[..., k] = step
-            shifted = [copy.copy(problem) for _ in range(2)]
-            shifted[0].__dict__[name] = value + direction
-            shifted[1].__dict__[name] = value - direction
-            columns.append(
-                (objective(shifted[0], "auto") - objective(shifted[1], "auto")) / 2 / step
-            )
+            ahead = dataclasses.replace(problem, **{name: value + direction})
+            behind = dataclasses.replace(problem, **{name: value - direction})
+            columns.append((objective(ahead, "auto") - objective(behind, "auto")) / (2 * step))
     return np.stack(columns, axis=1)
 
 
