@@ -1,0 +1,115 @@
+"""GradBench's ``ode`` eval: s steps of the classic Runge–Kutta method (RK4) on a chain ODE.
+
+The system, for parameters x (n) and y(0) = 0, is
+
+    y₀′ = x₀,    yᵢ′ = xᵢ · yᵢ₋₁  (i = 1 … n−1),
+
+integrated to t = 2 in s equal RK4 steps (h = 2/s). Input
+``{"x": [n numbers], "s": int}``; ``primal`` answers y(2) as a list of n,
+``gradient`` the gradient of its last element with respect to x, a list of n.
+
+Each RK4 stage reaches one element further down the chain, so after s steps
+only y₀ … y₄ₛ₋₁ can differ from zero: at GradBench's sizes (n ≥ 1000,
+s ≤ 100) the last element and its gradient are exactly zero. The tests use
+small n with enough steps to reach it.
+
+>>> prepared = EVAL.prepare({"x": [1.0, 3.0], "s": 1})
+>>> EVAL.functions["primal"](prepared, "reverse").tolist()  # y₀ = x₀t, y₁ = x₀x₁t²/2 at t = 2
+[2.0, 6.0]
+>>> EVAL.functions["gradient"](prepared, "reverse").tolist()  # (2x₁, 2x₀)
+[6.0, 2.0]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import adcompare as ad
+from adcompare.gradbench.evals import Eval, Workload
+from adcompare.gradbench.scalar import (
+    ByMode,
+    field_array,
+    fields,
+    legacy_draws,
+    message,
+    whole_number,
+)
+
+__all__ = ["EVAL", "last", "rk4"]
+
+#: GradBench's default (n, s), in its order (by n·s; equal products keep n's order).
+SIZES = tuple(
+    sorted(
+        ((n, s) for n in (1000, 10000, 100000) for s in (1, 10, 100)),
+        key=lambda size: size[0] * size[1],
+    )
+)
+#: Ops one RK4 step applies to n-vectors (a measure of forward mode's work).
+OPS_PER_STEP = 25
+
+
+def _slope(x, y):
+    """The right-hand side: (x₀, x₁y₀, x₂y₁, …)."""
+    return x * ad.concatenate([np.ones(1), y[:-1]])
+
+
+def rk4(x, s: int):
+    """y(2) for the chain ODE with parameters ``x``, in ``s`` RK4 steps from y(0) = 0.
+
+    >>> rk4(np.array([1.0, 3.0]), 1).tolist()
+    [2.0, 6.0]
+    """
+    h = 2.0 / s
+    y = np.zeros(x.shape[0])
+    for _ in range(s):
+        k1 = _slope(x, y)
+        k2 = _slope(x, y + (h / 2) * k1)
+        k3 = _slope(x, y + (h / 2) * k2)
+        k4 = _slope(x, y + h * k3)
+        y = y + (h / 6) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    return y
+
+
+def last(x, s: int):
+    """The last element of :func:`rk4`'s y(2): the function the gradient is of.
+
+    >>> print(last(np.array([1.0, 3.0]), 1))
+    6.0
+    """
+    return rk4(x, s)[-1]
+
+
+_BY_MODE = ByMode("ode", last, work=lambda x, s: OPS_PER_STEP * s * x.size)
+
+
+def _prepare(value) -> tuple[np.ndarray, int]:
+    value = fields(value, "ode", ["x", "s"])
+    return field_array(value, "x", "ode", 1), whole_number(value, "s", "ode", 1)
+
+
+def _workloads() -> tuple[Workload, ...]:
+    # One generator seeded once, a draw of n parameters per workload in turn.
+    return tuple(
+        Workload(
+            f"n={n},s={s}",
+            lambda i=i, s=s: message(
+                x=legacy_draws(31337, [(size,) for size, _ in SIZES[: i + 1]]).tolist(), s=s
+            ),
+        )
+        for i, (n, s) in enumerate(SIZES)
+    )
+
+
+EVAL = Eval(
+    name="ode",
+    prepare=_prepare,
+    functions={
+        "primal": lambda prepared, mode: rk4(*prepared),
+        "gradient": lambda prepared, mode: _BY_MODE.gradient(mode, *prepared),
+    },
+    encode=lambda function, result: result.tolist(),
+    primal="primal",
+    derivative="gradient",
+    auto="replay",
+    workloads=_workloads,
+)
