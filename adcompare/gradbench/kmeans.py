@@ -16,7 +16,9 @@ function wherever the nearest centroid is unique, and the derivative AD of
 taping the (n, k) matrix. The Hessian's diagonal comes from
 forward-over-reverse: the JVP of the reverse-mode gradient along the
 all-ones direction is H·1, which is diag H because H is diagonal (centroids
-and coordinates do not interact). Forward mode takes instead one lane per
+and coordinates do not interact). That JVP is taken in a scalar t, of the
+gradient at ``centroids + t``: one tangent input instead of k·d, which is
+what a forward recording for replay seeds. Forward mode takes instead one lane per
 centroid coordinate eᵢ, forward over forward: (∂ᵢ cost, ∂ᵢ² cost).
 
 >>> prepared = EVAL.prepare({"points": [[0.0], [2.0], [10.0]], "centroids": [[1.5], [10.0]]})
@@ -84,21 +86,28 @@ def _gradient(centroids, points, assignment):
     return ad.grad(assigned_cost)(centroids, points, assignment)
 
 
-_BY_MODE = ByMode("kmeans", _gradient)
+def _gradient_along_ones(t, centroids, points, assignment):
+    """The gradient at ``centroids + t``: its derivative in the scalar t at 0 is H·1."""
+    return _gradient(centroids + t, points, assignment)
+
+
+_BY_MODE = ByMode("kmeans", _gradient_along_ones)
+_ZERO, _ONE = np.zeros(()), np.ones(())
 
 
 def _newton_direction(prepared, mode: str) -> np.ndarray:
     points, centroids = prepared
     assignment = nearest(points, centroids)
+    arguments = (centroids, points, assignment)
     if mode == "forward":
-        gradient, diagonal = _forward_lanes(centroids, points, assignment)
+        gradient, diagonal = _forward_lanes(*arguments)
     elif mode == "replay":
-        program = _BY_MODE.replay(centroids, (points, assignment), mode="forward")
-        arguments = (centroids, points, assignment)
-        gradient, diagonal = program.jvp(arguments, (np.ones_like(centroids),))
+        # One tangent input (t), not k·d: the forward recording seeds one lane per input.
+        program = _BY_MODE.replay(_ZERO, arguments, mode="forward")
+        gradient, diagonal = program.jvp((_ZERO, *arguments), (_ONE,))
     else:
         gradient, diagonal = ad.jvp(
-            lambda c: _gradient(c, points, assignment), (centroids,), (np.ones_like(centroids),)
+            lambda t: _gradient_along_ones(t, *arguments), (_ZERO,), (_ONE,)
         )
     if not np.all(diagonal):
         empty = int(np.flatnonzero(~np.any(diagonal, axis=1))[0])
