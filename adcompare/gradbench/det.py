@@ -18,7 +18,7 @@ written with the op set, so its derivative is exact everywhere, singular
 matrices included (where ``det``'s rule, det·A⁻ᵀ, has no inverse to take).
 
 >>> prepared = EVAL.prepare({"A": [2.0, 1.0, 4.0, 3.0], "ell": 2})
->>> EVAL.functions["primal"](prepared, "reverse")
+>>> print(EVAL.functions["primal"](prepared, "reverse"))
 2.0
 >>> EVAL.functions["gradient"](prepared, "reverse").tolist()  # the cofactors
 [3.0, -4.0, -1.0, 2.0]
@@ -32,13 +32,13 @@ from itertools import combinations
 import numpy as np
 
 import adcompare as ad
-from adcompare.gradbench.evals import Eval, InputError, Workload
+from adcompare.gradbench.evals import InputError
 from adcompare.gradbench.scalar import (
     ByMode,
     field_array,
     fields,
-    legacy_draws,
-    message,
+    gradient_eval,
+    seeded_workloads,
     whole_number,
 )
 
@@ -69,6 +69,10 @@ def _levels(ell: int) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]:
     return tuple(levels)
 
 
+def _values(draw: np.ndarray, ell: int) -> dict:
+    return {"A": draw.tolist(), "ell": ell}
+
+
 def det_by_minors(a, ell: int):
     """The determinant of the ℓ × ℓ matrix whose row-major entries are ``a`` (ℓ²).
 
@@ -79,9 +83,6 @@ def det_by_minors(a, ell: int):
     for entries, smaller, signs in _levels(ell):
         minors = ad.sum(a[entries] * signs * minors[smaller], axis=1)
     return minors[0]
-
-
-_BY_MODE = ByMode("det", det_by_minors, work=lambda a, ell: ell * 2 ** (ell - 1))
 
 
 def _prepare(value) -> tuple[np.ndarray, int]:
@@ -98,29 +99,9 @@ def _prepare(value) -> tuple[np.ndarray, int]:
     return a, ell
 
 
-def _workloads() -> tuple[Workload, ...]:
-    # One generator seeded once, a draw of ℓ² entries per workload in turn.
-    return tuple(
-        Workload(
-            f"{ell}",
-            lambda i=i, ell=ell: message(
-                A=legacy_draws(31337, [(size * size,) for size in SIZES[: i + 1]]).tolist(),
-                ell=ell,
-            ),
-        )
-        for i, ell in enumerate(SIZES)
-    )
-
-
-EVAL = Eval(
-    name="det",
-    prepare=_prepare,
-    functions={
-        "primal": lambda prepared, mode: float(det_by_minors(*prepared)),
-        "gradient": lambda prepared, mode: _BY_MODE.gradient(mode, *prepared),
-    },
-    encode=lambda function, result: result if function == "primal" else result.tolist(),
-    primal="primal",
-    derivative="gradient",
-    workloads=_workloads,
+EVAL = gradient_eval(
+    "det",
+    ByMode("det", det_by_minors, work=lambda a, ell: ell * 2 ** (ell - 1)),
+    _prepare,
+    lambda: seeded_workloads(SIZES, str, lambda ell: (ell * ell,), _values),
 )

@@ -33,8 +33,8 @@ from __future__ import annotations
 import numpy as np
 
 import adcompare as ad
-from adcompare.gradbench.evals import Eval, InputError, Workload
-from adcompare.gradbench.scalar import ByMode, field_array, fields, legacy_draws, message
+from adcompare.gradbench.evals import Eval, InputError
+from adcompare.gradbench.scalar import ByMode, field_array, fields, seeded_workloads
 
 __all__ = ["EVAL", "assigned_cost", "cost", "nearest"]
 
@@ -47,6 +47,12 @@ SIZES = tuple(
 )
 #: How many lane-elements (lanes × n × d) one forward pass carries.
 LANE_ELEMENTS = 4_000_000
+
+
+def _values(points: np.ndarray, size: tuple[int, int, int]) -> dict:
+    # The centroids are the last k points, as GradBench takes them.
+    points = points.tolist()
+    return {"points": points, "centroids": points[-size[0] :]}
 
 
 def _shifted_distances(points, centroids):
@@ -151,19 +157,6 @@ def _prepare(value) -> tuple[np.ndarray, np.ndarray]:
     return points, centroids
 
 
-def _workloads() -> tuple[Workload, ...]:
-    # One generator seeded once, a draw of n points per workload in turn; the centroids
-    # are the last k points.
-    def make(i: int, k: int) -> dict:
-        points = legacy_draws(31337, [(n, d) for _, n, d in SIZES[: i + 1]]).tolist()
-        return message(points=points, centroids=points[-k:])
-
-    return tuple(
-        Workload(f"k={k},n={n},d={d}", lambda i=i, k=k: make(i, k))
-        for i, (k, n, d) in enumerate(SIZES)
-    )
-
-
 EVAL = Eval(
     name="kmeans",
     prepare=_prepare,
@@ -174,5 +167,7 @@ EVAL = Eval(
     encode=lambda function, result: result if function == "cost" else result.tolist(),
     primal="cost",
     derivative="dir",
-    workloads=_workloads,
+    workloads=lambda: seeded_workloads(
+        SIZES, lambda size: "k={},n={},d={}".format(*size), lambda size: size[1:], _values
+    ),
 )

@@ -13,7 +13,7 @@ from its int argument n, which it guards), so the replayed gradient does not
 recompute them and is faster than the primal.
 
 >>> prepared = EVAL.prepare({"x": [0.0, 1.0], "n": 3})
->>> EVAL.functions["primal"](prepared, "reverse")  # t = (-1, 0, 1): residuals 0, 0, 0
+>>> print(EVAL.functions["primal"](prepared, "reverse"))  # t = -1, 0, 1: residuals 0
 0.0
 >>> EVAL.functions["gradient"](EVAL.prepare({"x": [0.0, 0.0], "n": 3}), "reverse").tolist()
 [0.0, -2.0]
@@ -24,13 +24,13 @@ from __future__ import annotations
 import numpy as np
 
 import adcompare as ad
-from adcompare.gradbench.evals import Eval, InputError, Workload
+from adcompare.gradbench.evals import InputError
 from adcompare.gradbench.scalar import (
     ByMode,
     field_array,
     fields,
-    legacy_draws,
-    message,
+    gradient_eval,
+    seeded_workloads,
     whole_number,
 )
 
@@ -41,6 +41,10 @@ SIZES = tuple((n, 128) for n in (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 81
 
 #: The most powers tᵢʲ (n × m) a call holds: 400 MB of float64.
 MAX_POWERS = 50_000_000
+
+
+def _values(draw: np.ndarray, size: tuple[int, int]) -> dict:
+    return {"x": draw.tolist(), "n": size[0]}
 
 
 def llsq(x, n: int):
@@ -55,9 +59,6 @@ def llsq(x, n: int):
     return ad.sum(residual * residual) / 2.0
 
 
-_BY_MODE = ByMode("llsq", llsq, work=lambda x, n: n * x.size)
-
-
 def _prepare(value) -> tuple[np.ndarray, int]:
     value = fields(value, "llsq", ["x", "n"])
     x = field_array(value, "x", "llsq", 1)
@@ -70,28 +71,11 @@ def _prepare(value) -> tuple[np.ndarray, int]:
     return x, n
 
 
-def _workloads() -> tuple[Workload, ...]:
-    # One generator seeded once, a draw of m coefficients per workload in turn.
-    return tuple(
-        Workload(
-            f"n={n},m={m}",
-            lambda i=i, n=n: message(
-                x=legacy_draws(31337, [(m,) for _, m in SIZES[: i + 1]]).tolist(), n=n
-            ),
-        )
-        for i, (n, m) in enumerate(SIZES)
-    )
-
-
-EVAL = Eval(
-    name="llsq",
-    prepare=_prepare,
-    functions={
-        "primal": lambda prepared, mode: float(llsq(*prepared)),
-        "gradient": lambda prepared, mode: _BY_MODE.gradient(mode, *prepared),
-    },
-    encode=lambda function, result: result if function == "primal" else result.tolist(),
-    primal="primal",
-    derivative="gradient",
-    workloads=_workloads,
+EVAL = gradient_eval(
+    "llsq",
+    ByMode("llsq", llsq, work=lambda x, n: n * x.size),
+    _prepare,
+    lambda: seeded_workloads(
+        SIZES, lambda size: f"n={size[0]},m={size[1]}", lambda size: (size[1],), _values
+    ),
 )

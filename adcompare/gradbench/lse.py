@@ -20,13 +20,22 @@ from __future__ import annotations
 import numpy as np
 
 import adcompare as ad
-from adcompare.gradbench.evals import Eval, Workload
-from adcompare.gradbench.scalar import ByMode, field_array, fields, legacy_draws, message
+from adcompare.gradbench.scalar import (
+    ByMode,
+    field_array,
+    fields,
+    gradient_eval,
+    seeded_workloads,
+)
 
 __all__ = ["EVAL", "logsumexp"]
 
 #: GradBench's default sizes, in its order.
 SIZES = (2500, 5000, 10000, 20000, 40000, 80000, 160000, 320000, 640000, 1280000)
+
+
+def _values(draw: np.ndarray, n: int) -> dict:
+    return {"x": draw.tolist()}
 
 
 def logsumexp(x, shift):
@@ -38,43 +47,15 @@ def logsumexp(x, shift):
     return ad.log(ad.sum(ad.exp(x - shift))) + shift
 
 
-_BY_MODE = ByMode("lse", logsumexp)
+def _prepare(value) -> tuple[np.ndarray]:
+    return (field_array(fields(value, "lse", ["x"]), "x", "lse", 1),)
 
 
-def _prepare(value) -> np.ndarray:
-    return field_array(fields(value, "lse", ["x"]), "x", "lse", 1)
-
-
-def _primal(x: np.ndarray, mode: str) -> float:
-    return float(logsumexp(x, np.max(x)))
-
-
-def _gradient(x: np.ndarray, mode: str) -> np.ndarray:
-    return _BY_MODE.gradient(mode, x, np.max(x))
-
-
-def _draw(i: int) -> list[float]:
-    return legacy_draws(31337, [(size,) for size in SIZES[: i + 1]]).tolist()
-
-
-def _workloads() -> tuple[Workload, ...]:
-    # One generator seeded once, a draw per workload in turn, as GradBench's eval draws them.
-    return tuple(
-        Workload(
-            f"n={n}",
-            lambda i=i: message(x=_draw(i)),
-        )
-        for i, n in enumerate(SIZES)
-    )
-
-
-EVAL = Eval(
-    name="lse",
-    prepare=_prepare,
-    functions={"primal": _primal, "gradient": _gradient},
-    encode=lambda function, result: result if function == "primal" else result.tolist(),
-    primal="primal",
-    derivative="gradient",
+EVAL = gradient_eval(
+    "lse",
+    ByMode("lse", logsumexp),
+    _prepare,
+    lambda: seeded_workloads(SIZES, lambda n: f"n={n}", lambda n: (n,), _values),
+    arguments=lambda x: (x, np.max(x)),
     auto="replay",
-    workloads=_workloads,
 )

@@ -25,13 +25,12 @@ from __future__ import annotations
 import numpy as np
 
 import adcompare as ad
-from adcompare.gradbench.evals import Eval, Workload
 from adcompare.gradbench.scalar import (
     ByMode,
     field_array,
     fields,
-    legacy_draws,
-    message,
+    gradient_eval,
+    seeded_workloads,
     whole_number,
 )
 
@@ -46,6 +45,10 @@ SIZES = tuple(
 )
 #: Ops one RK4 step applies to n-vectors (a measure of forward mode's work).
 OPS_PER_STEP = 25
+
+
+def _values(draw: np.ndarray, size: tuple[int, int]) -> dict:
+    return {"x": draw.tolist(), "s": size[1]}
 
 
 def _slope(x, y):
@@ -79,37 +82,18 @@ def last(x, s: int):
     return rk4(x, s)[-1]
 
 
-_BY_MODE = ByMode("ode", last, work=lambda x, s: OPS_PER_STEP * s * x.size)
-
-
 def _prepare(value) -> tuple[np.ndarray, int]:
     value = fields(value, "ode", ["x", "s"])
     return field_array(value, "x", "ode", 1), whole_number(value, "s", "ode", 1)
 
 
-def _workloads() -> tuple[Workload, ...]:
-    # One generator seeded once, a draw of n parameters per workload in turn.
-    return tuple(
-        Workload(
-            f"n={n},s={s}",
-            lambda i=i, s=s: message(
-                x=legacy_draws(31337, [(size,) for size, _ in SIZES[: i + 1]]).tolist(), s=s
-            ),
-        )
-        for i, (n, s) in enumerate(SIZES)
-    )
-
-
-EVAL = Eval(
-    name="ode",
-    prepare=_prepare,
-    functions={
-        "primal": lambda prepared, mode: rk4(*prepared),
-        "gradient": lambda prepared, mode: _BY_MODE.gradient(mode, *prepared),
-    },
-    encode=lambda function, result: result.tolist(),
-    primal="primal",
-    derivative="gradient",
+EVAL = gradient_eval(
+    "ode",
+    ByMode("ode", last, work=lambda x, s: OPS_PER_STEP * s * x.size),
+    _prepare,
+    lambda: seeded_workloads(
+        SIZES, lambda size: f"n={size[0]},s={size[1]}", lambda size: (size[0],), _values
+    ),
+    primal=rk4,
     auto="replay",
-    workloads=_workloads,
 )

@@ -24,15 +24,17 @@ from typing import Any
 import numpy as np
 
 import adcompare as ad
-from adcompare.gradbench.evals import InputError
+from adcompare.gradbench.evals import Eval, InputError, Workload
 
 __all__ = [
     "FORWARD_BUDGET",
+    "SEED",
     "ByMode",
     "field_array",
     "fields",
-    "legacy_draws",
+    "gradient_eval",
     "message",
+    "seeded_workloads",
     "whole_number",
 ]
 
@@ -124,21 +126,6 @@ def whole_number(value: Mapping, name: str, eval_name: str, minimum: int) -> int
     return raw
 
 
-def legacy_draws(seed: int, shapes: Sequence[tuple[int, ...]]) -> np.ndarray:
-    """The last of ``numpy.random.RandomState(seed).random_sample(shape)`` for ``shapes`` in turn.
-
-    Uniform draws on [0, 1) from one generator, each workload's after the
-    previous ones', as an eval that seeds once and draws per workload makes them.
-
-    >>> legacy_draws(1, [(2,), (3,)]).shape
-    (3,)
-    """
-    generator = np.random.RandomState(seed)
-    for shape in shapes[:-1]:
-        generator.random_sample(shape)
-    return generator.random_sample(shapes[-1])
-
-
 def message(**values) -> dict:
     """An evaluate message's input: ``values`` with GradBench's default runs fields.
 
@@ -198,6 +185,74 @@ class ByMode:
 
             self._replays[key] = ad.compile(bound, x, *_arrays(constants), mode=mode)
         return self._replays[key]
+
+
+#: The seed GradBench's evals give numpy's legacy generator (``np.random.seed(31337)``).
+SEED = 31337
+
+
+def seeded_workloads(
+    sizes: Sequence, describe: Callable, shape: Callable, values: Callable
+) -> tuple[Workload, ...]:
+    """One workload per size, its numbers drawn as GradBench's evals draw them.
+
+    One legacy generator (``numpy.random.RandomState``) seeded with
+    :data:`SEED`, and uniform draws on [0, 1) of ``shape(size)`` for each size
+    in turn, so a workload's draw follows all earlier ones'. ``describe(size)``
+    is the description, ``values(draw, size)`` the input's fields (the runs
+    fields are added).
+
+    >>> workloads = seeded_workloads([2, 3], str, lambda n: (n,), lambda x, n: {"x": x.tolist()})
+    >>> [w.description for w in workloads], len(workloads[1].make()["x"])
+    (['2', '3'], 3)
+    """
+    shapes = [shape(size) for size in sizes]
+
+    def make(i: int) -> dict:
+        generator = np.random.RandomState(SEED)
+        for earlier in shapes[:i]:
+            generator.random_sample(earlier)
+        return message(**values(generator.random_sample(shapes[i]), sizes[i]))
+
+    return tuple(Workload(describe(size), lambda i=i: make(i)) for i, size in enumerate(sizes))
+
+
+def gradient_eval(
+    name: str,
+    by_mode: ByMode,
+    prepare: Callable,
+    workloads: Callable,
+    *,
+    primal: Callable | None = None,
+    arguments: Callable = lambda *prepared: prepared,
+    auto: str = "reverse",
+) -> Eval:
+    """An eval whose functions are ``primal`` and ``gradient`` (lse, llsq, det, ode).
+
+    ``prepare`` returns a tuple; in the timed call ``arguments(*prepared)``
+    gives the function's arguments (a shift found on the values, say). The
+    primal is ``primal`` (by default ``by_mode.f``) on them, the gradient
+    ``by_mode``'s.
+
+    >>> import adcompare as ad
+    >>> demo = gradient_eval("demo", ByMode("demo", ad.sum), lambda x: (np.asarray(x),), tuple)
+    >>> demo.encode("gradient", demo.functions["gradient"](demo.prepare([1.0, 2.0]), "replay"))
+    [1.0, 1.0]
+    """
+    value = primal or by_mode.f
+    return Eval(
+        name=name,
+        prepare=prepare,
+        functions={
+            "primal": lambda prepared, mode: value(*arguments(*prepared)),
+            "gradient": lambda prepared, mode: by_mode.gradient(mode, *arguments(*prepared)),
+        },
+        encode=lambda function, result: np.asarray(result).tolist(),
+        primal="primal",
+        derivative="gradient",
+        auto=auto,
+        workloads=workloads,
+    )
 
 
 def _is_int(value) -> bool:
