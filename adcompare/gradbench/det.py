@@ -104,4 +104,5 @@ EVAL = gradient_eval(
     ByMode("det", det_by_minors, work=lambda a, ell: ell * 2 ** (ell - 1)),
     _prepare,
     lambda: seeded_workloads(SIZES, str, lambda ell: (ell * ell,), _values),
+    auto="replay",
 )

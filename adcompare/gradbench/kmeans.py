@@ -167,6 +167,7 @@ EVAL = Eval(
     encode=lambda function, result: result if function == "cost" else result.tolist(),
     primal="cost",
     derivative="dir",
+    auto="replay",
     workloads=lambda: seeded_workloads(
         SIZES, lambda size: "k={},n={},d={}".format(*size), lambda size: size[1:], _values
     ),

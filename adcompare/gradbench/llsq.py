@@ -78,4 +78,5 @@ EVAL = gradient_eval(
     lambda: seeded_workloads(
         SIZES, lambda size: f"n={size[0]},m={size[1]}", lambda size: (size[1],), _values
     ),
+    auto="replay",
 )

@@ -13,6 +13,10 @@ only y₀ … y₄ₛ₋₁ can differ from zero: at GradBench's sizes (n ≥ 10
 s ≤ 100) the last element and its gradient are exactly zero. The tests use
 small n with enough steps to reach it.
 
+``auto`` is reverse: replay runs the gradient 2–3 times faster, but recording
+s = 100 steps takes seconds (3.8 s CPU and 4.2 GB at n = 100,000), longer than
+GradBench's one-second response, so its mean per response is the recording.
+
 >>> prepared = EVAL.prepare({"x": [1.0, 3.0], "s": 1})
 >>> EVAL.functions["primal"](prepared, "reverse").tolist()  # y₀ = x₀t, y₁ = x₀x₁t²/2 at t = 2
 [2.0, 6.0]
@@ -95,5 +99,4 @@ EVAL = gradient_eval(
         SIZES, lambda size: f"n={size[0]},s={size[1]}", lambda size: (size[0],), _values
     ),
     primal=rk4,
-    auto="replay",
 )
