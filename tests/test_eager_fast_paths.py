@@ -299,14 +299,14 @@ def test_a_one_argument_op_whose_parameters_broadcast_sums_its_cotangent_down():
         ((np.array([3, 0, 3, -1, 2, 3]),), (5, 4)),  # repeats and a negative position
         ((np.array([1, 1, 0]), slice(None)), (2, 3, 2)),
         ((np.array([2, 0, 2, 2]),), (4,)),
+        ((np.array([0, 2, 0]), Ellipsis, slice(None)), (3, 2, 2)),  # a tangent's lane axis
+        ((np.array([0, 2, 0]), np.array([1, 0, 1])), (3, 2)),  # not rows: numpy's add.at
     ],
 )
 def test_rows_gathered_scatter_back_as_numpys_add_at_to_the_bit(index, shape):
     rng = np.random.default_rng(3)
-    rows = index[0].shape[0]
-    values = rng.standard_normal((rows, *shape[1:])) * 10.0 ** rng.uniform(
-        -8, 8, (rows, *shape[1:])
-    )
+    picked = np.zeros(shape)[index].shape
+    values = rng.standard_normal(picked) * 10.0 ** rng.uniform(-8, 8, picked)
     expected = np.zeros(shape)
     np.add.at(expected, index, values)
     np.testing.assert_array_equal(scatter_add(values, index=index, shape=shape), expected)

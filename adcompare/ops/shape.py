@@ -504,17 +504,18 @@ def _scatter_value(v, index, shape):
 
 
 def _rows_by_bincount(v, index, shape, dtype):
-    """``np.add.at(zeros(shape), (rows,), v)`` for whole rows picked by one float64 1-D
-    index array, by ``np.bincount``, which adds each bin's shares in the same order
-    (so the same sums, bit for bit) many times faster; ``None`` where it does not apply."""
+    """``np.add.at(zeros(shape), (rows, ...), v)`` for whole rows picked by one 1-D index
+    array (then only ``...`` and ``:``), in float64, by ``np.bincount``, which adds each
+    bin's shares in the same order (so the same sums, bit for bit) many times faster;
+    ``None`` where it does not apply."""
     rows = index[0]
+    whole = all(i is Ellipsis or (type(i) is slice and i == slice(None)) for i in index[1:])
     if (
-        dtype != np.float64
-        or not 1 <= len(index) <= len(shape)
+        not whole
+        or dtype != np.float64
         or not isinstance(rows, np.ndarray)
         or rows.ndim != 1
         or rows.dtype.kind not in "iu"
-        or not all(isinstance(item, slice) and item == slice(None) for item in index[1:])
         or v.shape != (rows.shape[0], *shape[1:])
     ):
         return None
