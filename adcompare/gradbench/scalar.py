@@ -268,4 +268,4 @@ def _signature(value) -> tuple:
     """What a constant argument contributes to a replay's key: its shape, and an int's value."""
     if _is_int(value):
         return ("int", int(value))
-    return ("shape", np.shape(value), str(np.asarray(value).dtype))
+    return ("shape", np.shape(value), getattr(value, "dtype", type(value)))
