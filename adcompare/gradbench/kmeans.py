@@ -136,10 +136,12 @@ def _forward_lanes(centroids, points, assignment) -> tuple[np.ndarray, np.ndarra
         return ad.jvp(slope, (centroids,), (direction,))
 
     lanes = max(1, LANE_ELEMENTS // points.size)
-    basis = np.eye(k * d).reshape(k * d, k, d)
     first, second = [], []
     for start in range(0, k * d, lanes):
-        slopes, curvatures = ad.vmap(along)(basis[start : start + lanes])
+        count = min(lanes, k * d - start)
+        directions = np.zeros((count, k * d))  # the unit vectors e_start … e_start+count−1
+        directions[np.arange(count), start + np.arange(count)] = 1.0
+        slopes, curvatures = ad.vmap(along)(directions.reshape(count, k, d))
         first.append(slopes)
         second.append(curvatures)
     return np.concatenate(first).reshape(k, d), np.concatenate(second).reshape(k, d)
