@@ -279,3 +279,12 @@ def test_replay_records_each_shape_and_answers_alike_after_a_change():
     for x in ([0.0, 1.0], [0.0, 1.0, 2.0], [2.0, 1.0]):
         expected = np.exp(x) / np.exp(x).sum()
         np.testing.assert_allclose(_answer("lse", "gradient", {"x": x}, "replay"), expected)
+
+
+def test_kmeans_forward_lanes_in_several_chunks_agree_with_forward_over_reverse(monkeypatch):
+    from adcompare.gradbench import kmeans
+
+    value = _kmeans_instance()
+    expected = _answer("kmeans", "dir", value, "reverse")
+    monkeypatch.setattr(kmeans, "LANE_ELEMENTS", 5 * 40 * 3)  # 5 lanes a chunk: 3 chunks of 12
+    np.testing.assert_allclose(_answer("kmeans", "dir", value, "forward"), expected, rtol=1e-12)
