@@ -48,32 +48,38 @@ SIZES = tuple(
     )
 )
 #: Ops one RK4 step applies to n-vectors (a measure of forward mode's work).
-OPS_PER_STEP = 25
+OPS_PER_STEP = 20
 
 
 def _values(draw: np.ndarray, size: tuple[int, int]) -> dict:
     return {"x": draw.tolist(), "s": size[1]}
 
 
-def _slope(x, y):
-    """The right-hand side: (x₀, x₁y₀, x₂y₁, …)."""
-    return x * ad.concatenate([np.ones(1), y[:-1]])
+def _shifted(y):
+    """(1, y₀, y₁, …, yₙ₋₂): the right-hand side is x times this."""
+    return ad.concatenate([np.ones(1), y[:-1]])
 
 
 def rk4(x, s: int):
     """y(2) for the chain ODE with parameters ``x``, in ``s`` RK4 steps from y(0) = 0.
 
+    Each stage's slope is kᵢ = x·shifted(yᵢ), so x is factored out of the stage
+    updates and of the step's weighted sum, y + (h/6)·x·(s₁ + s₄ + 2(s₂ + s₃)):
+    the same sums as the four kᵢ (within an ulp), with a sixth fewer array
+    operations, and fewer still in the reverse sweep.
+
     >>> rk4(np.array([1.0, 3.0]), 1).tolist()
     [2.0, 6.0]
     """
     h = 2.0 / s
+    half, full, sixth = (h / 2) * x, h * x, (h / 6) * x
     y = np.zeros(x.shape[0])
     for _ in range(s):
-        k1 = _slope(x, y)
-        k2 = _slope(x, y + (h / 2) * k1)
-        k3 = _slope(x, y + (h / 2) * k2)
-        k4 = _slope(x, y + h * k3)
-        y = y + (h / 6) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        s1 = _shifted(y)
+        s2 = _shifted(y + half * s1)
+        s3 = _shifted(y + half * s2)
+        s4 = _shifted(y + full * s3)
+        y = y + sixth * ((s1 + s4) + 2.0 * (s2 + s3))
     return y
 
 
