@@ -51,20 +51,23 @@ MAX_ELL = 20
 
 
 @cache
-def _levels(ell: int) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]:
-    """Per level m = 1 … ℓ: the flat index into A of each product's entry, the index of the
-    smaller minor it multiplies, and its sign; each (C(ℓ, m), m), row c for subset c."""
+def _levels(ell: int) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """Per level m = 1 … ℓ: for each product, the index of its signed entry in (A, −A)
+    (flat, −A after A's ℓ² entries) and of the smaller minor it multiplies; each
+    (C(ℓ, m), m), row c for subset c."""
     levels = []
     previous = {(): 0}
     for m in range(1, ell + 1):
         subsets = list(combinations(range(ell), m))
         row = ell - m
-        entries = np.array([[row * ell + column for column in subset] for subset in subsets])
+        # the k-th column of a subset carries the sign (−1)ᵏ: odd k read from −A
+        entries = np.array(
+            [[row * ell + c + (k % 2) * ell * ell for k, c in enumerate(s)] for s in subsets]
+        )
         smaller = np.array(
             [[previous[subset[:k] + subset[k + 1 :]] for k in range(m)] for subset in subsets]
         )
-        signs = np.tile((-1.0) ** np.arange(m), (len(subsets), 1))
-        levels.append((entries, smaller, signs))
+        levels.append((entries, smaller))
         previous = {subset: i for i, subset in enumerate(subsets)}
     return tuple(levels)
 
@@ -79,9 +82,10 @@ def det_by_minors(a, ell: int):
     >>> print(det_by_minors(np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 10.0]), 3))
     -3.0
     """
+    signed = ad.concatenate([a, -a])
     minors = np.ones(1)
-    for entries, smaller, signs in _levels(ell):
-        minors = ad.sum(a[entries] * signs * minors[smaller], axis=1)
+    for entries, smaller in _levels(ell):
+        minors = ad.sum(signed[entries] * minors[smaller], axis=1)
     return minors[0]
 
 
