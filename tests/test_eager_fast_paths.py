@@ -288,3 +288,28 @@ def test_a_one_argument_op_whose_parameters_broadcast_sums_its_cotangent_down():
     np.testing.assert_array_equal(compiled.grad(x0), [3.0, 3.0])
     jacobian = ad.jacrev(lambda z: ad.clip(z, lo, hi))(x0)
     np.testing.assert_array_equal(jacobian, np.broadcast_to(np.eye(2), (3, 2, 2)))
+
+
+# --- the gradient of a gather of rows, by bincount -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("index", "shape"),
+    [
+        ((np.array([3, 0, 3, -1, 2, 3]),), (5, 4)),  # repeats and a negative position
+        ((np.array([1, 1, 0]), slice(None)), (2, 3, 2)),
+        ((np.array([2, 0, 2, 2]),), (4,)),
+        ((np.array([0, 2, 0]), Ellipsis, slice(None)), (3, 2, 2)),  # a tangent's lane axis
+        ((np.array([0, 2, 0]), np.array([1, 0, 1])), (3, 2)),  # not rows: numpy's add.at
+    ],
+)
+def test_rows_gathered_scatter_back_as_numpys_add_at_to_the_bit(index, shape):
+    rng = np.random.default_rng(3)
+    picked = np.zeros(shape)[index].shape
+    values = rng.standard_normal(picked) * 10.0 ** rng.uniform(-8, 8, picked)
+    expected = np.zeros(shape)
+    np.add.at(expected, index, values)
+    np.testing.assert_array_equal(scatter_add(values, index=index, shape=shape), expected)
+    # the gradient of x[rows] is that scatter: each row's cotangents summed in turn
+    gradient = ad.grad(lambda x: ad.sum(x[index] * values))(np.ones(shape))
+    np.testing.assert_array_equal(gradient, expected)
