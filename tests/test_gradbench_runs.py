@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pytest
 
+import adcompare as ad
 from adcompare import bench
 from adcompare.bench.problems import ProblemError, get_problem
 from adcompare.bench.problems.gradbench import gradbench_problem
@@ -150,3 +151,29 @@ def test_run_all_leaves_out_an_eval_without_the_mode_and_naming_it_is_refused(mo
     with pytest.raises(ValueError, match="answers in modes reverse, not forward; pick one"):
         command._plan(["stub"], "forward", ["small"])
     assert command._plan(["stub"], "auto", ["all"]) == [("stub", "reverse", [])]
+
+
+#: The classic evals whose derivative is the gradient of their objective.
+GRADIENT_EVALS = ("lse", "llsq", "det", "ode")
+
+
+@pytest.mark.parametrize("name", [n for n in evals.EVAL_NAMES if n not in ("particle", "saddle")])
+def test_each_classic_eval_s_objective_is_its_primal_and_its_derivative_s_function(name):
+    # The harness measures an eval through its objective: at the first workload, the
+    # objective's value is the eval's own primal, and (for the gradient evals) reverse
+    # mode's gradient of it is the eval's derivative.
+    if name not in evals.implemented():
+        pytest.skip(f"the {name} eval is not in this branch")
+    ev = evals.get_eval(name)
+    prepared = ev.prepare(ev.workloads()[0].make())
+    instance = gradbench_problem(name).build()
+    value = np.ravel(ev.encode(ev.primal, ev.functions[ev.primal](prepared, "reverse")))
+    if name == "ba":  # one observation's residuals; the eval sends one of the p copies
+        value = value[:3]
+    if name == "ode":  # the primal is y(2); the gradient is the last element's
+        value = value[-1:]
+    assert np.allclose(np.ravel(instance.f(np, instance.x)), value, rtol=1e-12, atol=0)
+    if name in GRADIENT_EVALS:
+        expected = ev.functions[ev.derivative](prepared, "reverse")
+        gradient = ad.grad(instance.on(ad))(instance.x)
+        assert np.allclose(gradient, expected, rtol=1e-10, atol=1e-300)

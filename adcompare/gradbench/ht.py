@@ -150,6 +150,17 @@ def _encode(function: str, result: np.ndarray):
     return np.asarray(result).tolist()
 
 
+def _objective(problem: HTProblem):
+    """The 3·npts residuals as a function of theta and, when complicated, of the us."""
+    data = problem.data
+    if not problem.complicated:
+        return (lambda theta: ad.reshape(hand_residuals(theta, None, data), -1)), (problem.theta,)
+    return (
+        (lambda theta, us: ad.reshape(hand_residuals(theta, us, data), -1)),
+        (problem.theta, problem.us),
+    )
+
+
 EVAL = Eval(
     name="ht",
     prepare=read_input,
@@ -159,4 +170,5 @@ EVAL = Eval(
     derivative="jacobian",
     auto=AUTO,
     workloads=ht_workloads,
+    objective=_objective,
 )

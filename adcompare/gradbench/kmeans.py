@@ -159,6 +159,14 @@ def _prepare(value) -> tuple[np.ndarray, np.ndarray]:
     return points, centroids
 
 
+def _objective(prepared):
+    """The cost as a function of the centroids, each point's nearest one fixed where it is:
+    what ``dir`` takes the gradient and the Hessian's diagonal of."""
+    points, centroids = prepared
+    assignment = nearest(points, centroids)
+    return (lambda c: assigned_cost(c, points, assignment)), (centroids,)
+
+
 EVAL = Eval(
     name="kmeans",
     prepare=_prepare,
@@ -170,6 +178,7 @@ EVAL = Eval(
     primal="cost",
     derivative="dir",
     auto="replay",
+    objective=_objective,
     workloads=lambda: seeded_workloads(
         SIZES, lambda size: "k={},n={},d={}".format(*size), lambda size: size[1:], _values
     ),

@@ -234,7 +234,8 @@ def gradient_eval(
     ``prepare`` returns a tuple; in the timed call ``arguments(*prepared)``
     gives the function's arguments (a shift found on the values, say). The
     primal is ``primal`` (by default ``by_mode.f``) on them, the gradient
-    ``by_mode``'s.
+    ``by_mode``'s. Its objective (for the harness) is ``by_mode.f`` as a function of
+    ``x`` alone, the constants bound.
 
     >>> import adcompare as ad
     >>> demo = gradient_eval("demo", ByMode("demo", ad.sum), lambda x: (np.asarray(x),), tuple)
@@ -242,6 +243,11 @@ def gradient_eval(
     [1.0, 1.0]
     """
     value = primal or by_mode.f
+
+    def objective(prepared):
+        x, *constants = arguments(*prepared)
+        return (lambda x: by_mode.f(x, *constants)), (x,)
+
     return Eval(
         name=name,
         prepare=prepare,
@@ -254,6 +260,7 @@ def gradient_eval(
         derivative="gradient",
         auto=auto,
         workloads=workloads,
+        objective=objective,
     )
 
 
