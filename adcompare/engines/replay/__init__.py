@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import inspect
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -87,7 +87,7 @@ class CompiledFunction:
         self._bindings: list = []
         self.recordings = 0
         arrays = self._inputs(example_args)
-        self._record(arrays + self._seed_chunks(arrays)[0][1])
+        self._record(arrays + _first_seeds(self._seed_chunks(arrays)))
 
     @property
     def program(self) -> Program:
@@ -238,30 +238,23 @@ class CompiledFunction:
                 f'mode="{self.mode}"; call {alternative}, or compile f with mode="{mode}"'
             )
 
-    def _seed_chunks(self, arrays: tuple) -> list[tuple[int, tuple]]:
+    def _seed_chunks(self, arrays: tuple) -> Sequence[tuple[int, tuple]]:
         """``(width, seeds)`` per replay: the identity over every active input, in lanes.
 
-        Reverse mode needs no seeds: one chunk of none.
+        Reverse mode needs no seeds: one chunk of none. The chunks of one input
+        signature are kept while all of them together take at most
+        :data:`KEPT_SEED_BYTES`; beyond that (they are n² numbers for n inputs)
+        each is built as its replay needs it, and forgotten after.
         """
         if self.mode == "reverse":
             return _NO_SEEDS
         key = _signature(arrays)
         chunks = self._chunks.get(key)
         if chunks is None:
-            sizes = [arrays[p].size for p in self._argnums]
-            n = sum(sizes)
-            k = min(self._chunk_size or default_chunk(n), max(n, 1))
-            chunks = []
-            for start in range(0, max(n, 1), k):
-                identity = np.eye(k, n, k=start)  # rows past n are zero: padding lanes
-                seeds, offset = [], 0
-                for p, size in zip(self._argnums, sizes):
-                    dtype = float_dtype(arrays[p])
-                    block = identity[:, offset : offset + size].astype(dtype)
-                    seeds.append(block.reshape((k, *arrays[p].shape)))
-                    offset += size
-                chunks.append((min(k, n - start), tuple(seeds)))
-            self._chunks[key] = chunks
+            chunks = _SeedChunks(arrays, self._argnums, self._chunk_size)
+            if chunks.nbytes <= KEPT_SEED_BYTES:
+                chunks = list(chunks)
+                self._chunks[key] = chunks
         return chunks
 
     def _record(self, arrays: tuple) -> tuple[Program, Program]:
@@ -286,7 +279,7 @@ class CompiledFunction:
     def _replay(self, which: int, args: tuple, seeds: tuple | None = None, checked=False):
         arrays = args if checked else self._inputs(args)
         if seeds is None:
-            seeds = self._seed_chunks(arrays)[0][1]
+            seeds = _first_seeds(self._seed_chunks(arrays))
         arrays = arrays + seeds
         if self._bindings and _stale(self._bindings):
             self._programs.clear()  # recorded with the arrays the names had, as they were
@@ -309,6 +302,47 @@ class CompiledFunction:
 
 #: Reverse mode's seed chunks: one replay, no seeds.
 _NO_SEEDS = ((0, ()),)
+
+#: The most bytes of identity seeds a forward-mode compiled function keeps per input
+#: signature (see :meth:`CompiledFunction._seed_chunks`).
+KEPT_SEED_BYTES = 64 * 2**20
+
+
+class _SeedChunks:
+    """The identity over the active inputs as chunks of ``k`` lanes, each built when
+    iterated to: ``(width, seeds)``, ``width`` the real lanes (the last chunk's rows
+    past ``n`` are zero padding lanes), ``seeds`` one block per active argument."""
+
+    def __init__(self, arrays: tuple, argnums: tuple, chunk_size: int | None):
+        self._parts = [(arrays[p].shape, float_dtype(arrays[p])) for p in argnums]
+        self._n = sum(arrays[p].size for p in argnums)
+        self._k = min(chunk_size or default_chunk(self._n), max(self._n, 1))
+        self._starts = range(0, max(self._n, 1), self._k)
+        entries = sum(
+            int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+            for shape, dtype in self._parts
+        )
+        self.nbytes = self._k * entries * len(self._starts)
+
+    def __iter__(self):
+        for start in self._starts:
+            yield self.chunk(start)
+
+    def chunk(self, start: int) -> tuple[int, tuple]:
+        """The chunk whose first lane seeds input entry ``start``."""
+        identity = np.eye(self._k, self._n, k=start)
+        seeds, offset = [], 0
+        for shape, dtype in self._parts:
+            size = int(np.prod(shape, dtype=np.int64))
+            block = identity[:, offset : offset + size].astype(dtype)
+            seeds.append(block.reshape((self._k, *shape)))
+            offset += size
+        return min(self._k, self._n - start), tuple(seeds)
+
+
+def _first_seeds(chunks) -> tuple:
+    """The seeds of the first chunk, building no other."""
+    return next(iter(chunks))[1]
 
 
 def _argument_names(f, count: int) -> list[str]:
