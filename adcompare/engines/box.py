@@ -246,7 +246,7 @@ def _fallback(call: str, name: str, compute, inputs, keywords=()):
         hint = f"use adcompare.{NUMPY_NAMES[name].__name__} (called this way it is not supported)"
     else:
         plain = next(v for v in _boxes(inputs) if v._carries_derivative()).plain_value
-        hint = (
+        hint = library_alternative() or (
             "adcompare has no derivative rule for it; build it from adcompare ops, "
             f"or take the value without its derivative first if you mean to drop it ({plain})"
         )
@@ -294,7 +294,8 @@ def _keywords_taken(takes) -> frozenset | None:
 
 def library_alternative() -> str:
     """For a conversion to a numpy array inside a scipy function that adcompare has too
-    (``scipy.special.logsumexp``): a sentence pointing to adcompare's; else ``""``.
+    (``scipy.special.logsumexp``), or inside ``np.r_`` or ``np.c_``: a sentence pointing
+    to adcompare's; else ``""``.
 
     >>> library_alternative()
     ''
@@ -302,6 +303,13 @@ def library_alternative() -> str:
     frame = sys._getframe(1)
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
+        joiner = frame.f_locals.get("self") if module.startswith("numpy.lib.") else None
+        if joiner is np.r_ or joiner is np.c_:
+            name = "r_" if joiner is np.r_ else "c_"
+            return (
+                f"np.{name} converts its items to numpy arrays, which would drop the "
+                f"derivative; use adcompare.{name}[...] instead"
+            )
         if module.startswith("scipy."):
             name = frame.f_code.co_name
             if name in public_functions():
