@@ -149,6 +149,54 @@ def test_convolve_is_bilinear_and_numpys_in_every_mode():
     _check_both_modes(lambda v: ad.sum(ad.convolve(a, v, "same") ** 2), v)
 
 
+def test_convolve_over_axes_is_scipy_signals_with_autograds_dot_axes():
+    scipy_signal = pytest.importorskip("scipy.signal")
+    a35, a34, a342 = (
+        RNG.standard_normal((3, 5)),
+        RNG.standard_normal((3, 4)),
+        RNG.standard_normal((3, 4, 2)),
+    )
+    a2543, a24232 = RNG.standard_normal((2, 5, 4, 3)), RNG.standard_normal((2, 4, 2, 3, 2))
+    convolve = scipy_signal.convolve
+    for mode in ("valid", "full"):
+        np.testing.assert_allclose(ad.convolve(a35, a34, mode), convolve(a35, a34, mode))
+        np.testing.assert_allclose(
+            ad.convolve(a35, a34, axes=([1], [0]), mode=mode)[1, 2],
+            convolve(a35[1, :], a34[:, 2], mode),
+        )
+        np.testing.assert_allclose(
+            ad.convolve(a35, a34, axes=([], []), dot_axes=([0], [0]), mode=mode),
+            np.tensordot(a35, a34, axes=([0], [0])),
+        )
+        np.testing.assert_allclose(
+            ad.convolve(a2543, a24232, axes=([1, 2], [2, 4]), dot_axes=([0, 3], [0, 3]), mode=mode)[
+                2
+            ],
+            sum(
+                convolve(a2543[i, :, :, j], a24232[i, 2, :, j, :], mode)
+                for i in range(2)
+                for j in range(3)
+            ),
+        )
+    weights = RNG.standard_normal((4, 6))  # b's other axis, then 5 + 2 - 1 positions
+    _check_both_modes(
+        lambda b: ad.sum(ad.convolve(a35, b, axes=([1], [2]), dot_axes=([0], [0])) * weights), a342
+    )
+    with pytest.raises(RuntimeError, match=r"call adcompare\.convolve instead"):
+        convolve(ad.Tensor(a35, requires_grad=True), a34)
+
+
+def test_vstack_and_hstack_join_arrays_of_different_lengths_as_numpy_does():
+    a, b, c = RNG.standard_normal((2, 3)), RNG.standard_normal((4, 3)), RNG.standard_normal(3)
+    np.testing.assert_array_equal(np.vstack([ad.Tensor(a), b, c]).numpy(), np.vstack([a, b, c]))
+    np.testing.assert_array_equal(ad.hstack([a.T, b.T]), np.hstack([a.T, b.T]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # numpy 2 deprecates row_stack
+        joined = np.row_stack([ad.Tensor(a, requires_grad=True), b])
+    np.testing.assert_array_equal(joined.detach().numpy(), np.vstack([a, b]))
+    _check_both_modes(lambda x: ad.sum(ad.vstack([x, b, c]) ** 2), a)
+
+
 def test_searchsorted_and_digitize_are_piecewise_constant():
     a, v = np.array([0.0, 1.0, 2.0, 3.0]), np.array([0.5, 2.5, -1.0])
     t = ad.Tensor(v, requires_grad=True)

@@ -300,7 +300,7 @@ def library_alternative() -> str:
     >>> library_alternative()
     ''
     """
-    frame = sys._getframe(1)
+    frame, called = sys._getframe(1), None
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
         joiner = frame.f_locals.get("self") if module.startswith("numpy.lib.") else None
@@ -310,15 +310,15 @@ def library_alternative() -> str:
                 f"np.{name} converts its items to numpy arrays, which would drop the "
                 f"derivative; use adcompare.{name}[...] instead"
             )
-        if module.startswith("scipy."):
-            name = frame.f_code.co_name
-            if name in public_functions():
-                return (
-                    f"scipy's {name} converts its argument to a numpy array, which would "
-                    f"drop the derivative; call adcompare.{name} instead"
-                )
+        if module.startswith("scipy.") and frame.f_code.co_name in public_functions():
+            called = frame.f_code.co_name  # the outermost: scipy's own helpers run inside it
         frame = frame.f_back
-    return ""
+    if called is None:
+        return ""
+    return (
+        f"scipy's {called} converts its argument to a numpy array, which would "
+        f"drop the derivative; call adcompare.{called} instead"
+    )
 
 
 def _install() -> None:

@@ -9,13 +9,16 @@ is zero, and their result is a plain integer array that carries none.
 
 from __future__ import annotations
 
+import string
+
 import numpy as np
 
 from adcompare.ops.complex_parts import refuse_complex
 from adcompare.ops.construction import array
+from adcompare.ops.contraction import einsum
 from adcompare.ops.elementwise import add, divide, multiply, subtract, where
 from adcompare.ops.joining import concatenate
-from adcompare.ops.rearrange import _array, _gather
+from adcompare.ops.rearrange import _array, _gather, take
 from adcompare.ops.reductions import sum
 from adcompare.ops.registry import (
     INDEX,
@@ -27,8 +30,9 @@ from adcompare.ops.registry import (
     raw,
     shape_of,
 )
-from adcompare.ops.shape import getitem, reshape
+from adcompare.ops.shape import getitem, reshape, transpose
 from adcompare.ops.statistics import diff
+from adcompare.runtime.batch_arrays import BatchArray, rebox
 
 
 def _along(axis: int, index, ndim: int) -> tuple:
@@ -233,7 +237,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     if n == 1:
         inside = multiply(np.ones(shape_of(x)), first)
     else:
-        j = np.clip(np.searchsorted(raw(xp), raw(x), side="right") - 1, 0, n - 2)
+        # ufuncs, not np.clip: inside vmap the positions keep their batch axis
+        j = np.minimum(np.maximum(np.searchsorted(raw(xp), raw(x), side="right") - 1, 0), n - 2)
         x0, x1, f0, f1 = getitem(xp, j), getitem(xp, j + 1), getitem(fp, j), getitem(fp, j + 1)
         slope = divide(subtract(f1, f0), subtract(x1, x0))
         inside = add(multiply(slope, subtract(x, x0)), f0)
@@ -255,16 +260,25 @@ def _convolution_positions(n: int, m: int) -> tuple[np.ndarray, np.ndarray]:
 @composite(
     cases=[(((5,), (3,)), {}), (((3,), (4,)), {"mode": "same"}), (((6,), (3,)), {"mode": "valid"})]
 )
-def convolve(a, v, mode: str = "full"):
-    """The discrete linear convolution of two 1-D arrays, as ``np.convolve`` (``mode``
+def convolve(a, v, mode: str = "full", axes=None, dot_axes=((), ())):
+    """The discrete linear convolution, as ``np.convolve`` for two 1-D arrays (``mode``
     'full', 'same' or 'valid'); differentiable in both.
+
+    Given ``axes`` or arrays of more than one axis, it is autograd's
+    ``scipy.signal.convolve``: ``a``'s axes ``axes[0]`` convolved with ``v``'s
+    ``axes[1]`` (all of ``a``'s, paired in order, by default), ``dot_axes`` summed
+    over as ``tensordot`` does; the result's axes are ``a``'s others, ``v``'s
+    others, then the convolved ones ('full' or 'valid'; for arrays of the same
+    number of axes and no ``dot_axes``, ``scipy.signal.convolve``'s value).
 
     >>> print(convolve(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5])))
     [0.  1.  2.5 4.  1.5]
     """
     a, v = _array(a), _array(v)
-    if ndim_of(a) != 1 or ndim_of(v) != 1 or not shape_of(a)[0] or not shape_of(v)[0]:
-        raise ValueError("convolve: give two non-empty 1-D arrays")
+    if axes is not None or any(dot_axes) or ndim_of(a) != 1 or ndim_of(v) != 1:
+        return _convolve_axes(a, v, mode, axes, dot_axes)
+    if not shape_of(a)[0] or not shape_of(v)[0]:
+        raise ValueError("convolve: give two non-empty arrays")
     n, m = shape_of(a)[0], shape_of(v)[0]
     a_at, v_at = _convolution_positions(n, m)
     full = sum(multiply(_gather(a, a_at), _gather(v, v_at)), axis=-1)
@@ -277,6 +291,45 @@ def convolve(a, v, mode: str = "full"):
     if mode == "valid":
         return getitem(full, slice(short - 1, long))
     raise ValueError(f"convolve: mode={mode!r}; give 'full', 'same' or 'valid'")
+
+
+def _convolve_axes(a, b, mode: str, axes, dot_axes):
+    """The convolution over ``axes`` with ``dot_axes`` summed: ``b``'s convolved axes are
+    spread into (output position, ``a``'s position) windows, zero outside, and one
+    ``einsum`` sums the products."""
+    if mode not in ("full", "valid"):
+        raise ValueError(f"convolve: mode={mode!r} over axes; give 'full' or 'valid'")
+    na, nb = ndim_of(a), ndim_of(b)
+    a_axes, b_axes = (
+        [int(i) % n for i in part] for part, n in zip(axes or (range(na),) * 2, (na, nb))
+    )
+    a_dot, b_dot = ([int(i) % n for i in part] for part, n in zip(dot_axes, (na, nb)))
+    if len(a_axes) != len(b_axes) or len(a_dot) != len(b_dot):
+        raise ValueError("convolve: axes and dot_axes must pair as many axes of each array")
+    letters = iter(string.ascii_letters)
+    a_letters = [next(letters) for _ in range(na)]
+    b_letters = [
+        a_letters[a_dot[b_dot.index(i)]] if i in b_dot else next(letters) for i in range(nb)
+    ]
+    kept_b = [i for i in range(nb) if i not in b_axes]
+    windows = transpose(b, (*kept_b, *b_axes))
+    outputs = []
+    for i, (axis_a, axis_b) in enumerate(zip(a_axes, b_axes)):
+        n, m = shape_of(a)[axis_a], shape_of(b)[axis_b]
+        count, offset = (n + m - 1, 0) if mode == "full" else (abs(n - m) + 1, min(n, m) - 1)
+        index = np.arange(count)[:, None] + offset - np.arange(n)[None, :]
+        inside = (index >= 0) & (index < m)
+        at = len(kept_b) + 2 * i
+        windows = take(windows, np.clip(index, 0, m - 1), axis=at)
+        later = len(a_axes) - i - 1
+        windows = where(inside.reshape(inside.shape + (1,) * later), windows, 0.0)
+        outputs.append(next(letters))
+        b_letters.append(outputs[-1] + a_letters[axis_a])
+    ignored_a = [a_letters[i] for i in range(na) if i not in a_axes and i not in a_dot]
+    ignored_b = [b_letters[i] for i in kept_b if i not in b_dot]
+    kept_letters = "".join(b_letters[i] for i in kept_b) + "".join(b_letters[nb:])
+    out = "".join(ignored_a + ignored_b + outputs)
+    return einsum(f"{''.join(a_letters)},{kept_letters}->{out}", a, windows)
 
 
 def _positions_of_a(a, v, side="left", sorter=None):
@@ -303,8 +356,8 @@ def searchsorted(a, v, side: str = "left", sorter=None):
     >>> print(searchsorted(np.array([1.0, 2.0, 3.0]), np.array([2.5, 0.0])))
     [2 0]
     """
-    return np.searchsorted(
-        raw(a), raw(v), side=side, sorter=None if sorter is None else raw(sorter)
+    return _positions(
+        np.searchsorted(raw(a), raw(v), side=side, sorter=None if sorter is None else raw(sorter))
     )
 
 
@@ -331,4 +384,9 @@ def digitize(x, bins, right: bool = False):
     >>> print(digitize(np.array([0.5, 2.5]), np.array([0.0, 1.0, 2.0])))
     [1 3]
     """
-    return np.digitize(raw(x), raw(bins), right=right)
+    return _positions(np.digitize(raw(x), raw(bins), right=right))
+
+
+def _positions(found):
+    """Positions found from values: plain, or inside ``vmap`` batched (one per example)."""
+    return rebox(found) if isinstance(found, BatchArray) else found

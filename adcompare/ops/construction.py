@@ -66,13 +66,13 @@ def asarray(obj, dtype=None):
 
 
 @composite(numpy=("row_stack",), listed=True)
-def row_stack(arrays):
+def row_stack(arrays, dtype=None, casting: str = "same_kind"):
     """``vstack(arrays)``, as numpy's older name for it.
 
     >>> print(row_stack([[1.0, 2.0], [3.0, 4.0]]).shape)
     (2, 2)
     """
-    return vstack(arrays)
+    return vstack(arrays, dtype=dtype, casting=casting)
 
 
 class IndexJoin:

@@ -29,7 +29,8 @@ def _numbers(x, fill: float, name: str):
 
 
 def _counts(missing, axis, keepdims: bool) -> np.ndarray:
-    return np.sum(~np.asarray(missing), axis=axis, keepdims=keepdims).astype(float)
+    # numpy's functions, not an array conversion: inside vmap the mask has a batch axis
+    return np.sum(np.logical_not(missing), axis=axis, keepdims=keepdims).astype(float)
 
 
 @composite(cases=_CASES)
