@@ -117,6 +117,18 @@ CASES = {
         [(3, 4), (3, 1)],
         (-2, 2),
     ),
+    "eig": (
+        lambda x: ad.real(ad.eig(x).eigenvectors),
+        lambda x: np.real(np.linalg.eig(x).eigenvectors),
+        [(3, 3)],
+        full_rank,
+    ),
+    "eigvals": (
+        lambda x: ad.real(ad.eigvals(x)),
+        lambda x: np.real(np.linalg.eigvals(x)),
+        [(2, 3, 3)],
+        full_rank,
+    ),
     "array": (
         lambda x, y: ad.array([[x, y], [y, 2.0 * x]]),
         lambda x, y: np.array([[x, y], [y, 2.0 * x]]),

@@ -337,6 +337,46 @@ def test_pinv_of_a_rank_deficient_matrix_differentiates_along_its_constant_rank(
         ad.pinv(np.diag([1.0, 1e-3]), rcond=1e-2)
 
 
+def _eig_loss(weights, xp):
+    """Re Σ w·(eigenvalues; eigenvectors) with numpy's ``eig`` (``xp=np``) or adcompare's."""
+
+    def loss(x):
+        values, vectors = xp.linalg.eig(x) if xp is np else ad.eig(x)
+        stacked = xp.concatenate([values[..., None, :], vectors], axis=-2)
+        return xp.real(xp.sum(stacked * weights))
+
+    return loss
+
+
+def test_eig_of_a_general_matrix_with_complex_eigenvalues_in_both_modes():
+    x = np.array([[0.3, -1.2, 0.2], [1.0, 0.1, 0.4], [0.1, 0.2, 2.0]])
+    values, vectors = np.linalg.eig(x)
+    assert np.iscomplexobj(values) and abs(values[0].imag) > 1.0  # a complex pair
+    got = ad.eig(x)
+    np.testing.assert_allclose(got.eigenvalues, values, rtol=1e-14)
+    np.testing.assert_allclose(got.eigenvectors, vectors, rtol=1e-13, atol=1e-15)
+    weights = RNG.standard_normal((4, 3)) + 1j * RNG.standard_normal((4, 3))
+    # the derivative keeps numpy's normalisation: unit norm, largest component real
+    _check_both_modes(_eig_loss(weights, ad), x)
+    np.testing.assert_allclose(
+        ad.grad(_eig_loss(weights, ad))(x), _differences(_eig_loss(weights, np), x), atol=1e-8
+    )
+    # dλ_i = wᵢᴴ dA vᵢ / wᵢᴴ vᵢ with left eigenvectors w (the rows of V⁻¹)
+    left = np.linalg.inv(vectors)
+    grad_first = ad.grad(lambda a: ad.real(ad.eigvals(a)[2]))(x)
+    np.testing.assert_allclose(grad_first, np.real(np.outer(left[2], vectors[:, 2])), rtol=1e-12)
+
+
+def test_eig_of_a_complex_matrix_follows_the_complex_convention():
+    z = RNG.standard_normal((3, 3)) + 1j * RNG.standard_normal((3, 3))
+    weights = RNG.standard_normal((4, 3)) + 1j * RNG.standard_normal((4, 3))
+    gradient = ad.grad(_eig_loss(weights, ad))(z)
+    # the gradient of a real f(a + ib) is ∂f/∂a − i ∂f/∂b
+    real_part = _differences(lambda a: _eig_loss(weights, np)(a + 1j * z.imag), z.real)
+    imag_part = _differences(lambda b: _eig_loss(weights, np)(z.real + 1j * b), z.imag)
+    np.testing.assert_allclose(gradient, real_part - 1j * imag_part, atol=1e-7)
+
+
 # --- forward-only ops --------------------------------------------------------------------
 
 
