@@ -134,6 +134,38 @@ CASES = {
         [(3, 4), (3, 1)],
         (-2, 2),
     ),
+    "eig": (
+        lambda x: ad.real(ad.eig(x).eigenvectors),
+        lambda x: np.real(np.linalg.eig(x).eigenvectors),
+        [(3, 3)],
+        full_rank,
+    ),
+    "eigvals": (
+        lambda x: ad.real(ad.eigvals(x)),
+        lambda x: np.real(np.linalg.eigvals(x)),
+        [(2, 3, 3)],
+        full_rank,
+    ),
+    "array": (
+        lambda x, y: ad.array([[x, y], [y, 2.0 * x]]),
+        lambda x, y: np.array([[x, y], [y, 2.0 * x]]),
+        [(3,), (3,)],
+        (-2, 2),
+    ),
+    "asarray": (lambda x: ad.asarray([x, x]), lambda x: np.asarray([x, x]), [(2, 3)], (-2, 2)),
+    "r_": (
+        lambda x, y: ad.r_[x, 0.5, y, 1:3],
+        lambda x, y: np.r_[x, 0.5, y, 1:3],
+        [(3,), (2,)],
+        (-2, 2),
+    ),
+    "c_": (lambda x, y: ad.c_[x, y, x], lambda x, y: np.c_[x, y, x], [(3, 2), (3,)], (-2, 2)),
+    "row_stack": (
+        lambda x, y: ad.row_stack([x, y]),
+        lambda x, y: np.vstack([x, y]),
+        [(2, 3), (3,)],
+        (-2, 2),
+    ),
     "select": (
         lambda x, y: ad.select([x > 0.5, y > 0], [x, y], 0.25),
         lambda x, y: np.select([x > 0.5, y > 0], [x, y], 0.25),

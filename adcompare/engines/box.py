@@ -246,7 +246,7 @@ def _fallback(call: str, name: str, compute, inputs, keywords=()):
         hint = f"use adcompare.{NUMPY_NAMES[name].__name__} (called this way it is not supported)"
     else:
         plain = next(v for v in _boxes(inputs) if v._carries_derivative()).plain_value
-        hint = (
+        hint = library_alternative() or (
             "adcompare has no derivative rule for it; build it from adcompare ops, "
             f"or take the value without its derivative first if you mean to drop it ({plain})"
         )
@@ -294,14 +294,22 @@ def _keywords_taken(takes) -> frozenset | None:
 
 def library_alternative() -> str:
     """For a conversion to a numpy array inside a scipy function that adcompare has too
-    (``scipy.special.logsumexp``): a sentence pointing to adcompare's; else ``""``.
+    (``scipy.special.logsumexp``), or inside ``np.r_`` or ``np.c_``: a sentence pointing
+    to adcompare's; else ``""``.
 
     >>> library_alternative()
     ''
     """
-    frame = sys._getframe(1)
+    frame, called = sys._getframe(1), None
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
+        joiner = frame.f_locals.get("self") if module.startswith("numpy.lib.") else None
+        if joiner is np.r_ or joiner is np.c_:
+            name = "r_" if joiner is np.r_ else "c_"
+            return (
+                f"np.{name} converts its items to numpy arrays, which would drop the "
+                f"derivative; use adcompare.{name}[...] instead"
+            )
         if module.startswith("scipy.stats"):
             found = _stats_alternative(frame)
             if found:
@@ -311,12 +319,14 @@ def library_alternative() -> str:
             if name == "wrapper":  # scipy.linalg's batching decorator, around its function f
                 name = getattr(frame.f_locals.get("f"), "__name__", name)
             if name in public_functions():
-                return (
-                    f"scipy's {name} converts its argument to a numpy array, which would "
-                    f"drop the derivative; call adcompare.{name} instead"
-                )
+                called = name  # the outermost: scipy's own helpers run inside it
         frame = frame.f_back
-    return ""
+    if called is None:
+        return ""
+    return (
+        f"scipy's {called} converts its argument to a numpy array, which would "
+        f"drop the derivative; call adcompare.{called} instead"
+    )
 
 
 def _stats_alternative(frame) -> str:

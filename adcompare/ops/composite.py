@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from adcompare.ops.complex_parts import conj, real, refuse_complex
+from adcompare.ops.complex_parts import conj, imag, real, refuse_complex
 from adcompare.ops.elementwise import (
     abs,
     add,
@@ -30,6 +30,7 @@ from adcompare.ops.elementwise import (
     where,
 )
 from adcompare.ops.joining import concatenate
+from adcompare.ops.linalg import matmul
 from adcompare.ops.matrix_functions import svdvals
 from adcompare.ops.reductions import _logsumexp, _stop_max, max, min, sum
 from adcompare.ops.registry import (
@@ -212,9 +213,20 @@ def _squared_magnitudes(x):
     return real(multiply(x, conj(x))) if np.result_type(raw(x)).kind == "c" else multiply(x, x)
 
 
+def _flat_squares(x):
+    """``Σ |x|²`` over all elements as numpy's ``norm`` sums it: the flattened array's dot
+    product with itself (the real and imaginary parts' for complex), so the value is
+    numpy's to the last bit, which a pairwise ``sum`` of ``x * x`` is not."""
+    flat = reshape(x, (-1,))
+    if np.result_type(raw(x)).kind == "c":
+        parts = real(flat), imag(flat)
+        return add(matmul(parts[0], parts[0]), matmul(parts[1], parts[1]))
+    return matmul(flat, flat)
+
+
 def _euclidean(squares):
     """``sqrt(squares)`` with derivative 0 where ``squares`` is 0 (a subgradient), not NaN."""
-    positive = np.greater(raw(squares), 0)
+    positive = np.not_equal(raw(squares), 0)  # NaN passes, to give NaN
     # Keep sqrt away from 0, where its derivative is infinite, then select 0.
     return where(positive, sqrt(where(positive, squares, 1.0)), 0.0)
 
@@ -236,13 +248,13 @@ def _vector_norm(x, ord, axes: tuple[int, ...], keepdims: bool):
     total = sum(power(abs(x), float(ord)), axis=axes, keepdims=keepdims)
     if ord < 0:
         return power(total, 1.0 / ord)
-    positive = np.greater(raw(total), 0)
+    positive = np.not_equal(raw(total), 0)
     return where(positive, power(where(positive, total, 1.0), 1.0 / ord), 0.0)
 
 
 def _matrix_norm(x, ord, rows: int, columns: int, keepdims: bool):
     n = ndim_of(x)
-    if ord in (None, "fro"):
+    if ord in (None, "fro", "f"):
         out = _euclidean(sum(_squared_magnitudes(x), axis=(rows, columns)))
     elif ord in ("nuc", 2, -2):
         # The two axes last (rows, then columns), as svdvals reads them.
@@ -266,7 +278,7 @@ def _matrix_norm(x, ord, rows: int, columns: int, keepdims: bool):
     return expand_dims(out, tuple(sorted((rows, columns)))) if keepdims else out
 
 
-@composite(numpy=("linalg.norm",))
+@composite(numpy=("linalg.norm",), cases=[(((6, 5),), {"ord": "fro"}), (((7,),), {"ord": 3})])
 def norm(x, ord=None, axis=None, keepdims: bool = False):
     """The vector or matrix norm, as ``np.linalg.norm``.
 
@@ -287,12 +299,9 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
     """
     n = ndim_of(x)
     if axis is None:
-        if ord is None:
-            return (
-                _vector_norm(reshape(x, (-1,)), None, (-1,), False)
-                if not keepdims
-                else (reshape(_vector_norm(reshape(x, (-1,)), None, (-1,), False), (1,) * n))
-            )
+        if ord is None or (ord in ("f", "fro") and n == 2) or (ord == 2 and n == 1):
+            out = _euclidean(_flat_squares(x))
+            return reshape(out, (1,) * n) if keepdims else out
         if n not in (1, 2):
             raise ValueError(
                 f"norm: an ord needs a 1-D or 2-D array, got shape {shape_of(x)}; "
@@ -307,6 +316,39 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
         normalize_axes(axes, n)  # refuses axes out of range or named twice
         return _matrix_norm(x, ord, rows, columns, keepdims)
     raise ValueError(f"norm: axis {axis!r} names {len(axes)} axes; give one or two")
+
+
+@composite(numpy=("linalg.matrix_norm",), cases=[(((3, 4),), {}), (((2, 3, 3),), {"ord": 1})])
+def matrix_norm(x, keepdims: bool = False, ord="fro"):
+    """The matrix norm over the last two axes, as numpy 2's ``np.linalg.matrix_norm``
+    (``ord`` as :func:`norm`'s for two axes).
+
+    >>> print(matrix_norm([[3.0, 0.0], [0.0, 4.0]]))
+    5.0
+    """
+    return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+
+@composite(
+    numpy=("linalg.vector_norm",), cases=[(((3, 4),), {}), (((3, 4),), {"axis": 0, "ord": 3})]
+)
+def vector_norm(x, axis=None, keepdims: bool = False, ord=2):
+    """The vector norm over ``axis`` (all elements, as one vector, by default), as numpy 2's
+    ``np.linalg.vector_norm`` (``ord`` any number, ``inf`` or ``-inf``).
+
+    >>> print(vector_norm([[3.0], [4.0]]))
+    5.0
+    """
+    if axis is None:
+        out = norm(reshape(x, (-1,)), ord=ord)
+        return reshape(out, (1,) * ndim_of(x)) if keepdims else out
+    axes = normalize_axes(axis, ndim_of(x))
+    if len(axes) == 1:
+        return norm(x, ord=ord, axis=axes[0], keepdims=keepdims)
+    kept = tuple(a for a in range(-ndim_of(x), 0) if a not in axes)
+    moved = reshape(transpose(x, (*kept, *axes)), (*(shape_of(x)[a] for a in kept), -1))
+    out = norm(moved, ord=ord, axis=-1)
+    return expand_dims(out, axes) if keepdims else out
 
 
 @composite()

@@ -22,6 +22,7 @@ import numpy as np
 
 from adcompare.ops.composite import composite, stack
 from adcompare.ops.elementwise import add, multiply, subtract
+from adcompare.ops.joining import concatenate
 from adcompare.ops.linalg import matmul
 from adcompare.ops.links import Links, element_numbers
 from adcompare.ops.reductions import sum
@@ -38,6 +39,8 @@ from adcompare.ops.registry import (
 from adcompare.ops.shape import getitem, reshape, transpose
 
 _LETTERS = string.ascii_letters
+#: The letters numpy's interleaved einsum gives axis numbers 0 to 51.
+_AXIS_LETTERS = string.ascii_uppercase + string.ascii_lowercase
 
 
 def _fresh(used: str, count: int = 1) -> str:
@@ -239,12 +242,35 @@ def einsum(*operands, subscripts: str | None = None):
     """
     if subscripts is None and operands and isinstance(operands[0], str):
         subscripts, operands = operands[0], operands[1:]
+    elif subscripts is None:
+        subscripts, operands = _interleaved(operands)
     if not isinstance(subscripts, str):
         raise TypeError(
-            "einsum: give the subscripts as a string first, as einsum('ij,jk->ik', x, y); "
-            "numpy's interleaved operand-and-axes form is not supported"
+            "einsum: give the subscripts as a string first, as einsum('ij,jk->ik', x, y), "
+            "or numpy's interleaved form, einsum(x, [0, 1], y, [1, 2], [0, 2])"
         )
     return _einsum(*operands, subscripts=subscripts)
+
+
+def _interleaved(arguments) -> tuple[str | None, tuple]:
+    """numpy's interleaved form ``(x, [0, 1], y, [1, 2], [0, 2])`` as subscripts and
+    operands (``"AB,BC->AC"``, ``(x, y)``); axis numbers 0 to 51 are the letters numpy
+    gives them (``A`` to ``Z``, then ``a`` to ``z``), ``...`` stays. ``(None, arguments)``
+    when they are not in that form.
+
+    >>> _interleaved(("x", [0, 1], "y", [1, Ellipsis], [0, Ellipsis]))
+    ('AB,B...->A...', ('x', 'y'))
+    """
+    pairs, output = arguments[: len(arguments) // 2 * 2], arguments[len(arguments) // 2 * 2 :]
+    sublists = [*pairs[1::2], *output]
+    if not pairs or not all(isinstance(s, (list, tuple)) for s in sublists):
+        return None, arguments
+
+    def letters(sublist) -> str:
+        return "".join("..." if axis is Ellipsis else _AXIS_LETTERS[int(axis)] for axis in sublist)
+
+    inputs = ",".join(letters(s) for s in pairs[1::2])
+    return inputs + ("->" + letters(output[0]) if output else ""), tuple(pairs[0::2])
 
 
 @composite(cases=[(((3, 2, 4), (2, 5, 3)), {"axes": ([1, 0], [0, 2])}), (((2, 3), (2, 3)), {})])
@@ -334,26 +360,48 @@ def kron(x, y):
     return reshape(product, tuple(a * b for a, b in zip(xs, ys)))
 
 
-@composite(cases=[(((2, 3), (3,)), {}), (((3, 2), (3, 2)), {"axis": 0})])
-def cross(x, y, axis: int = -1):
-    """The cross product of 3-vectors along ``axis``, as ``np.cross``.
+@composite(
+    cases=[
+        (((2, 3), (3,)), {}),
+        (((3, 2), (3, 2)), {"axis": 0}),
+        (((3, 4), (4, 3)), {"axisa": 0, "axisb": 1, "axisc": 0}),
+    ]
+)
+def cross(x, y, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None):
+    """The cross product of 2- or 3-vectors, as ``np.cross``: the vectors lie along
+    ``axisa`` of ``x`` and ``axisb`` of ``y`` (``axis`` sets all three), the result's
+    along ``axisc``; two 2-vectors give the scalar ``z`` component, a 2-vector with a
+    3-vector one whose third component is 0.
 
     >>> print(cross([1.0, 0.0, 0.0], [0.0, 1.0, 0.0]))
     [0. 0. 1.]
+    >>> print(cross([1.0, 2.0], [3.0, 4.0]))
+    -2.0
     """
-    for value in (x, y):
-        if shape_of(value)[axis] != 3:
-            raise ValueError(
-                f"cross: shape {shape_of(value)} has {shape_of(value)[axis]} components along "
-                f"axis {axis}; only 3-vectors are supported (for 2-vectors, compute "
-                "x[..., 0] * y[..., 1] - x[..., 1] * y[..., 0])"
-            )
-    x, y = _last(x, axis), _last(y, axis)
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    x, y = _last(x, axisa), _last(y, axisb)
+    sizes = (shape_of(x)[-1], shape_of(y)[-1])
+    if not set(sizes) <= {2, 3}:
+        raise ValueError(
+            f"cross: vectors of {sizes[0]} and {sizes[1]} components; numpy's cross takes "
+            "2- or 3-vectors"
+        )
+    if sizes == (2, 2):
+        return subtract(multiply(_at(x, 0), _at(y, 1)), multiply(_at(x, 1), _at(y, 0)))
+    x, y = _three(x), _three(y)
     parts = [
         subtract(multiply(_at(x, i + 1), _at(y, i + 2)), multiply(_at(x, i + 2), _at(y, i + 1)))
         for i in range(3)
     ]
-    return stack(parts, axis=axis)
+    return stack(parts, axis=axisc)
+
+
+def _three(x):
+    """A vector of 2 components along the last axis with a third, 0."""
+    if shape_of(x)[-1] == 3:
+        return x
+    return concatenate([x, np.zeros(shape_of(x)[:-1] + (1,))], axis=-1)
 
 
 def _last(x, axis):

@@ -97,7 +97,7 @@ pinv_full_rank = defmatrix(
     sym=_sym_pinv,
     jvp=_pinv_jvp,
     vjp=_pinv_vjp,
-    doc="numpy's pseudo-inverse (from the SVD) of matrices of full rank, batched, for "
+    doc="numpy's pseudo-inverse (from the SVD), batched, for "
     "``pinv`` and ``lstsq``: its rules hold where the rank is constant.",
 )
 

@@ -142,17 +142,40 @@ def _refuse_rank_deficient(x, name: str, rcond=None) -> None:
         )
 
 
+#: numpy's default ``rcond`` for ``pinv``: singular values at most this times the largest
+#: count as zero.
+PINV_RCOND = 1e-15
+
+
+def _ranks(x, rcond) -> np.ndarray:
+    values = np.linalg.svd(np.asarray(raw(x)), compute_uv=False)
+    return np.sum(values > rcond * values[..., :1], axis=-1)
+
+
 @composite(numpy=("linalg.pinv",))
 def pinv(x, rcond=None, hermitian: bool = False):
-    """The Moore-Penrose pseudo-inverse of full-rank matrices, as ``np.linalg.pinv``.
+    """The Moore-Penrose pseudo-inverse, as ``np.linalg.pinv``, of matrices of any rank.
 
-    Rank-deficient matrices are refused: there the pseudo-inverse is not
-    differentiable.
+    The rank is numpy's: singular values at most ``rcond`` times the largest
+    (``1e-15`` by default, as numpy's) count as zero. The derivative is that of
+    the pseudo-inverse at that rank (Golub and Pereyra's formula), as autograd
+    and JAX take it: exact along any change that keeps the rank, which is every
+    change where the rank is constant nearby (``a @ b.T`` with thin ``a``, ``b``).
+    Where a change alters the rank the pseudo-inverse jumps and has no
+    derivative. An ``rcond`` that decides another rank than numpy's default is
+    refused.
 
     >>> print(pinv([[1.0], [1.0]]))
     [[0.5 0.5]]
+    >>> print(pinv([[1.0, 1.0], [1.0, 1.0]]))
+    [[0.25 0.25]
+     [0.25 0.25]]
     """
-    _refuse_rank_deficient(x, "pinv", rcond)
+    if rcond is not None and np.any(_ranks(x, rcond) != _ranks(x, PINV_RCOND)):
+        raise ValueError(
+            f"pinv: rcond={rcond!r} decides another rank than numpy's default cutoff "
+            f"({PINV_RCOND}), which adcompare's pseudo-inverse uses; leave rcond out"
+        )
     return pinv_full_rank(x)
 
 

@@ -236,14 +236,15 @@ _TWO = [(((2, 3), (2, 3)), {}), (((3,), (3,)), {})]
 
 
 @composite(cases=_TWO, listed=True)
-def vstack(arrays):
+def vstack(arrays, dtype=None, casting: str = "same_kind"):
     """Stack arrays row-wise (along axis 0, after ``atleast_2d``), as ``np.vstack``.
 
     >>> print(vstack([[1.0, 2.0], [3.0, 4.0]]))
     [[1. 2.]
      [3. 4.]]
     """
-    return _moved_many(arrays, np.vstack)
+    out = _moved_many(arrays, np.vstack)
+    return out if dtype is None else out.astype(dtype, casting=casting)
 
 
 @composite(cases=_TWO, listed=True)

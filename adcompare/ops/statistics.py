@@ -54,16 +54,26 @@ def var(x, axis=None, ddof: int = 0, keepdims: bool = False):
     return divide(total, float(_count(x, axis) - ddof))
 
 
-@composite(method="std", cases=_AXES + [(((5,),), {"ddof": 1})])
+@composite(
+    method="std", cases=_AXES + [(((5,),), {"ddof": 1}), (((),), {}), (((3, 1),), {"axis": 1})]
+)
 def std(x, axis=None, ddof: int = 0, keepdims: bool = False):
     """Standard deviation over ``axis``, as ``np.std``: the square root of ``var``.
 
-    Its derivative is infinite where the values are all equal (as in PyTorch).
+    Its derivative is infinite where the values are all equal (as in PyTorch),
+    except over a single value (a 0-d ``x``, an axis of length 1): there the
+    deviation from the mean is zero whatever the value, so the standard
+    deviation is constant and its derivative 0, not ``sqrt``'s infinite slope at
+    0 times the zero derivative of the variance (NaN).
 
     >>> print(std([1.0, 3.0]))
     1.0
+    >>> import adcompare as ad
+    >>> print(ad.grad(std)(2.0), ad.grad(std, mode="forward")(2.0))
+    0.0 0.0
     """
-    return sqrt(var(x, axis=axis, ddof=ddof, keepdims=keepdims))
+    variance = var(x, axis=axis, ddof=ddof, keepdims=keepdims)
+    return variance if _count(_array(x), axis) == 1 else sqrt(variance)
 
 
 @composite(

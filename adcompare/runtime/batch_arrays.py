@@ -95,6 +95,8 @@ class BatchArray(np.ndarray):
         if func in _TRAILING_AXES:
             level = _one_level(args)
             return _marked_parts(func(*[_plain(a) for a in args], **kwargs), level)
+        if func in _EACH_EXAMPLE:
+            return _each_example(func, args, kwargs)
         raise TypeError(
             f"vmap: np.{func.__name__} on a value read from a batched value (raw() inside "
             "vmap) is not supported; compute it with adcompare's functions, or call the "
@@ -121,6 +123,25 @@ _TRAILING_AXES = {
     np.iscomplexobj,
     np.isrealobj,
 }
+
+
+#: numpy functions whose arguments are one example's, called once per example.
+_EACH_EXAMPLE = {np.searchsorted, np.digitize}
+
+
+def _each_example(func, args, kwargs):
+    """``func`` called on each example's arguments (a plain one shared), results stacked."""
+    level = _one_level([a for a in (*args, *kwargs.values()) if isinstance(a, BatchArray)])
+    size = next(len(a) for a in (*args, *kwargs.values()) if isinstance(a, BatchArray))
+
+    def example(value, b):
+        return _plain(value)[b] if isinstance(value, BatchArray) else value
+
+    results = [
+        func(*[example(a, b) for a in args], **{k: example(v, b) for k, v in kwargs.items()})
+        for b in range(size)
+    ]
+    return mark(np.stack(results), level)
 
 
 def _plain(value):

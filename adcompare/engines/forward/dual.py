@@ -108,7 +108,8 @@ class Dual(ArrayBox):
         raise TypeError(
             library_alternative()
             or "converting a Dual to a numpy array would drop its tangent; "
-            "use .primal for the value and .tangent for the derivative"
+            "use .primal for the value and .tangent for the derivative (to build an "
+            "array from a list holding Duals, use adcompare.array([...]))"
         )
 
     def __repr__(self) -> str:

@@ -158,7 +158,8 @@ class Tensor(ArrayBox):
             raise RuntimeError(
                 library_alternative()
                 or "numpy() on a tensor that requires grad would silently drop its "
-                "derivative; call .detach().numpy() if that is what you want"
+                "derivative; call .detach().numpy() if that is what you want (to build "
+                "an array from a list holding tensors, use adcompare.array([...]))"
             )
         return np.asarray(raw(self._data))
 

@@ -223,8 +223,13 @@ class OpDef:
         self._kept: dict[tuple[bool, ...], tuple[bool | tuple[bool, ...], bool]] = {}
         #: Whether complex values may pass (read once per application by the dispatch).
         self.takes_complex = self.complex in COMPLEX_RULES
-        #: The VJP rules by position for the reverse sweep (``None``: variadic, see vjp_at).
-        self.vjp_rules = self.vjp if self.nargs is not None else None
+        #: The VJP rules by position for the reverse sweep (``None``: variadic, see vjp_at);
+        #: a position without one refuses, saying what differentiates it instead.
+        self.vjp_rules = (
+            tuple(rule or self._no_vjp(i) for i, rule in enumerate(self.vjp))
+            if self.nargs is not None
+            else None
+        )
         self.into = self.hints.into  # read by the dispatch at every application
         self.accumulate_vjp = self.hints.accumulate_vjp
         self.vjp_same = self.hints.vjp_same
@@ -276,15 +281,35 @@ class OpDef:
         args = tuple(keeps_args and ARG_NAMES[i] in read for i in range(len(needed)))
         return (all(args) if all(args) or not any(args) else args), keeps_out and "out" in read
 
+    def _no_vjp(self, i: int) -> Rule:
+        """The reverse sweep's rule for position ``i``, which has no VJP rule: it refuses."""
+        jvp = self.jvp if isinstance(self.jvp, tuple) else (self.jvp,)
+        if i < len(jvp) and jvp[i] is not None:
+            reason = (
+                f"op {self.name!r} has a JVP rule but no VJP rule for argument {i}: "
+                "differentiate it in forward mode (jvp, jacfwd, grad(f, mode='forward'), "
+                "compile(f, ..., mode='forward'))"
+            )
+        else:
+            reason = (
+                f"argument {i} of op {self.name!r} has no derivative rule; pass it as a "
+                "constant (a plain array)"
+            )
+
+        def refuse(*args, **params):
+            raise TypeError(reason)
+
+        return refuse
+
     def jvp_at(self, i: int) -> Rule | None:
         """The JVP rule for argument position ``i`` (ops of fixed arity)."""
         return self.jvp[i]
 
     def vjp_at(self, i: int) -> Rule | None:
-        """The VJP rule for argument position ``i``."""
+        """The VJP rule for argument position ``i`` (one that refuses where there is none)."""
         if self.nargs is None:
             return functools.partial(self.vjp, i)
-        return self.vjp[i]
+        return self.vjp_rules[i]
 
     @property
     def cli(self) -> bool:
