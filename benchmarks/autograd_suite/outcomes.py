@@ -83,20 +83,20 @@ def classify(nodeid: str, excinfo) -> dict:
     if isinstance(error, AssertionError):
         return {**record, "outcome": "wrong value"}
     inside = any(_in_adcompare(f) for f in frames)
-    if inside and isinstance(error, (TypeError, ValueError, NotImplementedError, RuntimeError)):
-        if ADVICE.search(str(error)):
-            return {**record, "outcome": "refusal"}
+    refusable = isinstance(error, (TypeError, ValueError, NotImplementedError, RuntimeError))
+    if inside and refusable and ADVICE.search(str(error)):
+        return {**record, "outcome": "refusal"}
     if inside or "adcompare" in str(error) or "Box" in str(error):
         return {**record, "outcome": "internal error"}
     return {**record, "outcome": "other failure"}
 
 
-class _Timeout(Exception):
-    pass
+class TestTimeoutError(Exception):
+    """A test ran longer than TIMEOUT seconds."""
 
 
 def _alarm(signum, frame):
-    raise _Timeout(f"the test ran longer than {TIMEOUT} s")
+    raise TestTimeoutError(f"the test ran longer than {TIMEOUT} s")
 
 
 @pytest.hookimpl(hookwrapper=True)

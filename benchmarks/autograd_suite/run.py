@@ -85,7 +85,9 @@ def summary(results: dict) -> str:
     lines.append(f"| **total** | {total} |")
     passed = counts["pass"]
     lines.append("")
-    lines.append(f"pass rate: {passed}/{total} = {100 * passed / max(total, 1):.1f} % of all tests, ")
+    lines.append(
+        f"pass rate: {passed}/{total} = {100 * passed / max(total, 1):.1f} % of all tests, "
+    )
     lines.append(
         f"{passed}/{applicable} = {100 * passed / max(applicable, 1):.1f} % of applicable tests"
     )
@@ -94,7 +96,9 @@ def summary(results: dict) -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sdist", type=pathlib.Path, help="autograd's sdist (default: pip download)")
+    parser.add_argument(
+        "--sdist", type=pathlib.Path, help="autograd's sdist (default: pip download)"
+    )
     parser.add_argument("--out", type=pathlib.Path, default=ROOT / "reports/latest/autograd_suite")
     parser.add_argument("pytest_args", nargs="*", help="passed to pytest (-k EXPR, a file)")
     args = parser.parse_args(argv)

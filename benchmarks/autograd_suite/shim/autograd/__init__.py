@@ -8,7 +8,7 @@ through numpy's dispatch on adcompare's boxes (see ``namespaces.py``).
 """
 
 from autograd import namespaces
-from autograd.builtins import dict, isinstance, list, tuple, type
+from autograd.builtins import dict, isinstance, list, tuple, type  # noqa: A004
 from autograd.operators import (
     checkpoint,
     deriv,

@@ -90,14 +90,14 @@ def defjvp(fun, *jvpmakers, argnums=None):
 def defvjp_argnum(fun, argnum_vjpmaker):
     """One maker for every argument: ``maker(argnum, ans, args, kwargs)``."""
     for position in range(8):
-        fun.vjpmakers[position] = (
-            lambda ans, *args, p=position, **kwargs: argnum_vjpmaker(p, ans, args, kwargs)
+        fun.vjpmakers[position] = lambda ans, *args, p=position, **kwargs: argnum_vjpmaker(
+            p, ans, args, kwargs
         )
 
 
 def defjvp_argnum(fun, argnum_jvpmaker):
     """One maker for every argument: ``maker(argnum, g, ans, args, kwargs)``."""
     for position in range(8):
-        fun.jvpmakers[position] = (
-            lambda g, ans, *args, p=position, **kwargs: argnum_jvpmaker(p, g, ans, args, kwargs)
+        fun.jvpmakers[position] = lambda g, ans, *args, p=position, **kwargs: argnum_jvpmaker(
+            p, g, ans, args, kwargs
         )

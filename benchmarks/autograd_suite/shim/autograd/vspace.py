@@ -17,8 +17,9 @@ class VSpace:
         self.size = value.size
 
     def __eq__(self, other):
-        return (
-            type(self) is type(other) and (self.shape, self.complex) == (other.shape, other.complex)
+        return type(self) is type(other) and (self.shape, self.complex) == (
+            other.shape,
+            other.complex,
         )
 
     def __repr__(self):
