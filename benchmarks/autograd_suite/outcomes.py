@@ -33,6 +33,7 @@ NOT_APPLICABLE = {
     "test_numpy.py::test_diagonal": "np.make_diagonal is autograd's own function",
     "test_fft.py::test_rfftn_odd_not_implemented": "asserts autograd's own limitation "
     "(NotImplementedError for odd rfftn sizes)",
+    "test_wrappers.py::test_wrapped_name_and_docs": "autograd's own docstrings",
     "test_wrappers.py::test_deprecated_defgrad_wrapper": "a deprecated autograd API",
     "test_wrappers.py::test_deprecated_defvjp_wrapper": "a deprecated autograd API",
     "test_wrappers.py::test_deprecated_defvjp_is_zero_wrapper": "a deprecated autograd API",
@@ -118,6 +119,17 @@ def pytest_runtest_makereport(item, call):
             RESULTS[item.nodeid] = {"outcome": "skipped", "why": str(report.longrepr)[-200:]}
         else:
             RESULTS[item.nodeid] = classify(item.nodeid, call.excinfo)
+
+
+def pytest_configure(config):
+    import autograd
+
+    shim = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shim")
+    if not os.path.abspath(autograd.__file__).startswith(shim):
+        raise pytest.UsageError(
+            f"autograd comes from {autograd.__file__}, not the adapter in {shim}; "
+            "run the suite through run.py, which puts the adapter first on the path"
+        )
 
 
 def pytest_collectreport(report):

@@ -6,7 +6,9 @@ Fetches autograd's sdist with pip (or takes ``--sdist``), extracts its ``tests/`
 temporary folder, runs them with pytest against the adapter in ``shim/`` (a stand-in
 ``autograd`` package first on ``sys.path``), prints the table of outcomes and writes
 ``outcomes.json`` (every test's outcome, error and message) to ``--out``
-(default ``reports/latest/autograd_suite/``, git-ignored). See README.md.
+(default ``reports/latest/autograd_suite/``, git-ignored). Where HIPS autograd itself
+is installed (``pip install autograd==1.9.1``), it also checks reach by name
+(``names.py``) and writes ``names.json``. See README.md.
 """
 
 from __future__ import annotations
@@ -75,22 +77,47 @@ def run_suite(tests: pathlib.Path, out: pathlib.Path, extra: list[str]) -> dict:
     return json.loads(results.read_text(encoding="utf-8"))
 
 
+def check_names(out: pathlib.Path) -> str:
+    """Reach by name (names.py), or a sentence saying why it did not run."""
+    reference, compared = out / "names_autograd.json", out / "names.json"
+    plain = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    made = subprocess.run(
+        [sys.executable, str(HERE / "names.py"), "--reference", str(reference)],
+        env=plain, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if made.returncode != 0:
+        return (
+            "names: not checked, HIPS autograd is not installed as the reference "
+            "(pip install autograd==1.9.1)"
+        )
+    env = {**plain, "PYTHONPATH": str(HERE / "shim")}
+    subprocess.run(
+        [sys.executable, str(HERE / "names.py"), "--compare", str(reference), str(compared)],
+        env=env, capture_output=True, check=True,
+    )  # fmt: skip
+    results = json.loads(compared.read_text(encoding="utf-8"))
+    lines = [f"names: of autograd's {len(results)} differentiable names, adcompare differentiates"]
+    for mode in ("reverse", "forward"):
+        counts = collections.Counter(r.get(mode, r)["outcome"] for r in results.values())
+        parts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(counts.items()))
+        lines.append(f"  {mode:8} {counts['reached']}/{len(results)} ({parts})")
+    lines.append(f"every name's outcome: {compared}")
+    return "\n".join(lines)
+
+
 def summary(results: dict) -> str:
     """The table of outcomes, with the pass rates over all tests and applicable ones."""
     counts = collections.Counter(r["outcome"] for r in results.values())
     total = sum(counts.values())
-    applicable = total - counts["not applicable"]
+    ran = total - counts["skipped"]
+    applicable = ran - counts["not applicable"]
     lines = ["| outcome | tests |", "|---|---:|"]
     lines += [f"| {name} | {counts[name]} |" for name in OUTCOMES if counts[name]]
     lines.append(f"| **total** | {total} |")
     passed = counts["pass"]
     lines.append("")
-    lines.append(
-        f"pass rate: {passed}/{total} = {100 * passed / max(total, 1):.1f} % of all tests, "
-    )
-    lines.append(
-        f"{passed}/{applicable} = {100 * passed / max(applicable, 1):.1f} % of applicable tests"
-    )
+    for what, n in (("tests that ran (not skipped)", ran), ("applicable tests", applicable)):
+        lines.append(f"pass rate: {passed}/{n} = {100 * passed / max(n, 1):.1f} % of {what}")
     return "\n".join(lines)
 
 
@@ -109,6 +136,7 @@ def main(argv=None) -> int:
         results = run_suite(tests, args.out, args.pytest_args)
     print(summary(results))
     print(f"every test's outcome: {args.out / 'outcomes.json'}")
+    print(check_names(args.out))
     return 0
 
 
