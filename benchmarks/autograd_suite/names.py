@@ -89,6 +89,7 @@ SPECIAL = {
     "beta.logpdf": ((V, 2.0, 3.0), 0),  # x inside the support [0, 1]
     "beta.pdf": ((V, 2.0, 3.0), 0),
     "beta.cdf": ((V, 2.0, 3.0), 0),
+    "betainc": ((2.0, 3.0, V), 2),  # x in [0, 1]; autograd's rule is in x only
     "poisson.logpmf": (([1, 2, 3], V), 1),
     "poisson.pmf": (([1, 2, 3], V), 1),
     "poisson.cdf": (([1, 2, 3], V), 1),
@@ -108,7 +109,7 @@ TAKE = {"eig": 0, "eigh": 0, "svd": 1}
 #: Names that read one triangle of a symmetric matrix: autograd's gradient is the
 #: symmetric one, adcompare's the derivative in the entries read; they agree on
 #: symmetric directions, so their symmetric parts are compared.
-SYMMETRIC = {"cholesky", "eigh", "eigvalsh"}
+SYMMETRIC = {"cholesky", "eigh", "eigvalsh", "multivariate_normal.entropy"}
 
 
 def _arguments(pattern):
@@ -130,6 +131,11 @@ def _total(np_, out):
     if isinstance(out, (tuple, list)):
         return sum(_total(np_, o) for o in out)
     return np_.sum(np_.real(out))
+
+
+def _key(module: str, name: str) -> str:
+    """``norm.cdf`` for a distribution's method, the bare name otherwise."""
+    return f"{module.rsplit('.', 1)[-1]}.{name}" if ".stats." in module else name
 
 
 def _resolve(module: str, name: str):
@@ -165,10 +171,10 @@ def reference(out: str) -> None:
                 continue
             if ".stats." in module and name not in DISTRIBUTION_METHODS:
                 continue
-            key = f"{module.rsplit('.', 1)[-1]}.{name}" if ".stats." in module else name
+            key = _key(module, name)
             special = SPECIAL.get(key) or SPECIAL.get(name)
             names[f"{module}.{name}"] = _reference_call(
-                autograd.grad, anp, fn, name, [special] if special else PATTERNS
+                autograd.grad, anp, fn, key, [special] if special else PATTERNS
             )
     with open(out, "w", encoding="utf-8") as f:
         json.dump(names, f, indent=1)
@@ -224,7 +230,7 @@ def compare(reference_file: str, out: str) -> None:
             results[path] = {"outcome": "no input autograd differentiates"}
             continue
         module, name = path.rsplit(".", 1)
-        key = f"{module.rsplit('.', 1)[-1]}.{name}" if ".stats." in module else name
+        key = _key(module, name)
         pattern = (
             (SPECIAL.get(key) or SPECIAL[name]) if call["special"] else PATTERNS[call["pattern"]]
         )
@@ -238,14 +244,15 @@ def compare(reference_file: str, out: str) -> None:
 
 
 def _compare_one(ad, anp, module, name, pattern, argnum, expected, mode):
+    key = _key(module, name)
     try:
         fn = _resolve(module, name)
         with np.errstate(all="ignore"):
-            g = _gradient(ad.grad, anp, fn, name, pattern, argnum, mode=mode)
+            g = _gradient(ad.grad, anp, fn, key, pattern, argnum, mode=mode)
     except Exception as error:  # every failure is a finding: a refusal or an error
         outcome = "refusal" if ADVICE.search(str(error)) else "error"
         return {"outcome": outcome, "error": type(error).__name__, "message": str(error)[:200]}
-    if name in SYMMETRIC and g.shape == expected.shape:
+    if key in SYMMETRIC and g.shape == expected.shape:
         g, expected = (g + g.T) / 2, (expected + expected.T) / 2
     if g.shape == expected.shape and np.allclose(g, expected, rtol=1e-6, atol=1e-9):
         return {"outcome": "reached"}

@@ -38,6 +38,12 @@ OUTCOMES = (
 )
 
 
+def _user_path() -> list[str]:
+    """The caller's PYTHONPATH, after the adapter: ``PYTHONPATH=../main run.py`` measures
+    the adcompare of another checkout."""
+    return [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+
+
 def fetch_sdist(folder: pathlib.Path) -> pathlib.Path:
     """autograd's source distribution, downloaded by pip into ``folder`` once."""
     sdist = folder / f"autograd-{VERSION}.tar.gz"
@@ -66,7 +72,7 @@ def run_suite(tests: pathlib.Path, out: pathlib.Path, extra: list[str]) -> dict:
     (tests / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")  # no outside config
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(HERE / "shim"), str(HERE)]),
+        "PYTHONPATH": os.pathsep.join([str(HERE / "shim"), str(HERE), *_user_path()]),
         "AUTOGRAD_SUITE_OUT": str(results),
     }
     command = [sys.executable, "-m", "pytest", str(tests), "-p", "outcomes", "-q",
@@ -90,7 +96,7 @@ def check_names(out: pathlib.Path) -> str:
             "names: not checked, HIPS autograd is not installed as the reference "
             "(pip install autograd==1.9.1)"
         )
-    env = {**plain, "PYTHONPATH": str(HERE / "shim")}
+    env = {**plain, "PYTHONPATH": os.pathsep.join([str(HERE / "shim"), *_user_path()])}
     subprocess.run(
         [sys.executable, str(HERE / "names.py"), "--compare", str(reference), str(compared)],
         env=env, capture_output=True, check=True,
