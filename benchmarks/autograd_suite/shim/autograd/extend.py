@@ -1,18 +1,4 @@
-"""autograd.extend: defining primitives and their rules."""
+"""autograd.extend: defining primitives and their rules (autograd.core's, and Box)."""
 
-from autograd.core import VSpace, def_linear, defjvp, defjvp_argnum, defvjp, defvjp_argnum, vspace
-from autograd.rules import primitive
-from autograd.tracer import Box, notrace_primitive
-
-__all__ = [
-    "Box",
-    "VSpace",
-    "def_linear",
-    "defjvp",
-    "defjvp_argnum",
-    "defvjp",
-    "defvjp_argnum",
-    "notrace_primitive",
-    "primitive",
-    "vspace",
-]
+from autograd.core import *  # noqa: F403 - autograd.extend re-exports them
+from autograd.tracer import Box, notrace_primitive  # noqa: F401 - re-exported

@@ -24,16 +24,20 @@ make_vjp = unary_to_nary(unary_vjp)
 make_jvp = unary_to_nary(unary_jvp)
 
 
-@unary_to_nary
-def grad(fun, x):
-    """The gradient of a real scalar ``fun`` by ``ad.grad`` (reverse mode)."""
-    return ad.grad(fun)(x)
+def _by(transform, name: str, doc: str):
+    """autograd's operator ``name``: adcompare's ``transform(fun)`` at ``x``."""
+
+    def operator(fun, x):
+        return transform(fun)(x)
+
+    operator.__name__, operator.__doc__ = name, doc
+    return unary_to_nary(operator)
 
 
-@unary_to_nary
-def value_and_grad(fun, x):
-    """``(fun(x), gradient)`` by ``ad.value_and_grad``."""
-    return ad.value_and_grad(fun)(x)
+grad = _by(ad.grad, "grad", "The gradient of a real scalar function, by reverse mode.")
+value_and_grad = _by(ad.value_and_grad, "value_and_grad", "``(fun(x), gradient)``.")
+jacobian = _by(ad.jacrev, "jacobian", "The Jacobian, shaped ``out.shape + x.shape``.")
+hessian = _by(ad.hessian, "hessian", "The Hessian, by forward over reverse mode.")
 
 
 @unary_to_nary
@@ -43,29 +47,15 @@ def elementwise_grad(fun, x):
     return vjp_fn(np.ones_like(raw(ans)))
 
 
-@unary_to_nary
-def holomorphic_grad(fun, x):
-    """The VJP with a cotangent of one (complex): f'(z) for a holomorphic ``fun``."""
-    vjp_fn, ans = unary_vjp(fun, x)
-    return vjp_fn(np.ones_like(raw(ans)))
+#: The VJP with a cotangent of one: f'(z) for a holomorphic ``fun`` (adcompare's VJP is
+#: the transpose, not the conjugate transpose, as autograd's).
+holomorphic_grad = elementwise_grad
 
 
 @unary_to_nary
 def deriv(fun, x):
     """The JVP along ones: the derivative of a function of one variable."""
     return ad.jvp(fun, (x,), (np.ones_like(raw(x)),))[1]
-
-
-@unary_to_nary
-def jacobian(fun, x):
-    """The Jacobian, shaped ``out.shape + x.shape``, by ``ad.jacrev``."""
-    return ad.jacrev(fun)(x)
-
-
-@unary_to_nary
-def hessian(fun, x):
-    """The Hessian, shaped ``x.shape + x.shape``, by ``ad.hessian`` (forward over reverse)."""
-    return ad.hessian(fun)(x)
 
 
 @unary_to_nary
