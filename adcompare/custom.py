@@ -104,7 +104,16 @@ class _CustomFunction:
         return tree_unflatten(treedef, split_leaves(flat, shapes))
 
     # --- the op's rules ---------------------------------------------------------------
+    def _no_rule(self) -> TypeError:
+        name = self.op.name
+        return TypeError(
+            f"{name} has no derivative rule yet; give one with {name}.defvjp(fwd, bwd) or "
+            f"{name}.defjvp(rule) before differentiating it"
+        )
+
     def _jvp(self, out, primals, tangents):
+        if self.jvp_rule is None and self.bwd is None:
+            raise self._no_rule()
         if self.jvp_rule is None:
             raise TypeError(
                 f"{self.op.name} has a custom VJP rule but no JVP rule, so forward mode "
@@ -142,6 +151,8 @@ class _CustomFunction:
                     f"{shape_of(args[position])}; return one shaped like the argument"
                 )
             return found
+        if self.jvp_rule is None:
+            raise self._no_rule()
         from adcompare.transforms import vjp
 
         # The JVP rule is linear in the tangents: its reverse-mode gradient is the VJP.

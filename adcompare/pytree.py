@@ -111,15 +111,24 @@ register_pytree_node(
 
 
 def _is_number_literal(value) -> bool:
-    """A plain number, or a (nested) list/tuple of plain numbers: numpy reads it as one array."""
+    """A plain number, or a (nested) list/tuple of plain numbers that numpy reads as one
+    array: rectangular, so ``((1.0,), 2.0)`` is a tuple of two leaves, not an array."""
+    return _literal_shape(value) is not None
+
+
+def _literal_shape(value) -> tuple | None:
+    """The shape numpy gives the number literal ``value``; ``None`` if it is not one."""
     kind = type(value)  # exact types first: isinstance against numbers.Number, an ABC, is slow
     if kind in _PLAIN_NUMBERS:
-        return True
+        return ()
     if kind is np.ndarray:
-        return False
+        return None
     if kind in (list, tuple):
-        return bool(value) and all(_is_number_literal(v) for v in value)
-    return isinstance(value, (numbers.Number, np.number, np.bool_))
+        shapes = {_literal_shape(v) for v in value}
+        if len(shapes) != 1 or None in shapes:  # empty, ragged, or holding a non-number
+            return None
+        return (len(value), *shapes.pop())
+    return () if isinstance(value, (numbers.Number, np.number, np.bool_)) else None
 
 
 _PLAIN_NUMBERS = (float, int, bool, complex)

@@ -107,6 +107,19 @@ def test_a_real_input_gets_a_real_cotangent():
     np.testing.assert_array_equal(t.grad.numpy(), [2.0, 2.0])
 
 
+def test_a_complex_input_gets_a_complex_cotangent_even_where_it_is_real():
+    # autograd's test_real_type: d Re(z) = 1 + 0j, in the input's (complex) space.
+    g = ad.grad(lambda z: ad.sum(ad.real(z)))(np.array([1.0j, 2.0 - 1.0j]))
+    assert g.dtype == np.complex128
+    np.testing.assert_array_equal(g, [1.0, 1.0])
+    # Differentiated again by forward mode: the vjp's output is complex, so is its tangent.
+    z, u, dz, du = 0.3 + 0.2j, 0.7, 0.1 + 0.5j, 0.4
+    vjp_real = lambda z, u: ad.vjp(ad.real, z)[1](u)[0]
+    value, tangent = ad.jvp(vjp_real, (z, u), (dz, du))
+    assert np.iscomplexobj(value) and np.iscomplexobj(tangent)
+    assert (value, tangent) == (u, du)  # the vjp of Re is u itself, linear in u
+
+
 def test_second_derivatives_of_the_modulus_match_the_real_hessian():
     # |a + ib| as a function of (a, b): its Hessian, through the complex path.
     a, b = 1.1, 1.2

@@ -83,6 +83,15 @@ def test_custom_vjp_alone_refuses_forward_mode():
         ad.grad(lambda x: 5.0 * clip_gradient(x), mode="forward")(2.0)
 
 
+@pytest.mark.parametrize("decorate", [ad.custom_vjp, ad.custom_jvp])
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_a_custom_function_without_any_rule_says_to_give_one(decorate, mode):
+    # autograd's test_no_vjp_def: reverse mode crashed on the missing fwd rule.
+    double = decorate(lambda x: 2.0 * x)
+    with pytest.raises(TypeError, match=r"no derivative rule yet; give one with .*defvjp"):
+        ad.grad(double, mode=mode)(1.0)
+
+
 def test_check_grad_catches_a_wrong_custom_rule():
     @ad.custom_jvp
     def cube(x):

@@ -322,3 +322,14 @@ def test_compile_takes_pytrees_and_refuses_another_structure():
         compiled({**params(), "name": "other"}, X)
     with pytest.raises(TypeError, match="compile again for the new structure"):
         compiled({**params(), "extra": 1.0}, X)
+
+
+@pytest.mark.parametrize("mode", MODES[:2])
+def test_a_ragged_tuple_of_numbers_is_a_container_not_an_array_literal(mode):
+    # autograd's check_grads passes ((x,), v): numpy cannot read it as one array.
+    f = lambda p: p[0][0] * p[0][1] + 3.0 * p[1] ** 2
+    g = ad.grad(f, mode=mode)(((1.5, 2.0), 0.5))
+    np.testing.assert_allclose(g[0], [2.0, 1.5])  # d/dx of x·y: y, x
+    assert g[1] == pytest.approx(3.0)  # d/dv of 3v²: 6v
+    leaves, _ = ad.tree_flatten(((1.0,), 2.0, [[1, 2], [3, 4]]))
+    assert leaves == [(1.0,), 2.0, [[1, 2], [3, 4]]]  # rectangular literals stay one leaf

@@ -46,12 +46,14 @@ def float_dtype(value) -> np.dtype:
 
 
 def in_dtype(derivative, dtype: np.dtype):
-    """``derivative`` in ``dtype``, the input's dtype, where both are real floating.
+    """``derivative`` in ``dtype``, the input's dtype, where the derivative is real floating.
 
     A wider constant in the function (a float64 array times a float16 input)
     widens the derivative; it comes back in the input's dtype, as
-    ``Tensor.backward`` gives it. Boxes and complex values pass unchanged
-    (casting a complex value to a real dtype would drop its imaginary part).
+    ``Tensor.backward`` gives it. A complex input's derivative is complex even
+    where its imaginary part is zero (the gradient of ``real(z)`` is ``1 + 0j``,
+    as in autograd and JAX). Boxes and complex values pass unchanged (casting a
+    complex value to a real dtype would drop its imaginary part).
 
     >>> in_dtype(np.ones(2), np.dtype(np.float32)).dtype
     dtype('float32')
@@ -59,12 +61,16 @@ def in_dtype(derivative, dtype: np.dtype):
     dtype('complex128')
     >>> in_dtype(np.float64(2.0), np.dtype(np.float32)).dtype  # a 0-d result, as numpy's
     dtype('float32')
+    >>> in_dtype(np.ones(2), np.dtype(np.complex128)).dtype
+    dtype('complex128')
     """
     if (
         (type(derivative) is np.ndarray or isinstance(derivative, np.floating))
         and derivative.dtype != dtype
         and derivative.dtype.kind == "f"
-        and dtype.kind == "f"
+        and dtype.kind in "fc"
     ):
         return derivative.astype(dtype)
+    if isinstance(derivative, Box) and dtype.kind == "c" and raw(derivative).dtype.kind == "f":
+        return derivative + np.zeros((), dtype)  # a box of the next order: complex too
     return derivative

@@ -65,7 +65,7 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence):
         primal, lanes = (o, None) if is_static_output(o) else lower(o, level)
         if lanes is not None:
             values.append(as_output(primal))
-            out_tangents.append(as_output(reshape(lanes, shape_of(primal))))
+            out_tangents.append(_complex_if_complex(primal, reshape(lanes, shape_of(primal))))
         elif is_static_output(o):
             values.append(o)
             out_tangents.append(None)
@@ -74,6 +74,13 @@ def jvp(f: Callable, primals: Sequence, tangents: Sequence):
             values.append(o)
             out_tangents.append(np.zeros(shape_of(o), dtype=float_dtype(o)))
     return tree_unflatten(out_def, values), tree_unflatten(out_def, out_tangents)
+
+
+def _complex_if_complex(primal, tangent):
+    """A complex output's tangent in its dtype: a real constant added to a real input
+    (``x + 0j``) leaves the tangent real, but it lives in the output's (complex) space."""
+    dtype = np.result_type(raw(primal))
+    return as_output(in_dtype(tangent, dtype) if dtype.kind == "c" else tangent)
 
 
 def _flat_tangents(flat: Flat, tangents: tuple) -> list:
