@@ -5,10 +5,14 @@ Each name is looked up, in this order:
 1. numpy's (``autograd.numpy``, ``.linalg``, ``.fft``, ``.random``): numpy's own
    function, so a call on adcompare's box reaches adcompare's op by numpy's
    dispatch (``__array_function__``/``__array_ufunc__``), as a user's numpy code does;
+   except numpy's array constructors (``array``, ``asarray``, ``r_``, ``c_``), which
+   take no dispatch (numpy converts each item itself): there adcompare's, which
+   build the array by stacking, as autograd's own ``autograd.numpy.array`` does and
+   as a user porting autograd code writes them (``CONSTRUCTORS``);
 2. SciPy's ufuncs (``scipy.special.gammaln``): SciPy's own, dispatched the same way;
 3. a SciPy name that adcompare registers for dispatch (``NUMPY_NAMES["scipy.linalg.x"]``);
 4. ``scipy.stats.<dist>.<fn>``: ``adcompare.stats.<dist>.<fn>`` where it exists;
-   ``scipy.special``, ``scipy.linalg`` and ``scipy.integrate`` functions: adcompare's
+   ``scipy.special``, ``scipy.linalg``, ``scipy.signal`` and ``scipy.integrate``: adcompare's
    function of the same name where it exists (``adcompare.logsumexp``);
 5. otherwise SciPy's own function, which adcompare's boxes reach only if it
    converts them (and adcompare then refuses, naming the alternative).
@@ -24,7 +28,9 @@ import adcompare as ad
 from adcompare.ops.registry.numpy_names import NUMPY_NAMES
 
 #: SciPy's submodules whose names adcompare exports under the same name.
-SAME_NAME_IN_ADCOMPARE = ("special", "linalg", "integrate")
+SAME_NAME_IN_ADCOMPARE = ("special", "linalg", "signal", "integrate")
+#: numpy's constructors, which take no dispatch: adcompare's stand in for them.
+CONSTRUCTORS = ("array", "asarray", "r_", "c_")
 STATS = ("norm", "t", "gamma", "beta", "chi2", "poisson", "dirichlet", "multivariate_normal")
 #: Where each name resolved to, for the report: ``{"scipy.stats.norm.cdf": "adcompare.stats"}``.
 ROUTES: dict = {}
@@ -71,7 +77,7 @@ def install() -> None:
     """Put ``autograd.numpy`` (numpy) and ``autograd.scipy.*`` (proxies) in ``sys.modules``."""
     package = sys.modules["autograd"]
     numpy = types.ModuleType("autograd.numpy", "numpy itself, names looked up on numpy")
-    numpy.__getattr__ = lambda attr: getattr(np, attr)
+    numpy.__getattr__ = lambda attr: getattr(ad if attr in CONSTRUCTORS else np, attr)
     numpy.__path__ = []
     for sub in ("random", "linalg", "fft"):
         setattr(numpy, sub, getattr(np, sub))
