@@ -114,8 +114,8 @@ class GMMProblem(FlatParameters):
 
     >>> from adcompare.adbench import bundled
     >>> problem = bundled("adbench-gmm-test")
-    >>> problem.n_params, round(float(problem.objective(problem.params)), 6)
-    (18, 8.073804)
+    >>> problem.n_params, problem.data.sizes  # α 3, μ 3×2, q 3×2, l 3×1
+    (18, (2, 3, 1))
     """
 
     data: GMMData
