@@ -185,7 +185,6 @@ EVAL = Eval(
     encode=_encode,
     primal="objective",
     derivative="jacobian",
-    modes=("reverse", "forward", "replay"),
     auto="forward",
     workloads=_workloads,
 )

@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import numpy as np
 
-import adcompare as ad
 from adcompare.adbench.generate import generate_gmm
 from adcompare.adbench.gmm import GMMProblem, gmm_objective
 from adcompare.adbench.gmm_format import gmm_input, gradbench_gmm_input
 from adcompare.adbench.plain import gmm_objective_numpy
 from adcompare.gradbench.evals import Eval, Workload
-from adcompare.gradbench.inputs import RUNS, checked, replayed
+from adcompare.gradbench.inputs import RUNS, checked, flat_gradient
 
 __all__ = ["EVAL", "SIZES"]
 
@@ -51,18 +50,13 @@ def _objective(problem: GMMProblem, mode: str) -> float:
 
 
 def _gradient(problem: GMMProblem, mode: str) -> np.ndarray:
-    params = problem.params
-    if mode == "forward":
-        return ad.grad(problem.objective, mode="forward")(params)
-    if mode == "replay":
-        data = problem.data
-        key = (*data.sizes, data.gamma, data.m)
+    data = problem.data
 
-        def objective(params, x):
-            return gmm_objective(*problem.split(params), x, data.gamma, data.m, "gradbench")
+    def objective(params, x):
+        return gmm_objective(*problem.split(params), x, data.gamma, data.m, "gradbench")
 
-        return replayed(_REPLAYS, key, objective, params, data.x).grad(params, data.x)
-    return ad.grad(problem.objective)(params)
+    key = (*data.sizes, data.gamma, data.m)
+    return flat_gradient(problem, mode, _REPLAYS, key, objective, data.x)
 
 
 def _jacobian(problem: GMMProblem, mode: str) -> dict:
@@ -101,7 +95,5 @@ EVAL = Eval(
     encode=_encode,
     primal="objective",
     derivative="jacobian",
-    modes=("reverse", "forward", "replay"),
-    auto="reverse",
     workloads=_workloads,
 )

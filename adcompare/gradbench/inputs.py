@@ -7,11 +7,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 import adcompare as ad
 from adcompare.adbench import FormatError
 from adcompare.gradbench.evals import InputError
 
-__all__ = ["RUNS", "checked", "replayed"]
+__all__ = ["RUNS", "checked", "flat_gradient", "replayed"]
 
 #: The timing fields GradBench's evals send by default (its CLI's ``--min-runs 1
 #: --min-seconds 1``), added to every generated workload's input.
@@ -59,3 +61,29 @@ def replayed(cache: dict, key, f: Callable, *args, **options) -> ad.CompiledFunc
             cache.clear()
         cache[key] = ad.compile(f, *args, **options)
     return cache[key]
+
+
+def flat_gradient(problem, mode: str, cache: dict, key, objective: Callable, *arrays) -> np.ndarray:
+    """The gradient of an ADBench problem's objective at its ``params``, by ``mode``.
+
+    ``reverse`` and ``forward`` differentiate ``problem.objective``; ``replay``
+    compiles ``objective(params, *arrays)``, the same objective with the arrays it
+    reads passed in (so a new input's arrays are read at replay), under ``key``
+    (see :func:`replayed`).
+
+    >>> from adcompare.adbench import bundled
+    >>> from adcompare.adbench.gmm import gmm_objective
+    >>> gmm = bundled("adbench-gmm-test")
+    >>> def objective(params, x):
+    ...     return gmm_objective(*gmm.split(params), x, 1.0, 0, "adbench")
+    >>> by_mode = [flat_gradient(gmm, mode, {}, 0, objective, gmm.data.x)
+    ...            for mode in ("reverse", "forward", "replay")]
+    >>> bool(np.allclose(by_mode[0], by_mode[1]) and np.allclose(by_mode[0], by_mode[2]))
+    True
+    """
+    params = problem.params
+    if mode == "forward":
+        return ad.grad(problem.objective, mode="forward")(params)
+    if mode == "replay":
+        return replayed(cache, key, objective, params, *arrays).grad(params, *arrays)
+    return ad.grad(problem.objective)(params)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import numpy as np
 
-import adcompare as ad
 from adcompare.adbench.generate import generate_lstm
 from adcompare.adbench.lstm import LSTMProblem, lstm_objective
 from adcompare.adbench.lstm_format import LSTMData
@@ -33,7 +32,7 @@ from adcompare.adbench.plain import lstm_objective_numpy
 from adcompare.adbench.records import json_array, json_object
 from adcompare.adbench.tokens import FormatError
 from adcompare.gradbench.evals import Eval, Workload
-from adcompare.gradbench.inputs import RUNS, checked, replayed
+from adcompare.gradbench.inputs import RUNS, checked, flat_gradient
 
 __all__ = ["BITS", "EVAL", "SIZES"]
 
@@ -82,18 +81,12 @@ def _objective(problem: LSTMProblem, mode: str) -> float:
 
 
 def _gradient(problem: LSTMProblem, mode: str) -> np.ndarray:
-    params = problem.params
-    if mode == "forward":
-        return ad.grad(problem.objective, mode="forward")(params)
-    if mode == "replay":
-        data = problem.data
+    data = problem.data
 
-        def objective(params, state, sequence):
-            return lstm_objective(*problem.split(params), state, sequence)
+    def objective(params, state, sequence):
+        return lstm_objective(*problem.split(params), state, sequence)
 
-        compiled = replayed(_REPLAYS, data.sizes, objective, params, data.state, data.sequence)
-        return compiled.grad(params, data.state, data.sequence)
-    return ad.grad(problem.objective)(params)
+    return flat_gradient(problem, mode, _REPLAYS, data.sizes, objective, data.state, data.sequence)
 
 
 def _encode(function: str, result):
@@ -128,7 +121,5 @@ EVAL = Eval(
     encode=_encode,
     primal="objective",
     derivative="jacobian",
-    modes=("reverse", "forward", "replay"),
-    auto="reverse",
     workloads=_workloads,
 )
