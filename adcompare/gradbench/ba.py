@@ -185,6 +185,5 @@ EVAL = Eval(
     encode=_encode,
     primal="objective",
     derivative="jacobian",
-    auto="forward",
     workloads=_workloads,
 )
