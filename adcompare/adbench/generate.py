@@ -25,7 +25,7 @@ from adcompare.adbench.ba_format import BAData, replicated
 from adcompare.adbench.gmm_format import GMMData
 from adcompare.adbench.lstm_format import LSTMData
 
-__all__ = ["generate_ba", "generate_gmm", "generate_lstm", "text_bits"]
+__all__ = ["ba_observation", "generate_ba", "generate_gmm", "generate_lstm", "text_bits"]
 
 # The first entry of each seed names the problem, so equal sizes differ between problems.
 _GMM, _BA, _LSTM = 1, 2, 3
@@ -47,11 +47,23 @@ def generate_gmm(d: int, k: int, n: int, gamma: float = 1.0, m: int = 0) -> GMMD
 
 
 def generate_ba(n: int, m: int, p: int) -> BAData:
-    """A BA instance of ``n`` cameras, ``m`` points and ``p`` observations.
+    """A BA instance of ``n`` cameras, ``m`` points and ``p`` observations: the copies of
+    :func:`ba_observation`'s camera, point, weight and feature.
 
     >>> data = generate_ba(2, 10, 10)
     >>> data.sizes, data.params.size
     ((2, 10, 10), 62)
+    """
+    return replicated(n, m, p, *ba_observation(n, m, p))
+
+
+def ba_observation(n: int, m: int, p: int) -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
+    """The one camera (11), point (3), weight and feature (2) of the BA instance of these
+    sizes, as ADBench's and GradBench's files hold them.
+
+    >>> camera, point, weight, feature = ba_observation(2, 10, 10)
+    >>> camera.shape, point.shape, 0.2 <= weight < 1.0, feature.shape
+    ((11,), (3,), True, (2,))
     """
     rng = np.random.default_rng([_BA, n, m, p])
     while True:
@@ -72,7 +84,7 @@ def generate_ba(n: int, m: int, p: int) -> BAData:
         if np.all(np.abs(pixel[:2]) < 1e4):
             break
     feature = pixel[:2] + rng.normal(0.0, 2.0, 2)
-    return replicated(n, m, p, camera, point, rng.uniform(0.2, 1.0), feature)
+    return camera, point, float(rng.uniform(0.2, 1.0)), feature
 
 
 def text_bits(codes: np.ndarray, bits: int) -> np.ndarray:

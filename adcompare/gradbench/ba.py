@@ -13,7 +13,8 @@ weight), so with those gathered into a (p, 15) array Z the residuals are a
 function of Z whose rows do not interact, and each observation's 3 × 15
 block comes from one Jacobian of 15 columns (forward: each lane moves one
 column of Z in every row at once) or 3 rows (reverse: each cotangent lane is
-one residual kind summed over the observations). Blocks of
+one residual kind summed over the observations; Z's three parts are passed
+as three arguments). Blocks of
 ``OBSERVATIONS_PER_BLOCK`` observations at a time keep memory bounded; the
 blocks' values land in CSR order directly (camera columns, point columns,
 weight column, as in ADBench). ``replay`` records the forward lanes once per
@@ -34,7 +35,7 @@ from scipy import sparse
 import adcompare as ad
 from adcompare.adbench.ba import BAProblem, observation_errors
 from adcompare.adbench.ba_format import CAMERA_PARAMS, BAData, replicated
-from adcompare.adbench.generate import generate_ba
+from adcompare.adbench.generate import ba_observation
 from adcompare.adbench.plain import ba_residuals_numpy
 from adcompare.adbench.records import json_array, json_integer, json_number, json_object
 from adcompare.gradbench.evals import Eval, Workload
@@ -79,30 +80,37 @@ def _objective(data: BAData, mode: str) -> np.ndarray:
     return ba_residuals_numpy(BAProblem(data), data.params)
 
 
-def _errors(inputs, features):
-    """Each observation's residuals (p, 3) from its inputs Z (p, 15)."""
-    reprojection, weight_error = observation_errors(
-        inputs[:, :CAMERA_PARAMS], inputs[:, CAMERA_PARAMS:-1], inputs[:, -1], features
-    )
+def _rows(cameras, points, weights, features):
+    """Each observation's residuals (p, 3) from the camera (p, 11), point (p, 3) and weight
+    (p,) it holds."""
+    reprojection, weight_error = observation_errors(cameras, points, weights, features)
     return ad.concatenate([reprojection, ad.reshape(weight_error, (-1, 1))], axis=1)
 
 
-def _shifted_errors(shift, inputs, features):
-    """The residuals with column j of every row of Z moved by ``shift[j]``."""
-    return _errors(inputs + shift, features)
+def _shifted_rows(shift, inputs, features):
+    """The residuals with column j of every row of Z = [camera, point, weight] moved by
+    ``shift[j]``."""
+    moved = inputs + shift
+    return _rows(moved[:, :CAMERA_PARAMS], moved[:, CAMERA_PARAMS:-1], moved[:, -1], features)
 
 
-def _blocks(inputs: np.ndarray, features: np.ndarray, mode: str) -> np.ndarray:
+def _blocks(cameras, points, weights, features: np.ndarray, mode: str) -> np.ndarray:
     """Each observation's 3 × 15 Jacobian block, shape (p, 3, 15)."""
+    if mode == "reverse":
+        # The three arrays as three arguments: slicing one (p, 15) array would cost the
+        # sweep a scatter into a zero array of that shape per slice (a quarter of its time).
+        totals = ad.jacrev(
+            lambda *inputs: ad.sum(_rows(*inputs, features), axis=0), argnums=(0, 1, 2)
+        )(cameras, points, weights)
+        return np.concatenate([totals[0], totals[1], totals[2][..., None]], axis=2).swapaxes(0, 1)
+    inputs = np.concatenate([cameras, points, weights[:, None]], axis=1)
     zero = np.zeros(INPUTS)
     if mode == "forward":
-        return ad.jacfwd(_shifted_errors)(zero, inputs, features)
-    if mode == "replay":
-        key = inputs.shape
-        compiled = replayed(_REPLAYS, key, _shifted_errors, zero, inputs, features, mode="forward")
-        return compiled.jacobian(zero, inputs, features)
-    totals = ad.jacrev(lambda inputs: ad.sum(_errors(inputs, features), axis=0))(inputs)
-    return np.moveaxis(totals, 0, 1)
+        return ad.jacfwd(_shifted_rows)(zero, inputs, features)
+    compiled = replayed(
+        _REPLAYS, inputs.shape, _shifted_rows, zero, inputs, features, mode="forward"
+    )
+    return compiled.jacobian(zero, inputs, features)
 
 
 def _jacobian(data: BAData, mode: str) -> sparse.csr_array:
@@ -112,11 +120,13 @@ def _jacobian(data: BAData, mode: str) -> sparse.csr_array:
     cameras, points = data.observations[:, 0], data.observations[:, 1]
     for start in range(0, p, OBSERVATIONS_PER_BLOCK):
         block = slice(start, min(start + OBSERVATIONS_PER_BLOCK, p))
-        inputs = np.concatenate(
-            [data.cameras[cameras[block]], data.points[points[block]], data.weights[block, None]],
-            axis=1,
+        blocks = _blocks(
+            data.cameras[cameras[block]],
+            data.points[points[block]],
+            data.weights[block],
+            data.features[block],
+            mode,
         )
-        blocks = _blocks(inputs, data.features[block], mode)
         reprojection[block] = blocks[:, :2, :]
         values[30 * p :][block] = blocks[:, 2, -1]
     columns, row_starts = _pattern(data)
@@ -162,11 +172,10 @@ def _encode(function: str, result):
 
 def _workload(name: str, sizes: tuple[int, int, int]) -> Workload:
     def make() -> dict:
-        data = generate_ba(*sizes)
+        camera, point, weight, feature = ba_observation(*sizes)
         n, m, p = sizes
-        one = {"cam": data.cameras[0], "x": data.points[0], "feat": data.features[0]}
-        return {"n": n, "m": m, "p": p, **{k: v.tolist() for k, v in one.items()},
-                "w": float(data.weights[0]), **RUNS}  # fmt: skip
+        return {"n": n, "m": m, "p": p, "cam": camera.tolist(), "x": point.tolist(),
+                "w": weight, "feat": feature.tolist(), **RUNS}  # fmt: skip
 
     return Workload(name, make)
 
