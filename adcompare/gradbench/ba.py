@@ -96,21 +96,21 @@ def _shifted_rows(shift, inputs, features):
 
 def _blocks(cameras, points, weights, features: np.ndarray, mode: str) -> np.ndarray:
     """Each observation's 3 × 15 Jacobian block, shape (p, 3, 15)."""
-    if mode == "reverse":
-        # The three arrays as three arguments: slicing one (p, 15) array would cost the
-        # sweep a scatter into a zero array of that shape per slice (a quarter of its time).
-        totals = ad.jacrev(
-            lambda *inputs: ad.sum(_rows(*inputs, features), axis=0), argnums=(0, 1, 2)
-        )(cameras, points, weights)
-        return np.concatenate([totals[0], totals[1], totals[2][..., None]], axis=2).swapaxes(0, 1)
-    inputs = np.concatenate([cameras, points, weights[:, None]], axis=1)
-    zero = np.zeros(INPUTS)
-    if mode == "forward":
-        return ad.jacfwd(_shifted_rows)(zero, inputs, features)
-    compiled = replayed(
-        _REPLAYS, inputs.shape, _shifted_rows, zero, inputs, features, mode="forward"
+    if mode in ("forward", "replay"):
+        inputs = np.concatenate([cameras, points, weights[:, None]], axis=1)
+        zero = np.zeros(INPUTS)
+        if mode == "forward":
+            return ad.jacfwd(_shifted_rows)(zero, inputs, features)
+        compiled = replayed(
+            _REPLAYS, inputs.shape, _shifted_rows, zero, inputs, features, mode="forward"
+        )
+        return compiled.jacobian(zero, inputs, features)
+    # The three arrays as three arguments: slicing one (p, 15) array would cost the
+    # sweep a scatter into a zero array of that shape per slice (a quarter of its time).
+    totals = ad.jacrev(lambda *inputs: ad.sum(_rows(*inputs, features), axis=0), argnums=(0, 1, 2))(
+        cameras, points, weights
     )
-    return compiled.jacobian(zero, inputs, features)
+    return np.concatenate([totals[0], totals[1], totals[2][..., None]], axis=2).swapaxes(0, 1)
 
 
 def _jacobian(data: BAData, mode: str) -> sparse.csr_array:
