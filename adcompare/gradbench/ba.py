@@ -38,8 +38,8 @@ from adcompare.adbench.ba_format import CAMERA_PARAMS, BAData, replicated
 from adcompare.adbench.generate import ba_observation
 from adcompare.adbench.plain import ba_residuals_numpy
 from adcompare.adbench.records import json_array, json_integer, json_number, json_object
-from adcompare.gradbench.evals import Eval, Workload
-from adcompare.gradbench.inputs import RUNS, checked, replayed
+from adcompare.gradbench.evals import Workload
+from adcompare.gradbench.inputs import RUNS, objective_and_jacobian, replayed
 
 __all__ = ["BA_SIZES", "EVAL", "OBSERVATIONS_PER_BLOCK"]
 
@@ -187,12 +187,4 @@ def _workloads() -> tuple[Workload, ...]:
     )
 
 
-EVAL = Eval(
-    name="ba",
-    prepare=checked(_prepare),
-    functions={"objective": _objective, "jacobian": _jacobian},
-    encode=_encode,
-    primal="objective",
-    derivative="jacobian",
-    workloads=_workloads,
-)
+EVAL = objective_and_jacobian("ba", _prepare, _objective, _jacobian, _encode, _workloads)

@@ -25,8 +25,8 @@ from adcompare.adbench.generate import generate_gmm
 from adcompare.adbench.gmm import GMMProblem, gmm_objective
 from adcompare.adbench.gmm_format import gmm_input, gradbench_gmm_input
 from adcompare.adbench.plain import gmm_objective_numpy
-from adcompare.gradbench.evals import Eval, Workload
-from adcompare.gradbench.inputs import RUNS, checked, flat_gradient
+from adcompare.gradbench.evals import Workload
+from adcompare.gradbench.inputs import RUNS, flat_gradient, objective_and_jacobian
 
 __all__ = ["EVAL", "SIZES"]
 
@@ -88,12 +88,4 @@ def _workloads() -> tuple[Workload, ...]:
     )
 
 
-EVAL = Eval(
-    name="gmm",
-    prepare=checked(_prepare),
-    functions={"objective": _objective, "jacobian": _jacobian},
-    encode=_encode,
-    primal="objective",
-    derivative="jacobian",
-    workloads=_workloads,
-)
+EVAL = objective_and_jacobian("gmm", _prepare, _objective, _jacobian, _encode, _workloads)

@@ -11,9 +11,9 @@ import numpy as np
 
 import adcompare as ad
 from adcompare.adbench import FormatError
-from adcompare.gradbench.evals import InputError
+from adcompare.gradbench.evals import Eval, InputError, Workload
 
-__all__ = ["RUNS", "checked", "flat_gradient", "replayed"]
+__all__ = ["RUNS", "checked", "flat_gradient", "objective_and_jacobian", "replayed"]
 
 #: The timing fields GradBench's evals send by default (its CLI's ``--min-runs 1
 #: --min-seconds 1``), added to every generated workload's input.
@@ -87,3 +87,31 @@ def flat_gradient(problem, mode: str, cache: dict, key, objective: Callable, *ar
     if mode == "replay":
         return replayed(cache, key, objective, params, *arrays).grad(params, *arrays)
     return ad.grad(problem.objective)(params)
+
+
+def objective_and_jacobian(
+    name: str,
+    prepare: Callable[[Any], Any],
+    objective: Callable[[Any, str], Any],
+    jacobian: Callable[[Any, str], Any],
+    encode: Callable[[str, Any], Any],
+    workloads: Callable[[], tuple[Workload, ...]],
+) -> Eval:
+    """An eval whose primal is GradBench's ``objective`` and derivative its ``jacobian``
+    (gmm, ba, lstm), with ``prepare``'s format errors raised as input errors.
+
+    >>> evaluation = objective_and_jacobian(
+    ...     "cube", float, lambda x, mode: x**3, lambda x, mode: 3 * x**2,
+    ...     lambda function, result: result, lambda: ())
+    >>> evaluation.functions["jacobian"](evaluation.prepare(2), "reverse"), evaluation.auto
+    (12.0, 'reverse')
+    """
+    return Eval(
+        name=name,
+        prepare=checked(prepare),
+        functions={"objective": objective, "jacobian": jacobian},
+        encode=encode,
+        primal="objective",
+        derivative="jacobian",
+        workloads=workloads,
+    )

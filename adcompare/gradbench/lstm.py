@@ -31,8 +31,8 @@ from adcompare.adbench.lstm_format import LSTMData
 from adcompare.adbench.plain import lstm_objective_numpy
 from adcompare.adbench.records import json_array, json_object
 from adcompare.adbench.tokens import FormatError
-from adcompare.gradbench.evals import Eval, Workload
-from adcompare.gradbench.inputs import RUNS, checked, flat_gradient
+from adcompare.gradbench.evals import Workload
+from adcompare.gradbench.inputs import RUNS, flat_gradient, objective_and_jacobian
 
 __all__ = ["BITS", "EVAL", "SIZES"]
 
@@ -114,12 +114,4 @@ def _workloads() -> tuple[Workload, ...]:
     return tuple(_workload(layers, characters) for layers, characters in SIZES)
 
 
-EVAL = Eval(
-    name="lstm",
-    prepare=checked(_prepare),
-    functions={"objective": _objective, "jacobian": _gradient},
-    encode=_encode,
-    primal="objective",
-    derivative="jacobian",
-    workloads=_workloads,
-)
+EVAL = objective_and_jacobian("lstm", _prepare, _objective, _gradient, _encode, _workloads)
