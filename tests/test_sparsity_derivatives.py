@@ -9,6 +9,7 @@ import adcompare as ad
 from adcompare import adbench
 from adcompare.bench.sparse.problems import get_sparse_problem
 from adcompare.sparsity import jacobian_pattern, prepare_jacobian, sparse_hessian, sparse_jacobian
+from tests.shared_data import shared_file
 
 JACOBIAN_CASES = [("bratu-1d", 12), ("laplacian-2d", 5), ("arrowhead", 9), ("bundle-adjustment", 3)]
 MODES = ["forward", "reverse", "bidirectional", "auto"]
@@ -59,11 +60,13 @@ def test_arrowhead_takes_three_passes_where_dense_modes_take_n(n):
 def test_bundle_adjustment_needs_no_more_passes_than_its_fullest_row():
     """ADBench's BA rows hold 15 structural entries (camera 11, point 3, weight 1), but
     two of them are always zero (x does not depend on v₀, nor y on u₀): tracing finds 14,
-    and 14 JVPs give the Jacobian where dense forward mode takes 62."""
-    problem = adbench.bundled("adbench-ba-test")
+    and 14 JVPs give the Jacobian where dense forward mode takes 62. ADBench's test
+    instance and its recorded Jacobian are read from ``../shared/data``."""
+    problem = adbench.load_ba(shared_file("adbench", "ba", "test.txt"))
+    recorded = adbench.adbench_references("ba", shared_file("adbench", "reference_values.json"))
     pattern = jacobian_pattern(problem.residuals, problem.params)
     rows, cols = problem.jacobian_pattern()
-    reference = np.asarray(problem.reference["jacobian_csr_values"])
+    reference = np.asarray(recorded["jacobian_csr_values"])
     listed = pattern.toarray()[rows, cols]
     assert pattern.nnz == 290 and len(rows) == 310
     np.testing.assert_array_equal(reference[~listed], 0.0)

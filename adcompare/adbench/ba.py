@@ -25,7 +25,7 @@ from adcompare.adbench.ba_format import CAMERA_PARAMS, BAData
 from adcompare.adbench.flat import FlatParameters
 from adcompare.ops.registry import raw
 
-__all__ = ["BAProblem", "ba_residuals", "rodrigues_rotate"]
+__all__ = ["BAProblem", "ba_residuals", "observation_errors", "rodrigues_rotate"]
 
 
 def _cross(a, b):
@@ -57,26 +57,40 @@ def rodrigues_rotate(rotation, points):
     return ad.where(turning, rotated, points + _cross(rotation, points))
 
 
-def ba_residuals(cameras, points, weights, observations: np.ndarray, features: np.ndarray):
-    """The 2p reprojection errors (observation by observation) then the p weight errors.
+def observation_errors(seen_by, seen, weights, features: np.ndarray):
+    """Each observation's two reprojection errors (p, 2) and its weight error (p,), from
+    the camera (p, 11) and point (p, 3) it sees, its weight (p,) and its feature (p, 2).
 
-    >>> from adcompare.adbench.ba_format import read_adbench_ba
-    >>> from adcompare.adbench.datafiles import data_path
-    >>> data = read_adbench_ba(data_path("adbench/ba/test.txt"))
-    >>> residuals = ba_residuals(data.cameras, data.points, data.weights,
-    ...                          data.observations, data.features)
-    >>> residuals.shape, round(float(residuals[-1]), 6)
-    ((30,), 0.826093)
+    >>> import numpy as np
+    >>> camera = np.array([[0.0] * 3 + [0.0, 0.0, -1.0] + [1.0, 0, 0, 0, 0]])
+    >>> reprojection, weight_error = observation_errors(
+    ...     camera, np.array([[1.0, 2.0, 0.0]]), np.array([0.5]), np.zeros((1, 2)))
+    >>> print(reprojection, weight_error)  # 0.5·(1, 2)/1 and 1 − 0.5²
+    [[0.5 1. ]] [0.75]
     """
-    seen_by = cameras[observations[:, 0]]  # (p, 11)
-    seen = points[observations[:, 1]]  # (p, 3)
     camera_frame = rodrigues_rotate(seen_by[:, 0:3], seen - seen_by[:, 3:6])
     projected = camera_frame[:, 0:2] / camera_frame[:, 2:3]
     radius_sq = ad.sum(projected * projected, axis=1, keepdims=True)
     distortion = 1.0 + seen_by[:, 9:10] * radius_sq + seen_by[:, 10:11] * radius_sq * radius_sq
     pixels = projected * distortion * seen_by[:, 6:7] + seen_by[:, 7:9]
-    reprojection = ad.reshape(weights, (-1, 1)) * (pixels - features)
-    return ad.concatenate([ad.reshape(reprojection, (-1,)), 1.0 - weights * weights])
+    return ad.reshape(weights, (-1, 1)) * (pixels - features), 1.0 - weights * weights
+
+
+def ba_residuals(cameras, points, weights, observations: np.ndarray, features: np.ndarray):
+    """The 2p reprojection errors (observation by observation) then the p weight errors.
+
+    >>> from adcompare.adbench.ba_format import replicated
+    >>> data = replicated(2, 10, 10, [0.0] * 3 + [0.0, 0.0, -1.0] + [1.0, 0, 0, 0, 0],
+    ...                   [1.0, 2.0, 0.0], 0.5, [0.0, 0.0])
+    >>> residuals = ba_residuals(data.cameras, data.points, data.weights,
+    ...                          data.observations, data.features)
+    >>> print(residuals.shape, residuals[:2], residuals[-1])
+    (30,) [0.5 1. ] 0.75
+    """
+    seen_by = cameras[observations[:, 0]]  # (p, 11)
+    seen = points[observations[:, 1]]  # (p, 3)
+    reprojection, weight_error = observation_errors(seen_by, seen, weights, features)
+    return ad.concatenate([ad.reshape(reprojection, (-1,)), weight_error])
 
 
 @dataclass

@@ -17,7 +17,7 @@ import numpy as np
 
 from adcompare.adbench.tokens import NumberStream
 
-__all__ = ["CAMERA_PARAMS", "BAData", "read_adbench_ba"]
+__all__ = ["CAMERA_PARAMS", "BAData", "read_adbench_ba", "replicated"]
 
 #: Parameters per camera.
 CAMERA_PARAMS = 11
@@ -44,11 +44,31 @@ class BAData:
         return np.concatenate([self.cameras.ravel(), self.points.ravel(), self.weights])
 
 
+def replicated(n: int, m: int, p: int, camera, point, weight: float, feature) -> BAData:
+    """n copies of ``camera``, m of ``point``, p of ``weight`` and ``feature``, as ADBench
+    and GradBench build an instance: observation i sees camera ``i mod n`` and point ``i mod m``.
+
+    >>> data = replicated(2, 3, 4, np.arange(11.0), np.ones(3), 0.5, np.zeros(2))
+    >>> data.sizes, data.observations[3].tolist()
+    ((2, 3, 4), [1, 0])
+    """
+    index = np.arange(p)
+    return BAData(
+        cameras=np.tile(np.asarray(camera, dtype=np.float64), (n, 1)),
+        points=np.tile(np.asarray(point, dtype=np.float64), (m, 1)),
+        weights=np.full(p, float(weight)),
+        observations=np.stack([index % n, index % m], axis=1),
+        features=np.tile(np.asarray(feature, dtype=np.float64), (p, 1)),
+    )
+
+
 def read_adbench_ba(path: str | Path) -> BAData:
     """Read an ADBench BA file and replicate its camera, point, weight and feature.
 
-    >>> from adcompare.adbench.datafiles import data_path
-    >>> data = read_adbench_ba(data_path("adbench/ba/test.txt"))
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "ba.txt"
+    >>> _ = path.write_text("2 10 10\\n" + "0.1 " * 11 + "\\n1 2 3\\n0.5\\n10 20\\n")
+    >>> data = read_adbench_ba(path)
     >>> data.sizes, data.params.size
     ((2, 10, 10), 62)
     """
@@ -59,11 +79,4 @@ def read_adbench_ba(path: str | Path) -> BAData:
     weight = stream.floats(1, "one weight")
     feature = stream.floats(2, "one feature (x y)")
     stream.expect_end()
-    index = np.arange(p)
-    return BAData(
-        cameras=np.tile(camera, (n, 1)),
-        points=np.tile(point, (m, 1)),
-        weights=np.repeat(weight, p),
-        observations=np.stack([index % n, index % m], axis=1),
-        features=np.tile(feature, (p, 1)),
-    )
+    return replicated(n, m, p, camera, point, weight[0], feature)

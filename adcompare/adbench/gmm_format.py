@@ -13,9 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
+from adcompare.adbench.records import json_array, json_integer, json_number, json_object
 from adcompare.adbench.tokens import FormatError, NumberStream
 
-__all__ = ["GMMData", "read_adbench_gmm", "read_gradbench_gmm"]
+__all__ = ["GMMData", "gmm_input", "gradbench_gmm_input", "read_adbench_gmm", "read_gradbench_gmm"]
 
 
 @dataclass(frozen=True)
@@ -43,10 +44,12 @@ class GMMData:
 def read_adbench_gmm(path: str | Path) -> GMMData:
     """Read ADBench's GMM text format: ``D K N``, α, μ, icf, x, then ``γ m``.
 
-    >>> from adcompare.adbench.datafiles import data_path
-    >>> data = read_adbench_gmm(data_path("adbench/gmm/test.txt"))
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "gmm.txt"
+    >>> _ = path.write_text("1 2 3\\n0\\n0\\n0\\n1\\n0\\n0\\n1\\n2\\n3\\n1.5 2\\n")
+    >>> data = read_adbench_gmm(path)
     >>> data.sizes, data.gamma, data.m
-    ((2, 3, 1), 1.0, 0)
+    ((1, 2, 3), 1.5, 2)
     """
     stream = NumberStream(path)
     d, k, n = (int(v) for v in stream.ints(3, "the sizes D K N", minimum=1))
@@ -61,20 +64,6 @@ def read_adbench_gmm(path: str | Path) -> GMMData:
     return GMMData(alpha, mu, icf, x, gamma, m)
 
 
-def _array(record: dict, key: str, shape: tuple[int, ...], path: Path) -> np.ndarray:
-    if key not in record:
-        raise FormatError(f"{path}: the input has no {key!r}; expected an array of shape {shape}")
-    try:
-        value = np.array(record[key], dtype=np.float64)
-    except (TypeError, ValueError):
-        raise FormatError(
-            f"{path}: {key!r} is not a regular array of numbers; expected shape {shape}"
-        ) from None
-    if value.shape != shape:
-        raise FormatError(f"{path}: {key!r} has shape {value.shape}; expected shape {shape}")
-    return value
-
-
 def read_gradbench_gmm(path: str | Path) -> tuple[GMMData, dict | None]:
     """Read a GradBench GMM JSON file: the input and, if present, its reference outputs.
 
@@ -82,17 +71,24 @@ def read_gradbench_gmm(path: str | Path) -> tuple[GMMData, dict | None]:
     ADBench order) comes from the first key starting with
     ``reference_outputs``, or is ``None``.
 
-    >>> from adcompare.adbench.datafiles import data_path
-    >>> data, reference = read_gradbench_gmm(data_path("gradbench/gmm_2_5_1000.json"))
+    >>> import json, pathlib, tempfile
+    >>> from adcompare.adbench.generate import generate_gmm
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "gmm.json"
+    >>> data = generate_gmm(2, 5, 10)
+    >>> gradient = {"alpha": data.alpha.tolist(), "mu": data.mu.tolist(),
+    ...             "q": data.icf[:, :2].tolist(), "l": data.icf[:, 2:].tolist()}
+    >>> _ = path.write_text(json.dumps({"input": gradbench_gmm_input(data),
+    ...     "reference_outputs_of_a_tool": {"objective": 1.0, "jacobian": gradient}}))
+    >>> data, reference = read_gradbench_gmm(path)
     >>> data.sizes, reference["gradient"].shape
-    ((2, 5, 1000), (30,))
+    ((2, 5, 10), (30,))
     """
     path = Path(path)
     document = _json_document(path)
     record = document.get("input") if isinstance(document, dict) else None
     if not isinstance(record, dict):
         raise FormatError(f"{path}: expected a JSON object with an 'input' object")
-    data = _gmm_input(record, path)
+    data = gmm_input(record, path)
     outputs = [v for key, v in document.items() if key.startswith("reference_outputs")]
     if not outputs:
         return data, None
@@ -108,32 +104,54 @@ def _json_document(path: Path):
         raise FormatError(f"{path}:{error.lineno}: not valid JSON ({error.msg})") from None
 
 
-def _gmm_input(record: dict, path: Path) -> GMMData:
-    """GradBench's ``input`` object: sizes ``d k n m``, ``gamma``, and the arrays."""
-    sizes = {}
-    for key in ("d", "k", "n", "m"):
-        value = record.get(key)
-        if not isinstance(value, int) or value < (0 if key == "m" else 1):
-            raise FormatError(f"{path}: 'input.{key}' is {value!r}; expected a positive integer")
-        sizes[key] = value
-    d, k, n = sizes["d"], sizes["k"], sizes["n"]
-    gamma = record.get("gamma")
-    if not isinstance(gamma, (int, float)) or gamma <= 0:
-        raise FormatError(f"{path}: 'input.gamma' is {gamma!r}; expected a positive number")
+def gmm_input(record, where: str) -> GMMData:
+    """GradBench's GMM ``input`` object (sizes ``d k n m``, ``gamma``, the arrays) as
+    :class:`GMMData`; ``where`` names its source in the :class:`FormatError` it raises.
+
+    >>> data = gmm_input(gradbench_gmm_input(GMMData(*[np.zeros(s) for s in (3, (3, 2),
+    ...     (3, 3), (4, 2))], gamma=1.0, m=0)), "gmm")
+    >>> data.sizes
+    (2, 3, 4)
+    """
+    record = json_object(record, where, "an object with d, k, n, m, gamma, x, alpha, mu, q, l")
+    d, k, n = (json_integer(record, key, where, label="input.") for key in "dkn")
+    m = json_integer(record, "m", where, minimum=0, label="input.")
     return GMMData(
-        alpha=_array(record, "alpha", (k,), path),
-        mu=_array(record, "mu", (k, d), path),
-        icf=_icf(record, k, d, path),
-        x=_array(record, "x", (n, d), path),
-        gamma=float(gamma),
-        m=sizes["m"],
+        alpha=json_array(record, "alpha", (k,), where),
+        mu=json_array(record, "mu", (k, d), where),
+        icf=_icf(record, k, d, where),
+        x=json_array(record, "x", (n, d), where),
+        gamma=json_number(record, "gamma", where, positive=True, label="input."),
+        m=m,
     )
 
 
-def _icf(record: dict, k: int, d: int, path: Path) -> np.ndarray:
+def gradbench_gmm_input(data: GMMData) -> dict:
+    """``data`` as GradBench's GMM ``input`` object: the inverse of :func:`gmm_input`.
+
+    >>> sorted(gradbench_gmm_input(GMMData(*[np.zeros(s) for s in (1, (1, 1), (1, 1),
+    ...     (2, 1))], gamma=1.0, m=0)))
+    ['alpha', 'd', 'gamma', 'k', 'l', 'm', 'mu', 'n', 'q', 'x']
+    """
+    d, k, n = data.sizes
+    return {
+        "d": d,
+        "k": k,
+        "n": n,
+        "m": data.m,
+        "gamma": data.gamma,
+        "x": data.x.tolist(),
+        "alpha": data.alpha.tolist(),
+        "mu": data.mu.tolist(),
+        "q": data.icf[:, :d].tolist(),
+        "l": data.icf[:, d:].tolist(),
+    }
+
+
+def _icf(record: dict, k: int, d: int, where) -> np.ndarray:
     """Each component's ``q`` then ``l`` values, one row per component, as ADBench's icf."""
-    q = _array(record, "q", (k, d), path)
-    lower = _array(record, "l", (k, d * (d - 1) // 2), path)
+    q = json_array(record, "q", (k, d), where)
+    lower = json_array(record, "l", (k, d * (d - 1) // 2), where)
     return np.concatenate([q, lower], axis=1)
 
 
@@ -142,8 +160,8 @@ def _reference(output: dict, data: GMMData, path: Path) -> dict:
     d, k, _ = data.sizes
     gradient = output.get("jacobian", {})
     ordered = [
-        _array(gradient, "alpha", (k,), path).ravel(),
-        _array(gradient, "mu", (k, d), path).ravel(),
+        json_array(gradient, "alpha", (k,), path).ravel(),
+        json_array(gradient, "mu", (k, d), path).ravel(),
         _icf(gradient, k, d, path).ravel(),
     ]
     return {"objective": float(output["objective"]), "gradient": np.concatenate(ordered)}

@@ -42,10 +42,12 @@ class LSTMData:
 def read_adbench_lstm(path: str | Path) -> LSTMData:
     """Read an ADBench LSTM file.
 
-    >>> from adcompare.adbench.datafiles import data_path
-    >>> data = read_adbench_lstm(data_path("adbench/lstm/lstm_l2_c1024.txt"))
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "lstm.txt"
+    >>> _ = path.write_text("1 3 2\\n" + "0.5 " * (16 + 6 + 4) + "\\n1 0\\n0 1\\n1 1\\n")
+    >>> data = read_adbench_lstm(path)
     >>> data.sizes, data.params.size
-    ((2, 1024, 14), 266)
+    ((1, 3, 2), 22)
     """
     stream = NumberStream(path)
     layers, chars, bits = (int(v) for v in stream.ints(3, "the sizes l c b", minimum=1))

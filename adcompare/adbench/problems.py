@@ -1,4 +1,4 @@
-"""Loading problems: from any file, or the bundled instances with their references."""
+"""Loading problems from users' files, and the built-in instances the package generates."""
 
 from __future__ import annotations
 
@@ -7,12 +7,11 @@ from pathlib import Path
 
 from adcompare.adbench.ba import BAProblem
 from adcompare.adbench.ba_format import read_adbench_ba
-from adcompare.adbench.datafiles import data_path
+from adcompare.adbench.generate import generate_ba, generate_gmm, generate_lstm
 from adcompare.adbench.gmm import GMMProblem
 from adcompare.adbench.gmm_format import read_adbench_gmm, read_gradbench_gmm
 from adcompare.adbench.lstm import LSTMProblem
 from adcompare.adbench.lstm_format import read_adbench_lstm
-from adcompare.adbench.references import adbench_references
 
 __all__ = ["BUNDLED", "bundled", "load_ba", "load_gmm", "load_gradbench_gmm", "load_lstm"]
 
@@ -20,9 +19,11 @@ __all__ = ["BUNDLED", "bundled", "load_ba", "load_gmm", "load_gradbench_gmm", "l
 def load_gmm(path: str | Path) -> GMMProblem:
     """An ADBench GMM text file as a problem under ADBench's convention (no reference).
 
-    >>> from adcompare.adbench.datafiles import data_path
-    >>> load_gmm(data_path("adbench/gmm/gmm_d2_K5_1k.txt")).n_params
-    30
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "gmm.txt"
+    >>> _ = path.write_text("1 2 3\\n0\\n0\\n0\\n1\\n0\\n0\\n1\\n2\\n3\\n1 0\\n")
+    >>> load_gmm(path).n_params
+    6
     """
     return GMMProblem(read_adbench_gmm(path), "adbench", name=Path(path).stem)
 
@@ -32,10 +33,14 @@ def load_gradbench_gmm(path: str | Path) -> GMMProblem:
 
     Its reference is the file's own reference outputs, when it has them.
 
-    >>> from adcompare.adbench.datafiles import data_path
-    >>> problem = load_gradbench_gmm(data_path("gradbench/gmm_2_5_1000.json"))
-    >>> round(problem.reference["objective"], 6)
-    -3916.464821
+    >>> import json, pathlib, tempfile
+    >>> from adcompare.adbench.generate import generate_gmm
+    >>> from adcompare.adbench.gmm_format import gradbench_gmm_input
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "gmm.json"
+    >>> _ = path.write_text(json.dumps({"input": gradbench_gmm_input(generate_gmm(2, 5, 10))}))
+    >>> problem = load_gradbench_gmm(path)
+    >>> problem.n_params, problem.convention, problem.reference
+    (30, 'gradbench', None)
     """
     data, reference = read_gradbench_gmm(path)
     return GMMProblem(data, "gradbench", name=Path(path).stem, reference=reference)
@@ -44,8 +49,10 @@ def load_gradbench_gmm(path: str | Path) -> GMMProblem:
 def load_ba(path: str | Path) -> BAProblem:
     """An ADBench BA text file as a problem (no reference).
 
-    >>> from adcompare.adbench.datafiles import data_path
-    >>> load_ba(data_path("adbench/ba/test.txt")).n_residuals
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "ba.txt"
+    >>> _ = path.write_text("2 10 10\\n" + "0.1 " * 11 + "\\n1 2 3\\n0.5\\n10 20\\n")
+    >>> load_ba(path).n_residuals
     30
     """
     return BAProblem(read_adbench_ba(path), name=Path(path).stem)
@@ -54,51 +61,35 @@ def load_ba(path: str | Path) -> BAProblem:
 def load_lstm(path: str | Path) -> LSTMProblem:
     """An ADBench LSTM text file as a problem (no reference).
 
-    >>> from adcompare.adbench.datafiles import data_path
-    >>> load_lstm(data_path("adbench/lstm/lstm_l2_c1024.txt")).n_params
-    266
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "lstm.txt"
+    >>> _ = path.write_text("1 2 1\\n" + "0.5 " * (8 + 3 + 2) + "\\n1\\n0\\n")
+    >>> load_lstm(path).n_params
+    11
     """
     return LSTMProblem(read_adbench_lstm(path), name=Path(path).stem)
 
 
-def _bundled_loader(load: Callable, file: str, problem: str | None, name: str):
-    """A loader of a bundled file that attaches ADBench's ``problem`` references, if any."""
-
-    def make():
-        loaded = load(data_path(file))
-        loaded.name = name
-        if problem is not None:
-            loaded.reference = adbench_references(problem)
-        return loaded
-
-    return make
-
-
-#: The bundled instances by name; ADBench's test instances carry its references.
+#: The built-in instances by name, generated (:mod:`~adcompare.adbench.generate`) at
+#: the sizes of ADBench's test files and GradBench's smallest GMM workload.
 BUNDLED: dict[str, Callable] = {
-    "adbench-gmm-test": _bundled_loader(
-        load_gmm, "adbench/gmm/test.txt", "gmm", "adbench-gmm-test"
+    "adbench-gmm-test": lambda: GMMProblem(generate_gmm(2, 3, 1), "adbench", "adbench-gmm-test"),
+    "adbench-gmm-1k": lambda: GMMProblem(generate_gmm(2, 5, 1000), "adbench", "adbench-gmm-1k"),
+    "gradbench-gmm-1k": lambda: GMMProblem(
+        generate_gmm(2, 5, 1000), "gradbench", "gradbench-gmm-1k"
     ),
-    "adbench-gmm-1k": _bundled_loader(
-        load_gmm, "adbench/gmm/gmm_d2_K5_1k.txt", None, "adbench-gmm-1k"
-    ),
-    "gradbench-gmm-1k": _bundled_loader(
-        load_gradbench_gmm, "gradbench/gmm_2_5_1000.json", None, "gradbench-gmm-1k"
-    ),
-    "adbench-ba-test": _bundled_loader(load_ba, "adbench/ba/test.txt", "ba", "adbench-ba-test"),
-    "adbench-lstm": _bundled_loader(
-        load_lstm, "adbench/lstm/lstm_l2_c1024.txt", "lstm", "adbench-lstm"
-    ),
+    "adbench-ba-test": lambda: BAProblem(generate_ba(2, 10, 10), "adbench-ba-test"),
+    "adbench-lstm": lambda: LSTMProblem(generate_lstm(2, 1024, 14), "adbench-lstm"),
 }
 
 
 def bundled(name: str) -> GMMProblem | BAProblem | LSTMProblem:
-    """A bundled instance by name (see ``BUNDLED``), with its reference values if known.
+    """A built-in instance by name (see ``BUNDLED``), generated with a fixed seed.
 
     >>> problem = bundled("adbench-gmm-test")
-    >>> problem.n_params, round(problem.reference["objective"], 6)
-    (18, 8.073804)
+    >>> problem.n_params, problem.data.sizes, problem.reference is None
+    (18, (2, 3, 1), True)
     """
     if name not in BUNDLED:
-        raise ValueError(f"no bundled problem {name!r}; use one of {sorted(BUNDLED)}")
+        raise ValueError(f"no built-in problem {name!r}; use one of {sorted(BUNDLED)}")
     return BUNDLED[name]()

@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 
 from adcompare import check
-from adcompare.adbench.datafiles import data_path
 from adcompare.adbench.tokens import FormatError
 
 __all__ = ["adbench_references", "relative_error"]
@@ -31,18 +30,21 @@ _KEYS = {
 }
 
 
-def adbench_references(problem: str, path: str | Path | None = None) -> dict:
-    """ADBench's expected outputs for its ``"gmm"``, ``"ba"`` or ``"lstm"`` test instance.
+def adbench_references(problem: str, path: str | Path) -> dict:
+    """ADBench's expected outputs for its ``"gmm"``, ``"ba"`` or ``"lstm"`` test instance,
+    read from ADBench's ``reference_values.json`` at ``path`` (adcompare ships no copy).
 
-    Values are floats or float arrays; ``path`` defaults to the bundled
-    ``reference_values.json``.
+    Values are floats or float arrays.
 
-    >>> sorted(adbench_references("gmm"))
-    ['gradient', 'objective']
+    >>> import json, pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "reference_values.json"
+    >>> _ = path.write_text(json.dumps({key: 1.0 for key in _KEYS["gmm"].values()}))
+    >>> sorted(adbench_references("gmm", path).items())
+    [('gradient', 1.0), ('objective', 1.0)]
     """
     if problem not in _KEYS:
         raise ValueError(f"no ADBench references for {problem!r}; use one of {sorted(_KEYS)}")
-    path = Path(path) if path is not None else data_path("adbench/reference_values.json")
+    path = Path(path)
     document = json.loads(path.read_text())
     references = {}
     for name, key in _KEYS[problem].items():

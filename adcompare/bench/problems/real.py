@@ -1,4 +1,5 @@
-"""The ADBench and GradBench instances as benchmark problems, at their published size.
+"""The ADBench and GradBench objectives as benchmark problems, on instances the package
+generates at the sizes of ADBench's test files (:func:`adcompare.adbench.bundled`).
 
 They are not swept: each is one instance (family ``"fixed"``), measured to
 compare its derivative time ÷ objective time with the ratios other tools
@@ -39,7 +40,7 @@ def problem_function(problem) -> Callable:
 
 @dataclass(frozen=True)
 class RealProblem:
-    """A bundled instance as a problem; ``opt_in`` ones are left out of the default list."""
+    """A built-in instance as a problem; ``opt_in`` ones are left out of the default list."""
 
     name: str
     description: str
@@ -59,20 +60,24 @@ class RealProblem:
 REAL_PROBLEMS = (
     RealProblem(
         "adbench-gmm-1k",
-        "ADBench's Gaussian mixture objective, d = 2, K = 5, 1000 points: 30 parameters",
+        "ADBench's Gaussian mixture objective on a generated instance, d = 2, K = 5, "
+        "1000 points: 30 parameters",
     ),
     RealProblem(
         "gradbench-gmm-1k",
-        "GradBench's corrected Gaussian mixture objective, d = 2, k = 5, n = 1000: 30 parameters",
+        "GradBench's corrected Gaussian mixture objective on a generated instance, d = 2, "
+        "k = 5, n = 1000: 30 parameters",
     ),
     RealProblem(
         "adbench-ba-test",
-        "ADBench bundle adjustment, 2 cameras, 10 points, 10 observations: 30 residuals of "
+        "ADBench bundle adjustment on a generated instance, 2 cameras, 10 points, "
+        "10 observations: 30 residuals of "
         "62 parameters",
     ),
     RealProblem(
         "adbench-lstm",
-        "ADBench's LSTM loss, 2 layers, 14 bits, 1024 characters: 266 parameters "
+        "ADBench's LSTM loss on a generated instance, 2 layers, 14 bits, 1024 characters: "
+        "266 parameters "
         "(opt in: seconds per gradient)",
         opt_in=True,
     ),

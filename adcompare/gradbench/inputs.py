@@ -1,0 +1,117 @@
+"""What the gmm, ba and lstm evals share: input checks that speak the eval's language,
+and the replayed programs they keep between calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import adcompare as ad
+from adcompare.adbench import FormatError
+from adcompare.gradbench.evals import Eval, InputError, Workload
+
+__all__ = ["RUNS", "checked", "flat_gradient", "objective_and_jacobian", "replayed"]
+
+#: The timing fields GradBench's evals send by default (its CLI's ``--min-runs 1
+#: --min-seconds 1``), added to every generated workload's input.
+RUNS = {"min_runs": 1, "min_seconds": 1}
+
+#: Programs an eval keeps recorded at once (ba's blocks come in two shapes: full and last).
+REPLAYS_KEPT = 2
+
+
+def checked(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``parse`` with the readers' :class:`~adcompare.adbench.FormatError` raised as
+    :class:`~adcompare.gradbench.evals.InputError`, the sentence unchanged.
+
+    >>> from adcompare.adbench.records import json_integer
+    >>> checked(lambda record: json_integer(record, "n", "ba"))({"n": 0})
+    Traceback (most recent call last):
+    ...
+    adcompare.gradbench.evals.InputError: ba: 'n' is 0; expected a positive integer
+    """
+
+    def prepare(value):
+        try:
+            return parse(value)
+        except FormatError as error:
+            raise InputError(str(error)) from None
+
+    return prepare
+
+
+def replayed(cache: dict, key, f: Callable, *args, **options) -> ad.CompiledFunction:
+    """``ad.compile(f, *args, **options)``, recorded at the first call with ``key`` and
+    kept in ``cache``, which holds at most ``REPLAYS_KEPT`` programs (a new key beyond
+    them drops the others).
+
+    ``key`` must hold everything ``f`` reads that is not an argument (sizes,
+    constants), as the compiled program bakes those in.
+
+    >>> cache = {}
+    >>> first = replayed(cache, 2, lambda x: x * x, 3.0)
+    >>> print(first.grad(3.0), replayed(cache, 2, lambda x: x * x, 5.0) is first)
+    6.0 True
+    """
+    if key not in cache:
+        if len(cache) >= REPLAYS_KEPT:
+            cache.clear()
+        cache[key] = ad.compile(f, *args, **options)
+    return cache[key]
+
+
+def flat_gradient(problem, mode: str, cache: dict, key, objective: Callable, *arrays) -> np.ndarray:
+    """The gradient of an ADBench problem's objective at its ``params``, by ``mode``.
+
+    ``reverse`` and ``forward`` differentiate ``problem.objective``; ``replay``
+    compiles ``objective(params, *arrays)``, the same objective with the arrays it
+    reads passed in (so a new input's arrays are read at replay), under ``key``
+    (see :func:`replayed`).
+
+    >>> from adcompare.adbench import bundled
+    >>> from adcompare.adbench.gmm import gmm_objective
+    >>> gmm = bundled("adbench-gmm-test")
+    >>> def objective(params, x):
+    ...     return gmm_objective(*gmm.split(params), x, 1.0, 0, "adbench")
+    >>> by_mode = [flat_gradient(gmm, mode, {}, 0, objective, gmm.data.x)
+    ...            for mode in ("reverse", "forward", "replay")]
+    >>> bool(np.allclose(by_mode[0], by_mode[1]) and np.allclose(by_mode[0], by_mode[2]))
+    True
+    """
+    params = problem.params
+    if mode == "forward":
+        return ad.grad(problem.objective, mode="forward")(params)
+    if mode == "replay":
+        return replayed(cache, key, objective, params, *arrays).grad(params, *arrays)
+    return ad.grad(problem.objective)(params)
+
+
+def objective_and_jacobian(
+    name: str,
+    prepare: Callable[[Any], Any],
+    objective: Callable[[Any, str], Any],
+    jacobian: Callable[[Any, str], Any],
+    encode: Callable[[str, Any], Any],
+    workloads: Callable[[], tuple[Workload, ...]],
+) -> Eval:
+    """An eval whose primal is GradBench's ``objective`` and derivative its ``jacobian``
+    (gmm, ba, lstm), with ``prepare``'s format errors raised as input errors.
+
+    >>> evaluation = objective_and_jacobian(
+    ...     "cube", float, lambda x, mode: x**3, lambda x, mode: 3 * x**2,
+    ...     lambda function, result: result, lambda: ())
+    >>> evaluation.functions["jacobian"](evaluation.prepare(2), "reverse"), evaluation.auto
+    (12.0, 'reverse')
+    """
+    return Eval(
+        name=name,
+        prepare=checked(prepare),
+        functions={"objective": objective, "jacobian": jacobian},
+        encode=encode,
+        primal="objective",
+        derivative="jacobian",
+        workloads=workloads,
+    )
