@@ -133,15 +133,24 @@ def _instances():
     yield pytest.param(*_short_lstm(), id="adbench-lstm-12-characters")
 
 
+#: How far (in ulps) a reassociated sum of a few shares may move: k shares, k − 1 ulps.
+REASSOCIATED_ULPS = 4.0
+
+
 def assert_reference_bits_but_where_a_sum_is_reassociated(f, x, without_hint) -> None:
     """``jacrev``'s numbers (the harness's reverse mode: the gradient, or one sweep per
     output row) are the reference's bits, but where one of the two fast paths that
     reassociate a sum (``x * x``'s one rule, repeated indices added into an owned total)
-    met an earlier share: there within 1 ulp, and every bit once both are off."""
+    met an earlier share: there within a few ulps, and every bit once both are off.
+
+    A total of k shares summed in another order can move by about k − 1 ulps: bundle
+    adjustment's cameras each collect five observations' shares, and a generated
+    instance's entries came out 3 ulps apart (:data:`REASSOCIATED_ULPS`)."""
     reference = reference_jacrev(f, x)
     fast = np.asarray(ad.jacrev(f)(x))
     if fast.tobytes() != reference.tobytes():
-        assert fast.dtype == reference.dtype and ulps_apart(fast, reference) <= 1.0
+        assert fast.dtype == reference.dtype
+        assert ulps_apart(fast, reference) <= REASSOCIATED_ULPS
         without_hint("multiply", "vjp_same")
         without_hint("getitem", "accumulate_vjp")
         fast = ad.jacrev(f)(x)
