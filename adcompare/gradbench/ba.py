@@ -187,4 +187,19 @@ def _workloads() -> tuple[Workload, ...]:
     )
 
 
-EVAL = objective_and_jacobian("ba", _prepare, _objective, _jacobian, _encode, _workloads)
+def _harness_objective(data: BAData):
+    """One observation's three residuals (two reprojection errors, the weight's) as a
+    function of its camera, point and weight: every observation of GradBench's input is
+    the same, and the whole replicated problem is too large for a dense Jacobian."""
+    feature = data.features[:1]
+
+    def residuals(camera, point, weight):
+        rows = _rows(camera[None, :], point[None, :], ad.reshape(weight, (1,)), feature)
+        return ad.reshape(rows, (-1,))
+
+    return residuals, (data.cameras[0], data.points[0], data.weights[:1].reshape(()))
+
+
+EVAL = objective_and_jacobian(
+    "ba", _prepare, _objective, _jacobian, _encode, _workloads, _harness_objective
+)

@@ -96,9 +96,11 @@ def objective_and_jacobian(
     jacobian: Callable[[Any, str], Any],
     encode: Callable[[str, Any], Any],
     workloads: Callable[[], tuple[Workload, ...]],
+    harness_objective: Callable[[Any], tuple[Callable, tuple]] | None = None,
 ) -> Eval:
     """An eval whose primal is GradBench's ``objective`` and derivative its ``jacobian``
-    (gmm, ba, lstm), with ``prepare``'s format errors raised as input errors.
+    (gmm, ba, lstm), with ``prepare``'s format errors raised as input errors;
+    ``harness_objective`` is the eval's :attr:`~adcompare.gradbench.evals.Eval.objective`.
 
     >>> evaluation = objective_and_jacobian(
     ...     "cube", float, lambda x, mode: x**3, lambda x, mode: 3 * x**2,
@@ -114,4 +116,5 @@ def objective_and_jacobian(
         primal="objective",
         derivative="jacobian",
         workloads=workloads,
+        objective=harness_objective,
     )
