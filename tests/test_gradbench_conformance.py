@@ -71,3 +71,12 @@ def test_every_recorded_output_is_reproduced(name, mode):
             f"{name} {line['function']} on {line['workload']} ({line['eval_args'] or 'defaults'})"
         )
         assert mismatches(line["output"], answer["output"]) == [], where
+
+
+def test_every_one_of_gradbench_s_twelve_evals_is_implemented():
+    assert implemented() == EVAL_NAMES
+    for name in EVAL_NAMES:
+        ev = get_eval(name)
+        nested = ev.primal is None
+        assert (ev.objective is None) is nested, name  # every classic eval is a problem
+        assert ev.workloads(), name
