@@ -148,7 +148,8 @@ def report_markdown(records: list[dict], published: dict | None, unavailable: st
         "figure uses the same workloads where it published both times; `(k/n)` says it "
         "published only k of them, and a word in place of a figure is the outcome GradBench "
         "recorded for a tool that published none of them. The adcompare mode column says "
-        "which of our engines answered the derivative.",
+        "which of our engines answered the derivative. adcompare's server ran with one BLAS "
+        "thread and glibc's allocator thresholds fixed (`runner.MEASURING`).",
         "",
         *_section("Classic evals", _classic_lines(records, published)),
         *_section(

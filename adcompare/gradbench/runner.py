@@ -72,6 +72,19 @@ def _functions(ev: Eval) -> list[str]:
     return [ev.primal, ev.derivative] if ev.primal else list(ev.functions)
 
 
+#: The server's environment while measuring: one BLAS thread (its small products run
+#: many times slower with two on a busy machine), and glibc's allocator thresholds fixed
+#: (its adaptive ones decide whether numpy's temporaries hit fresh pages), as the
+#: harness's sweep pins them.
+MEASURING = {
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "MALLOC_MMAP_THRESHOLD_": str(32 * 2**20),
+    "MALLOC_TRIM_THRESHOLD_": str(2**30),
+}
+
+
 class _Session:
     """One server process, spoken to line by line, each response awaited with a timeout."""
 
@@ -83,6 +96,7 @@ class _Session:
             stdout=subprocess.PIPE,
             stderr=self.stderr,
             text=True,
+            env={**os.environ, **MEASURING},
         )
         self.lines: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
