@@ -5,6 +5,8 @@ Each op's oracle in the tests is SymPy on small symbolic matrices (the
 Cholesky factor, the closed-form eigenvalues and eigenvectors of symmetric
 2x2 matrices, the principal root of a 2x2 matrix). Their rules are written
 with batched ``matmul``, ``inv`` and ``solve``, so they differentiate again.
+eigvalsh, eigh's vectors and svdvals also take complex (Hermitian) matrices, in the
+Wirtinger convention; tests/test_complex_linalg.py checks them against differences.
 
 Sparsity: each is dense within its matrix (block-diagonal across a batch),
 reading only the triangle it reads (cholesky, eigvalsh, eigh_vectors); the
