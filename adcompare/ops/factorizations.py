@@ -23,6 +23,7 @@ from adcompare.ops.joining import concatenate
 from adcompare.ops.linalg import inv, matmul
 from adcompare.ops.matrices import (
     adjoint,
+    conjugated,
     defmatrix,
     full_rank,
     per_matrix_links,
@@ -33,6 +34,7 @@ from adcompare.ops.matrices import (
 )
 from adcompare.ops.matrix_functions import (
     prepare_matrices,
+    refuse_phase_dependence,
     svdvals,
     sym_eigenvalues_2x2,
     sym_eigenvector_columns,
@@ -105,8 +107,8 @@ pinv_full_rank = defmatrix(
 # --- QR ---------------------------------------------------------------------------------
 
 
-#: What the QR and SVD records share: real tall matrices of full rank, no numpy name.
-_TALL_FACTORS = {"numpy": (), "complex": "is computed for real matrices here", "domain": full_rank}
+#: What the QR and SVD records share: tall matrices of full rank, no numpy name.
+_TALL_FACTORS = {"numpy": (), "domain": full_rank}
 
 
 def _tall_with_signs(x, public: str, signs_of) -> dict:
@@ -119,7 +121,7 @@ def _tall_with_signs(x, public: str, signs_of) -> dict:
             f"this factorisation takes matrices with at least as many rows as columns, got "
             f"shape {shape_of(x)}; call adcompare.{public}, which handles wide matrices"
         )
-    return {"signs": np.where(signs_of(np.asarray(raw(x))) < 0, -1.0, 1.0)}
+    return {"signs": np.where(np.real(signs_of(np.asarray(raw(x)))) < 0, -1.0, 1.0)}
 
 
 def _prepare_qr(x):
@@ -207,6 +209,7 @@ qr_stacked = defmatrix(
     "_qr_stacked",
     _qr_stacked_value,
     **_TALL_FACTORS,
+    complex="is computed for real matrices here",
     prepare=_prepare_qr,
     cases=[(((2, 2),), {}), (((2, 1),), {}), (((2, 2, 1),), {})],
     sparsity=_qr_sparsity,
@@ -238,7 +241,7 @@ def _svd_sparsity(out, x, *, local, signs):
 
 def _svd_stacked_value(x, signs):
     u, _, vh = np.linalg.svd(x, full_matrices=False)
-    return np.concatenate([u, np.swapaxes(vh, -1, -2)], axis=-2)
+    return np.concatenate([u, np.conj(np.swapaxes(vh, -1, -2))], axis=-2)
 
 
 def _svd_pieces(out, x):
@@ -253,36 +256,49 @@ def _svd_pieces(out, x):
 
 
 def _svd_stacked_jvp(out, x, x_dot, signs):
-    # With P = Uᵀ Ẋ V and S = diag(s): U̇ = U (F ∘ (P S + S Pᵀ)) + (I - U Uᵀ) Ẋ V S⁻¹,
-    # V̇ = V (F ∘ (S P + Pᵀ S)).
+    # With P = Uᴴ Ẋ V and S = diag(s): U̇ = U (F ∘ (P S + S Pᴴ) + i Im diag(P) S⁻¹)
+    # + (I - U Uᴴ) Ẋ V S⁻¹, V̇ = V (F ∘ (S P + Pᴴ S)). A complex pair of singular vectors
+    # shares an arbitrary phase; this V̇ keeps V's (Im vᵢᴴ v̇ᵢ = 0), as JAX does, and U's
+    # diagonal term keeps x = U S Vᴴ.
     u, v, values, gaps = _svd_pieces(out, x)
-    rotated = matmul(matmul(swap_last(u), x_dot), v)
+    rotated = matmul(matmul(adjoint(u), x_dot), v)
     scaled = multiply(rotated, values)
-    u_dot = add(
-        matmul(u, multiply(gaps, add(scaled, swap_last(scaled)))),
-        divide(_project_out(u, matmul(x_dot, v)), values),
-    )
+    u_turn = _with_phase_term(multiply(gaps, add(scaled, adjoint(scaled))), rotated, values)
+    u_dot = add(matmul(u, u_turn), divide(_project_out(u, matmul(x_dot, v)), values))
     weighted = multiply(swap_last(values), rotated)
-    v_dot = matmul(v, multiply(gaps, add(weighted, swap_last(weighted))))
+    v_dot = matmul(v, multiply(gaps, add(weighted, adjoint(weighted))))
     return concatenate([u_dot, v_dot], axis=-2)
 
 
+def _with_phase_term(turn, product, values):
+    """``turn + i Im diag(product) S⁻¹`` for complex ``product``; ``turn`` for real."""
+    if not is_complex(product):
+        return turn
+    n = shape_of(product)[-1]
+    imaginary = multiply(subtract(product, adjoint(product)), 0.5 * np.eye(n))
+    return add(turn, divide(imaginary, values))
+
+
 def _project_out(u, a):
-    """``(I - U Uᵀ) a``: the part of ``a`` outside U's columns."""
-    return subtract(a, matmul(u, matmul(swap_last(u), a)))
+    """``(I - U Uᴴ) a``: the part of ``a`` outside U's columns."""
+    return subtract(a, matmul(u, matmul(adjoint(u), a)))
 
 
 def _svd_stacked_vjp(out, x, out_bar, signs):
-    # The transpose: with J = F ∘ Uᵀ Ū and K = F ∘ Vᵀ V̄,
-    # x̄ = U ((J + Jᵀ) S + S (K + Kᵀ)) Vᵀ + (I - U Uᵀ) Ū S⁻¹ Vᵀ.
+    # The transpose: with G = Uᵀ Ū, J = F ∘ G and K = F ∘ Vᵀ V̄, Q = (J + Jᴴ) S + S (K + Kᴴ)
+    # + i Im diag(G) S⁻¹ and x̄ = conj(U) Q Vᵀ + (I - conj(U) Uᵀ) Ū S⁻¹ Vᵀ.
     u, v, values, gaps = _svd_pieces(out, x)
     u_bar, v_bar = _qr_parts(out_bar, x)
-    j = multiply(gaps, matmul(swap_last(u), u_bar))
+    refuse_phase_dependence("svd", ((u, u_bar), (v, v_bar)))
+    u_product = matmul(swap_last(u), u_bar)
+    j = multiply(gaps, u_product)
     k = multiply(gaps, matmul(swap_last(v), v_bar))
     inner = add(
-        multiply(add(j, swap_last(j)), values), multiply(swap_last(values), add(k, swap_last(k)))
+        multiply(add(j, adjoint(j)), values), multiply(swap_last(values), add(k, adjoint(k)))
     )
-    outer = add(matmul(u, inner), divide(_project_out(u, u_bar), values))
+    inner = _with_phase_term(inner, u_product, values)
+    u_conj = conjugated(u)
+    outer = add(matmul(u_conj, inner), divide(_project_out(u_conj, u_bar), values))
     return matmul(outer, swap_last(v))
 
 
@@ -311,6 +327,10 @@ svd_stacked = defmatrix(
     "_svd_stacked",
     _svd_stacked_value,
     **_TALL_FACTORS,
+    # Complex input is tested in tests/test_complex_linalg.py, against differences of
+    # functions the vectors' phases leave unchanged.
+    complex=WIRTINGER,
+    dtypes=("float32", "float64"),
     prepare=_prepare_svd,
     # Two columns' second derivatives take SymPy about 30 s; the rotation terms (F) are
     # checked against differences through svd in tests/test_composite.py and test_linalg.py.
@@ -320,6 +340,7 @@ svd_stacked = defmatrix(
     jvp=_svd_stacked_jvp,
     vjp=_svd_stacked_vjp,
     doc="numpy's reduced SVD vectors of matrices with at least as many rows as columns, "
-    "batched, as one array: U's rows above V's (V, not Vᵀ), for ``svd``. Distinct, "
-    "non-zero singular values are needed.",
+    "batched, as one array: U's rows above V's (V, not Vᴴ), for ``svd``. Distinct, "
+    "non-zero singular values are needed; complex vectors' derivatives hold for functions "
+    "their phases leave unchanged.",
 )

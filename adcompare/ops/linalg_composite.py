@@ -23,7 +23,7 @@ from adcompare.ops.elementwise import abs, add, multiply, subtract
 from adcompare.ops.factorizations import pinv_full_rank, qr_stacked, svd_stacked
 from adcompare.ops.joining import concatenate
 from adcompare.ops.linalg import inv, logabsdet, matmul, solve
-from adcompare.ops.matrices import adjoint
+from adcompare.ops.matrices import adjoint, conjugated
 from adcompare.ops.matrix_functions import (
     eigh_vectors,
     eigvalsh,
@@ -80,8 +80,10 @@ def slogdet(x):
 
 @composite(numpy=("linalg.eigh",))
 def eigh(x, UPLO: str = "L"):  # noqa: N803 (numpy's name)
-    """Eigenvalues (ascending) and eigenvectors of symmetric matrices, as
-    ``np.linalg.eigh``, with numpy's signs.
+    """Eigenvalues (ascending) and eigenvectors of symmetric (or complex Hermitian)
+    matrices, as ``np.linalg.eigh``, with numpy's signs. A complex eigenvector's phase is
+    arbitrary: derivatives hold for functions that the phases leave unchanged (the
+    reverse mode refuses others).
 
     >>> w, v = eigh([[2.0, 1.0], [1.0, 2.0]])
     >>> print(w, np.round(v * np.sqrt(2), 6))
@@ -98,7 +100,8 @@ def svd(x, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
     With ``compute_uv=False``, the singular values (:func:`svdvals`). The
     vectors are the reduced ones (``full_matrices=False``; square matrices
     either way): numpy's, signs included, also for a rank-deficient matrix.
-    Their derivatives need distinct, non-zero singular values.
+    Their derivatives need distinct, non-zero singular values; complex vectors' derivatives
+    hold for functions that their phases leave unchanged (the reverse mode refuses others).
 
     >>> u, s, vh = svd([[3.0, 0.0], [0.0, -4.0]])
     >>> print(s, np.allclose((u * s) @ vh, [[3.0, 0.0], [0.0, -4.0]]))
@@ -116,14 +119,16 @@ def svd(x, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
     if m >= n:
         stacked = svd_stacked(x)
         left, right = _rows(stacked, 0, m), _rows(stacked, m, m + n)
-        return SVDResult(left, values, _swap_last(right))
-    # A wide matrix is the transpose of a tall one: its U is that one's V. numpy's signs
-    # for x and xᵀ may differ: each vector takes numpy's sign for x, a constant.
+        return SVDResult(left, values, adjoint(right))
+    # A wide matrix is the transpose of a tall one: xᵀ = U' S V'ᴴ gives U = conj(V') and
+    # V = conj(U'). numpy's signs (phases) for x and xᵀ may differ: each vector takes
+    # numpy's for x, a constant.
     stacked = svd_stacked(_swap_last(x))
-    left, right = _rows(stacked, n, n + m), _rows(stacked, 0, n)
-    signs = np.sign(np.sum(raw(left) * np.linalg.svd(raw(x), full_matrices=False)[0], axis=-2))
-    signs = np.where(signs == 0, 1.0, signs)[..., None, :]
-    return SVDResult(multiply(left, signs), values, _swap_last(multiply(right, signs)))
+    left, right = conjugated(_rows(stacked, n, n + m)), conjugated(_rows(stacked, 0, n))
+    overlap = np.sum(np.conj(raw(left)) * np.linalg.svd(raw(x), full_matrices=False)[0], -2)
+    size = np.abs(overlap)
+    phases = np.where(size == 0, 1.0, overlap / np.where(size == 0, 1.0, size))[..., None, :]
+    return SVDResult(multiply(left, phases), values, adjoint(multiply(right, phases)))
 
 
 def _rows(a, start: int, stop: int):

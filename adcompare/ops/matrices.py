@@ -17,7 +17,7 @@ from collections.abc import Callable
 import numpy as np
 import sympy
 
-from adcompare.ops.complex_parts import conj, is_complex
+from adcompare.ops.complex_parts import conj, is_complex, real
 from adcompare.ops.elementwise import add, multiply
 from adcompare.ops.links import Links
 from adcompare.ops.reductions import sum
@@ -25,6 +25,8 @@ from adcompare.ops.registry import ARRAY_ONLY, LEADING_AXIS, defop, ndim_of, sha
 from adcompare.ops.shape import transpose
 
 __all__ = [
+    "adjoint",
+    "conjugated",
     "defmatrix",
     "diagonally_dominant",
     "full_rank",
@@ -91,6 +93,15 @@ def swap_last(a):
     return transpose.prepared(a, axes=(*range(n - 2), n - 1, n - 2))
 
 
+def conjugated(a):
+    """The complex conjugate of ``a``; a real ``a`` itself, with no op applied.
+
+    >>> print(conjugated(np.array([1.0 + 2j])), conjugated(np.array([1.0])))
+    [1.-2.j] [1.]
+    """
+    return conj(a) if is_complex(a) else a
+
+
 def adjoint(a):
     """The conjugate transpose of each matrix of a batch (the transpose of real ones).
 
@@ -98,7 +109,7 @@ def adjoint(a):
     [[1.-0.j]
      [0.-2.j]]
     """
-    return swap_last(conj(a) if is_complex(a) else a)
+    return swap_last(conjugated(a))
 
 
 def trace_product(a, b):
@@ -114,15 +125,36 @@ def _triangles(n: int, lower: bool) -> tuple[np.ndarray, np.ndarray]:
 
 
 def symmetric_part(a, lower: bool):
-    """The symmetric matrix that reads only one triangle of ``a``, as LAPACK does."""
-    keep, strict = _triangles(shape_of(a)[-1], lower)
-    return add(multiply(a, keep), swap_last(multiply(a, strict)))
+    """The symmetric matrix that reads only one triangle of ``a``, as LAPACK does; for
+    complex ``a`` the Hermitian one, whose diagonal is the real part of ``a``'s (LAPACK
+    ignores its imaginary part).
+
+    >>> print(symmetric_part(np.array([[1 + 5j, 0], [2j, 3]]), lower=True))
+    [[1.+0.j 0.-2.j]
+     [0.+2.j 3.+0.j]]
+    """
+    n = shape_of(a)[-1]
+    keep, strict = _triangles(n, lower)
+    if not is_complex(a):
+        return add(multiply(a, keep), swap_last(multiply(a, strict)))
+    below = multiply(a, strict)
+    return add(add(below, adjoint(below)), multiply(real(a), np.eye(n)))
 
 
 def symmetric_part_adjoint(a_bar, lower: bool):
-    """The adjoint of :func:`symmetric_part`: the cotangent lands on the triangle read."""
-    keep, strict = _triangles(shape_of(a_bar)[-1], lower)
-    return add(multiply(a_bar, keep), multiply(swap_last(a_bar), strict))
+    """The adjoint of :func:`symmetric_part`: the cotangent lands on the triangle read
+    (in the Wirtinger convention for complex cotangents: the strict triangle gets
+    ``ā + conj(āᵀ)``, the diagonal the real part of ``ā``'s).
+
+    >>> print(symmetric_part_adjoint(np.array([[1 + 5j, 1j], [2j, 3]]), lower=True))
+    [[1.+0.j 0.+0.j]
+     [0.+1.j 3.+0.j]]
+    """
+    n = shape_of(a_bar)[-1]
+    keep, strict = _triangles(n, lower)
+    if not is_complex(a_bar):
+        return add(multiply(a_bar, keep), multiply(swap_last(a_bar), strict))
+    return add(multiply(add(a_bar, adjoint(a_bar)), strict), multiply(real(a_bar), np.eye(n)))
 
 
 def prepare_square(x, **params):

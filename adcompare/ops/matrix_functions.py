@@ -5,6 +5,8 @@ Each op's oracle in the tests is SymPy on small symbolic matrices (the
 Cholesky factor, the closed-form eigenvalues and eigenvectors of symmetric
 2x2 matrices, the principal root of a 2x2 matrix). Their rules are written
 with batched ``matmul``, ``inv`` and ``solve``, so they differentiate again.
+eigvalsh, eigh's vectors and svdvals also take complex (Hermitian) matrices, in the
+Wirtinger convention; tests/test_complex_linalg.py checks them against differences.
 
 Sparsity: each is dense within its matrix (block-diagonal across a batch),
 reading only the triangle it reads (cholesky, eigvalsh, eigh_vectors); the
@@ -18,9 +20,12 @@ import numpy as np
 import scipy.linalg
 import sympy
 
+from adcompare.ops.complex_parts import is_complex, real
 from adcompare.ops.elementwise import add, divide, multiply, subtract
 from adcompare.ops.linalg import inv, matmul, solve
 from adcompare.ops.matrices import (
+    adjoint,
+    conjugated,
     defmatrix,
     diagonally_dominant,
     full_rank,
@@ -38,7 +43,7 @@ from adcompare.ops.matrices import (
     triangle,
 )
 from adcompare.ops.reductions import sum
-from adcompare.ops.registry import ndim_of, raw, shape_of
+from adcompare.ops.registry import WIRTINGER, ndim_of, raw, shape_of
 from adcompare.ops.shape import expand_dims, getitem, reshape
 
 # --- cholesky ---------------------------------------------------------------------------
@@ -125,16 +130,27 @@ def _uplo(lower: bool) -> str:
     return "L" if lower else "U"
 
 
+def real_part(a):
+    """The real part of ``a``; a real ``a`` itself, with no op applied.
+
+    >>> print(real_part(np.array([1.0 + 2j])), real_part(np.array([1.0])))
+    [1.] [1.]
+    """
+    return real(a) if is_complex(a) else a
+
+
 def _eigvalsh_jvp(out, x, x_dot, lower):
-    # ẇᵢ = vᵢᵀ Ṡ vᵢ.
+    # ẇᵢ = Re vᵢᴴ Ṡ vᵢ (real in exact arithmetic for Hermitian Ṡ).
     vectors = eigh_vectors(x, _uplo(lower))
     spread = matmul(symmetric_part(x_dot, lower=lower), vectors)
-    return sum(multiply(vectors, spread), axis=-2)
+    return real_part(sum(multiply(conjugated(vectors), spread), axis=-2))
 
 
 def _eigvalsh_vjp(out, x, out_bar, lower):
+    # S̄ = conj(V) diag(Re w̄) Vᵀ, then onto the triangle read (w is real: only the real
+    # part of a cotangent reaching it from complex values counts).
     vectors = eigh_vectors(x, _uplo(lower))
-    weighted = multiply(vectors, expand_dims(out_bar, -2))
+    weighted = multiply(conjugated(vectors), expand_dims(real_part(out_bar), -2))
     return symmetric_part_adjoint(matmul(weighted, swap_last(vectors)), lower=lower)
 
 
@@ -162,9 +178,12 @@ def _sym_eigvalsh(x, lower):
     return sympy_batches(values, x)
 
 
-#: What eigvalsh and eigh_vectors share: one triangle of a symmetric matrix is read.
+#: What eigvalsh and eigh_vectors share: one triangle of a symmetric (complex: Hermitian)
+#: matrix is read. Complex input is tested in tests/test_complex_linalg.py, against
+#: differences of functions the eigenvectors' phases leave unchanged.
 _ONE_TRIANGLE = {
-    "complex": "reads a symmetric matrix's real triangle; Hermitian input is not supported",
+    "complex": WIRTINGER,
+    "dtypes": ("float32", "float64"),
     "domain": symmetric_positive_definite,
     "prepare": _prepare_uplo,
     "cases": [(((2, 2),), {"UPLO": "L"}), (((2, 2, 2),), {"UPLO": "U"})],
@@ -191,7 +210,7 @@ def _prepare_eigh_vectors(x, UPLO="L"):  # noqa: N803 (numpy's name)
     makes the last component non-negative (the SymPy counterpart's): decided by values."""
     lower = _prepare_uplo(x, UPLO)["lower"]
     last = np.linalg.eigh(np.asarray(raw(x)), _uplo(lower)).eigenvectors[..., -1, :]
-    return {"lower": lower, "signs": np.where(last < 0, -1.0, 1.0)}
+    return {"lower": lower, "signs": np.where(np.real(last) < 0, -1.0, 1.0)}
 
 
 def _eigh_vectors_value(x, lower, signs):
@@ -209,14 +228,46 @@ def _gap_factors(x, lower):
 
 
 def _eigh_vectors_jvp(out, x, x_dot, lower, signs):
-    # V̇ = V (F ∘ Vᵀ Ṡ V): the vectors turn into each other, at rates set by the gaps.
-    rotated = matmul(matmul(swap_last(out), symmetric_part(x_dot, lower=lower)), out)
+    # V̇ = V (F ∘ Vᴴ Ṡ V): the vectors turn into each other, at rates set by the gaps. A
+    # complex vector's phase is arbitrary; this V̇ keeps it (Im vᵢᴴ v̇ᵢ = 0), as JAX does.
+    rotated = matmul(matmul(adjoint(out), symmetric_part(x_dot, lower=lower)), out)
     return matmul(out, multiply(_gap_factors(x, lower), rotated))
 
 
 def _eigh_vectors_vjp(out, x, out_bar, lower, signs):
+    # S̄ = conj(V) (F ∘ Vᵀ V̄) Vᵀ, then onto the triangle read.
+    refuse_phase_dependence("eigh", ((out, out_bar),))
     inner = multiply(_gap_factors(x, lower), matmul(swap_last(out), out_bar))
-    return symmetric_part_adjoint(matmul(matmul(out, inner), swap_last(out)), lower=lower)
+    return symmetric_part_adjoint(
+        matmul(matmul(conjugated(out), inner), swap_last(out)), lower=lower
+    )
+
+
+def refuse_phase_dependence(name: str, pairs) -> None:
+    """Raise if a cotangent asks how a function changes with the phases of complex
+    singular or eigenvectors, which are arbitrary: for ``(vectors, cotangent)`` pairs
+    whose columns share one phase each, the change with the phases is the imaginary part
+    of the summed ``diag(vectorsᵀ cotangent)``, zero for a function they leave unchanged.
+
+    >>> v = np.array([[1.0 + 0j]])
+    >>> refuse_phase_dependence("eigh", ((v, np.array([[2.0 + 0j]])),))
+    >>> refuse_phase_dependence("eigh", ((v, np.array([[1j]])),))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: eigh: the function differentiated depends on the phases of complex vectors, ...
+    """
+    if not is_complex(pairs[0][0]):
+        return
+    change, scale = 0.0, 0.0
+    for vectors, cotangent in pairs:
+        vectors, cotangent = np.asarray(raw(vectors)), np.asarray(raw(cotangent))
+        change = change + np.sum(vectors * cotangent, axis=-2).imag
+        scale = scale + np.sqrt(np.sum(np.abs(cotangent) ** 2, axis=-2))
+    if np.any(np.abs(change) > 1e-8 * scale):
+        raise ValueError(
+            f"{name}: the function differentiated depends on the phases of complex vectors, "
+            "which are arbitrary, so it has no derivative; differentiate a function of "
+            "them that their phases leave unchanged, such as abs(v) or v @ v.conj().T"
+        )
 
 
 def _sym_eigh_vectors(x, lower, signs):
@@ -285,7 +336,7 @@ eigh_vectors = defmatrix(
 def _gram_vectors(x):
     """For ``x`` with at least as many rows as columns: V (right singular vectors,
     descending order) and ``x @ V`` (the left ones scaled by the singular values)."""
-    ascending = eigh_vectors(matmul(swap_last(x), x))
+    ascending = eigh_vectors(matmul(adjoint(x), x))
     vectors = getitem(ascending, (Ellipsis, slice(None, None, -1)))
     return vectors, matmul(x, vectors)
 
@@ -295,17 +346,20 @@ def _tall(x):
 
 
 def _svdvals_jvp(out, x, x_dot):
-    # ṡᵢ = uᵢᵀ ẋ vᵢ, with uᵢ = x vᵢ / sᵢ.
+    # ṡᵢ = Re uᵢᴴ ẋ vᵢ, with uᵢ = x vᵢ / sᵢ.
     if not _tall(x):
         x, x_dot = swap_last(x), swap_last(x_dot)
     vectors, scaled = _gram_vectors(x)
-    return divide(sum(multiply(scaled, matmul(x_dot, vectors)), axis=-2), out)
+    turned = sum(multiply(conjugated(scaled), matmul(x_dot, vectors)), axis=-2)
+    return divide(real_part(turned), out)
 
 
 def _svdvals_vjp(out, x, out_bar):
     tall = _tall(x)
+    # x̄ = conj(U) diag(Re s̄) Vᵀ (s is real, as in eigvalsh's rule).
     vectors, scaled = _gram_vectors(x if tall else swap_last(x))
-    x_bar = matmul(multiply(scaled, expand_dims(divide(out_bar, out), -2)), swap_last(vectors))
+    weights = expand_dims(divide(real_part(out_bar), out), -2)
+    x_bar = matmul(multiply(conjugated(scaled), weights), swap_last(vectors))
     return x_bar if tall else swap_last(x_bar)
 
 
@@ -339,7 +393,8 @@ svdvals = defmatrix(
     "svdvals",
     np.linalg.svdvals,
     numpy=("linalg.svdvals",),
-    complex="singular values are not analytic in the matrix",
+    complex=WIRTINGER,
+    dtypes=("float32", "float64"),
     domain=full_rank,
     saves=("args", "out"),
     prepare=prepare_matrices,
