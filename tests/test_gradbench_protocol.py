@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from adcompare.gradbench import Eval, implemented, protocol
+from adcompare.gradbench import Eval, get_eval, implemented, protocol
 from adcompare.gradbench.compare import mismatches
 from adcompare.gradbench.protocol import Server, serve
 from tests.shared_data import shared_file
@@ -230,3 +230,18 @@ def test_the_comparison_rule_rejects_what_gradbench_lets_through():
     assert mismatches(1.0, math.inf) == ["$: inf is not a finite number"]
     assert mismatches(1, 2) == ["$: got 2, expected 1"]
     assert mismatches(None, 0.0) == ["$: got float, expected null"]
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward", "replay"])
+def test_hello_answers_sympy_s_derivative_on_its_whole_chain(mode):
+    # GradBench's hello chain: square, double, ... each on the previous answer; SymPy's
+    # derivative of x² is the oracle at every point of it.
+    import sympy
+
+    symbol = sympy.Symbol("x")
+    derivative = sympy.lambdify(symbol, sympy.diff(symbol**2, symbol))
+    hello = get_eval("hello")
+    for workload in hello.workloads():
+        x = hello.prepare(workload.make())
+        assert hello.functions["square"](x, mode) == x * x
+        assert hello.functions["double"](x, mode) == derivative(x)
