@@ -434,7 +434,11 @@ def test_the_new_functions_agree_with_jax():
             lambda m: jnp.sum(jnp.gradient(m, axis=0) ** 2),
             matrix,
         ),
-        (lambda m: ad.trapezoid(ad.sin(m)), lambda m: jnp.sum(jnp.trapezoid(jnp.sin(m))), matrix),
+        (
+            lambda m: ad.sum(ad.trapezoid(ad.sin(m))),
+            lambda m: jnp.sum(jnp.trapezoid(jnp.sin(m))),
+            matrix,
+        ),
         (lambda m: ad.norm(m, "nuc"), lambda m: jnp.linalg.norm(m, "nuc"), matrix),
         (lambda v: ad.norm(v, 3), lambda v: jnp.linalg.norm(v, 3), x),
         (
