@@ -308,6 +308,7 @@ _STATIC_SHAPE_FUNCTIONS = frozenset(
     | {np.where, np.clip, np.round, np.around, np.copy, np.cumsum, np.sort, np.argsort}
     | {np.argmax, np.argmin, np.concatenate, np.stack, np.isclose, np.allclose}
     | {np.count_nonzero, np.take, np.take_along_axis, np.argpartition, np.linalg.slogdet}
+    | {np.iscomplex, np.isreal, np.array_equal}
 )
 
 
