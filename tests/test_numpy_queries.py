@@ -36,6 +36,7 @@ def _structure(value) -> tuple:
         np.iscomplexobj(value),
         np.isrealobj(value),
         np.result_type(value, np.float32),
+        np.min_scalar_type(value),
     )
 
 
@@ -58,6 +59,19 @@ def test_shape_answers_are_static_in_a_recording():
     assert value == pytest.approx(6.0 * np.sum(2.0 * X)) and compiled.recordings == 1
     np.testing.assert_array_equal(gradient, np.full(X.shape, 6.0))
     assert not compiled.program.guards
+
+
+def test_min_scalar_type_of_one_number_reads_it_and_a_recording_guards_it():
+    def f(x):
+        return ad.sum(x) * (2.0 if np.min_scalar_type(x) == np.float16 else 3.0)
+
+    for number in (3.0, 1e300):
+        assert np.min_scalar_type(ad.Tensor(number, requires_grad=True)) == np.min_scalar_type(
+            number
+        )
+    compiled = ad.compile(f, np.array(3.0))
+    assert compiled.value_and_grad(np.array(5.0)) == (10.0, 2.0) and compiled.recordings == 1
+    assert compiled.value_and_grad(np.array(1e300))[1] == 3.0 and compiled.recordings == 2
 
 
 def test_allclose_in_an_assertion_inside_a_differentiated_function():

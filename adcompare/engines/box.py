@@ -225,8 +225,9 @@ class ArrayBox(Box):
 
 # --- numpy's questions about a box ----------------------------------------------
 # np.ndim, np.shape, np.size, np.iscomplexobj, np.isrealobj and np.result_type
-# answer from the box's shape and dtype (one example's, for vmap's box) and read
-# no value, so a recording keeps their answer as it keeps any shape.
+# (and np.min_scalar_type of an array) answer from the box's shape and dtype (one
+# example's, for vmap's box) and read no value, so a recording keeps their answer
+# as it keeps any shape; np.min_scalar_type of one number reads it (compile guards it).
 # np.isclose, np.allclose, np.array_equal, np.iscomplex and np.isreal answer from
 # the values, with derivative zero, as a comparison (x > 0) does, and like one
 # they run on the plain values (raw): compile records them and guards a Python
@@ -273,6 +274,11 @@ def _result_type(*arrays_and_dtypes) -> np.dtype:
     return np.result_type(*(a.dtype if isinstance(a, ArrayBox) else a for a in arrays_and_dtypes))
 
 
+def _min_scalar_type(a) -> np.dtype:
+    # An array's dtype; for one number, the smallest dtype that holds it (read from it).
+    return np.min_scalar_type(raw(a)) if _ndim(a) == 0 else _dtype(a)
+
+
 def _on_values(func):
     """``func`` run on the plain values of its arguments: an answer without a derivative."""
 
@@ -299,6 +305,7 @@ _QUERIES = {
     np.iscomplexobj: _iscomplexobj,
     np.isrealobj: _isrealobj,
     np.result_type: _result_type,
+    np.min_scalar_type: _min_scalar_type,
     np.real_if_close: _real_if_close,
     **{f: _on_values(f) for f in (np.isclose, np.allclose, np.array_equal)},
     **{f: _on_values(f) for f in (np.iscomplex, np.isreal)},
