@@ -3,8 +3,18 @@
 Operators and methods are installed by iterating the op registry, so a new
 op becomes a method the moment it exists. numpy functions called on a box
 dispatch to the op set (``__array_ufunc__`` / ``__array_function__``);
-those without a derivative rule raise a TypeError rather than silently
+those that read only the structure or answer without a derivative
+(``np.ndim``, ``np.allclose``) answer as ``_QUERIES`` says (see below);
+the others without a derivative rule raise a TypeError rather than silently
 dropping the derivative.
+
+>>> import numpy as np
+>>> import adcompare as ad
+>>> def f(x):
+...     assert np.ndim(x) == 1 and np.allclose(x, (x * 3.0) / 3.0)
+...     return ad.sum(x**2)
+>>> print(ad.grad(f)(np.array([1.0, 2.0])))
+[2. 4.]
 """
 
 from __future__ import annotations
@@ -15,7 +25,7 @@ import sys
 
 import numpy as np
 
-from adcompare.ops import COMPOSITES, OPS, getitem, public_functions, stats
+from adcompare.ops import COMPOSITES, OPS, getitem, imag, public_functions, real, stats
 from adcompare.ops.registry import NUMPY_NAMES, Box, raw, shape_of
 
 _COMPARISONS = {
@@ -200,6 +210,9 @@ class ArrayBox(Box):
         )
 
     def __array_function__(self, func, types, args, kwargs):
+        query = _QUERIES.get(func)
+        if query is not None:  # reads the structure, or values without a derivative
+            return query(*args, **kwargs)
         name = _numpy_name(func)
         fn = NUMPY_NAMES.get(name)
         unknown = () if fn is None else unknown_keywords(fn, kwargs)
@@ -210,8 +223,17 @@ class ArrayBox(Box):
         )
 
 
-#: numpy's name of each ufunc with an op that was called on a box so far.
-_UFUNC_NAMES: dict = {}
+# --- numpy's questions about a box ----------------------------------------------
+# np.ndim, np.shape, np.size, np.iscomplexobj, np.isrealobj and np.result_type
+# (and np.min_scalar_type of an array) answer from the box's shape and dtype (one
+# example's, for vmap's box) and read no value, so a recording keeps their answer
+# as it keeps any shape; np.min_scalar_type of one number reads it (compile guards it).
+# np.isclose, np.allclose, np.array_equal, np.iscomplex and np.isreal answer from
+# the values, with derivative zero, as a comparison (x > 0) does, and like one
+# they run on the plain values (raw): compile records them and guards a Python
+# decision taken on their answer (if np.allclose(x, y):), vmap answers per
+# example. np.real_if_close is real(x) where numpy drops the imaginary part (a
+# decision the values take, guarded the same way), else x.
 
 
 def _raws(values):
@@ -220,6 +242,78 @@ def _raws(values):
     if isinstance(values, (list, tuple)):
         return type(values)(_raws(v) for v in values)
     return raw(values)
+
+
+def _shape(a) -> tuple[int, ...]:
+    return a.shape if isinstance(a, ArrayBox) else np.shape(a)
+
+
+def _dtype(a) -> np.dtype:
+    return a.dtype if isinstance(a, ArrayBox) else np.asarray(a).dtype
+
+
+def _ndim(a) -> int:
+    return len(_shape(a))
+
+
+def _size(a, axis=None) -> int:
+    shape = _shape(a)
+    axes = range(len(shape)) if axis is None else np.atleast_1d(axis)
+    return int(np.prod([shape[i] for i in axes], dtype=np.int64))
+
+
+def _iscomplexobj(x) -> bool:
+    return issubclass(_dtype(x).type, np.complexfloating)
+
+
+def _isrealobj(x) -> bool:
+    return not _iscomplexobj(x)
+
+
+def _result_type(*arrays_and_dtypes) -> np.dtype:
+    return np.result_type(*(a.dtype if isinstance(a, ArrayBox) else a for a in arrays_and_dtypes))
+
+
+def _min_scalar_type(a) -> np.dtype:
+    # An array's dtype; for one number, the smallest dtype that holds it (read from it).
+    return np.min_scalar_type(raw(a)) if _ndim(a) == 0 else _dtype(a)
+
+
+def _on_values(func):
+    """``func`` run on the plain values of its arguments: an answer without a derivative."""
+
+    def on_values(*args, **kwargs):
+        return func(*_raws(args), **_raws(kwargs))
+
+    return on_values
+
+
+def _real_if_close(a, tol=100):
+    dtype = _dtype(a)
+    if not issubclass(dtype.type, np.complexfloating):
+        return a
+    if tol > 1:  # numpy's rule: a tolerance above 1 counts machine epsilons
+        tol = np.finfo(dtype).eps * tol
+    return real(a) if np.all(np.absolute(raw(imag(a))) < tol) else a
+
+
+#: What each of these numpy functions does when called on a box.
+_QUERIES = {
+    np.ndim: _ndim,
+    np.shape: _shape,
+    np.size: _size,
+    np.iscomplexobj: _iscomplexobj,
+    np.isrealobj: _isrealobj,
+    np.result_type: _result_type,
+    np.min_scalar_type: _min_scalar_type,
+    np.real_if_close: _real_if_close,
+    **{f: _on_values(f) for f in (np.isclose, np.allclose, np.array_equal)},
+    **{f: _on_values(f) for f in (np.iscomplex, np.isreal)},
+}
+
+
+#: numpy's name of each ufunc with an op that was called on a box so far.
+_UFUNC_NAMES: dict = {}
 
 
 def _boxes(values) -> list:
@@ -259,8 +353,6 @@ _KEYWORD_ADVICE = {
     "where": "choose the elements with adcompare.where(mask, ...) instead of where=",
     "dtype": "convert the argument with .astype(dtype) instead of dtype=",
     "initial": "combine the result with the initial value (adcompare.maximum, +) instead",
-    "min": "give the bounds by position, clip(x, low, high)",
-    "max": "give the bounds by position, clip(x, low, high)",
 }
 
 

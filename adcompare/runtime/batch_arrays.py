@@ -83,11 +83,10 @@ class BatchArray(np.ndarray):
         return rebox(mark(result, level))
 
     def __array_function__(self, func, types, args, kwargs):
-        if func is np.where:
-            args = [raw(a) for a in args]
-            level = _one_level(args)
-            rank = max(_example_ndim(a) for a in args)
-            return rebox(mark(np.where(*[padded(a, rank) for a in args], **kwargs), level))
+        if func in _ELEMENTWISE:
+            return rebox(_elementwise(func, args, kwargs))
+        if func in _EVERY_ELEMENT:
+            return _every_element(func, args, kwargs)
         if func in _SHAPE_ONLY or func in _REDUCTIONS:
             return super().__array_function__(func, types, args, kwargs)
         if func in _ALONG_AXES:
@@ -123,6 +122,37 @@ _TRAILING_AXES = {
     np.iscomplexobj,
     np.isrealobj,
 }
+
+
+#: numpy functions of elements lined up by broadcasting, like ufuncs.
+_ELEMENTWISE = {np.where, np.isclose, np.iscomplex, np.isreal}
+
+
+def _elements_equal(a, b, equal_nan=False):
+    # With equal_nan, isclose with no tolerance: equal elements, and NaN with NaN.
+    return np.isclose(a, b, rtol=0, atol=0, equal_nan=True) if equal_nan else np.equal(a, b)
+
+
+#: numpy's questions about every element, each with its question about one element.
+_EVERY_ELEMENT = {np.allclose: np.isclose, np.array_equal: _elements_equal}
+
+
+def _elementwise(func, args, kwargs) -> BatchArray:
+    """``func`` of arrays lined up element by element, examples with examples."""
+    args = [raw(a) for a in args]
+    level = _one_level(args)
+    rank = max(_example_ndim(a) for a in args)
+    return mark(func(*[padded(a, rank) for a in args], **kwargs), level)
+
+
+def _every_element(func, args, kwargs):
+    """``np.allclose`` or ``np.array_equal`` answered per example: a batched boolean."""
+    shapes = {np.shape(a)[isinstance(a, BatchArray) :] for a in map(raw, args)}
+    if func is np.array_equal and len(shapes) > 1:
+        return False  # numpy's answer for arrays of different shapes, for every example
+    each = _elementwise(_EVERY_ELEMENT[func], args, kwargs)
+    answer = np.all(each.view(np.ndarray), axis=tuple(range(1, each.ndim)))
+    return rebox(mark(answer, each.levels))
 
 
 #: numpy functions whose arguments are one example's, called once per example.

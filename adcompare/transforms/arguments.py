@@ -147,13 +147,19 @@ def split_aux(out, has_aux: bool, name: str):
 
 
 def check_scalar_output(out, name: str) -> None:
-    """Refuse an output that is a container, where one scalar is needed."""
+    """Refuse an output that is a container or a boolean, where one number is needed."""
     if not is_leaf(out):
         raise TypeError(
             f"{name} needs a function with a scalar output, but this one returned a "
             f"{type(out).__name__}; use adcompare.jacobian (or jacrev / jacfwd) for several "
             f"outputs, or {name}(f, has_aux=True) with f returning (loss, aux) to "
             "differentiate the first and carry the rest along"
+        )
+    if np.asarray(raw(out)).dtype == np.bool_:
+        raise TypeError(
+            f"{name} needs a real-valued output, but this one is a boolean (a comparison, "
+            "or a test such as np.allclose), which has no derivative; differentiate the "
+            "number it tests instead"
         )
 
 

@@ -101,6 +101,9 @@ class Watched(_Guarded, np.ndarray):
     def __array_function__(self, func, types, args, kwargs):
         if any(issubclass(t, Box) for t in types):
             return NotImplemented
+        if func is np.min_scalar_type and self.ndim == 0:
+            # The smallest dtype that holds one number depends on the number.
+            return _guard(self._recording, np.min_scalar_type, self, "np.min_scalar_type")
         plain = func(*_plain(args), **_plain(kwargs))
         if func in _STATIC_RESULTS or not (
             isinstance(plain, (np.ndarray, np.generic, bool, int, float, complex))
@@ -238,7 +241,8 @@ def _pack_list(*parts) -> list:
 _PACKERS = {tuple: _pack_tuple, list: _pack_list}
 
 
-#: numpy functions whose result says nothing about the values (shapes, ranks, dtypes).
+#: numpy functions whose result says nothing about the values (shapes, ranks, dtypes;
+#: min_scalar_type of more than one number).
 _STATIC_RESULTS = frozenset(
     {np.shape, np.ndim, np.size, np.result_type, np.min_scalar_type, np.can_cast}
     | {np.iscomplexobj, np.isrealobj, np.shares_memory, np.may_share_memory}
@@ -308,6 +312,7 @@ _STATIC_SHAPE_FUNCTIONS = frozenset(
     | {np.where, np.clip, np.round, np.around, np.copy, np.cumsum, np.sort, np.argsort}
     | {np.argmax, np.argmin, np.concatenate, np.stack, np.isclose, np.allclose}
     | {np.count_nonzero, np.take, np.take_along_axis, np.argpartition, np.linalg.slogdet}
+    | {np.iscomplex, np.isreal, np.array_equal}
 )
 
 

@@ -378,6 +378,6 @@ def _to_scalar(value):
 def _scalar_convert(convert):
     return (
         convert
-        if convert in (bool, float, int) or isinstance(convert, DecisionTest)
+        if convert in (bool, float, int, np.min_scalar_type) or isinstance(convert, DecisionTest)
         else keep_number
     )

@@ -220,8 +220,19 @@ def where(cond, x, y):
     return _select(x, y, cond=cond)
 
 
-def _prepare_clip(x, lo=None, hi=None):
-    return {"lo": lo, "hi": hi}
+def _prepare_clip(x, lo=None, hi=None, *, a_min=None, a_max=None, min=None, max=None):
+    """The bounds, given as ``lo``, ``hi`` or by numpy's names (``a_min``, ``a_max``;
+    numpy 2's ``min``, ``max``)."""
+    bounds = {}
+    for bound, names in (
+        ("lo", {"lo": lo, "a_min": a_min, "min": min}),
+        ("hi", {"hi": hi, "a_max": a_max, "max": max}),
+    ):
+        given = {name: value for name, value in names.items() if value is not None}
+        if len(given) > 1:
+            raise TypeError(f"clip: {' and '.join(given)} name the same bound; give one of them")
+        bounds[bound] = next(iter(given.values()), None)
+    return bounds
 
 
 def _inside(x, lo, hi):
