@@ -160,8 +160,9 @@ def test_convolve_over_axes_is_scipy_signals_with_autograds_dot_axes():
     )
     a2543, a24232 = RNG.standard_normal((2, 5, 4, 3)), RNG.standard_normal((2, 4, 2, 3, 2))
     convolve = scipy_signal.convolve
-    for mode in ("valid", "full"):
+    for mode in ("valid", "full", "same"):
         np.testing.assert_allclose(ad.convolve(a35, a34, mode), convolve(a35, a34, mode))
+        np.testing.assert_allclose(ad.convolve(a34, a35, mode), convolve(a34, a35, mode))
         np.testing.assert_allclose(
             ad.convolve(a35, a34, axes=([1], [0]), mode=mode)[1, 2],
             convolve(a35[1, :], a34[:, 2], mode),
@@ -180,6 +181,9 @@ def test_convolve_over_axes_is_scipy_signals_with_autograds_dot_axes():
                 for j in range(3)
             ),
         )
+    # 'same' keeps a's length, centred: its derivative in both arrays, both modes
+    _check_both_modes(lambda b: ad.sum(ad.convolve(a35, b, "same") ** 2), a34)
+    _check_both_modes(lambda a: ad.sum(ad.convolve(a, a34, "same") ** 2), a35)
     weights = RNG.standard_normal((4, 6))  # b's other axis, then 5 + 2 - 1 positions
     _check_both_modes(
         lambda b: ad.sum(ad.convolve(a35, b, axes=([1], [2]), dot_axes=([0], [0])) * weights), a342

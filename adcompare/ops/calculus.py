@@ -268,8 +268,9 @@ def convolve(a, v, mode: str = "full", axes=None, dot_axes=((), ())):
     ``scipy.signal.convolve``: ``a``'s axes ``axes[0]`` convolved with ``v``'s
     ``axes[1]`` (all of ``a``'s, paired in order, by default), ``dot_axes`` summed
     over as ``tensordot`` does; the result's axes are ``a``'s others, ``v``'s
-    others, then the convolved ones ('full' or 'valid'; for arrays of the same
-    number of axes and no ``dot_axes``, ``scipy.signal.convolve``'s value).
+    others, then the convolved ones ('full', 'same': ``a``'s length, centred, or
+    'valid'; for arrays of the same number of axes and no ``dot_axes``,
+    ``scipy.signal.convolve``'s value).
 
     >>> print(convolve(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5])))
     [0.  1.  2.5 4.  1.5]
@@ -297,8 +298,8 @@ def _convolve_axes(a, b, mode: str, axes, dot_axes):
     """The convolution over ``axes`` with ``dot_axes`` summed: ``b``'s convolved axes are
     spread into (output position, ``a``'s position) windows, zero outside, and one
     ``einsum`` sums the products."""
-    if mode not in ("full", "valid"):
-        raise ValueError(f"convolve: mode={mode!r} over axes; give 'full' or 'valid'")
+    if mode not in ("full", "same", "valid"):
+        raise ValueError(f"convolve: mode={mode!r}; give 'full', 'same' or 'valid'")
     na, nb = ndim_of(a), ndim_of(b)
     a_axes, b_axes = (
         [int(i) % n for i in part] for part, n in zip(axes or (range(na),) * 2, (na, nb))
@@ -316,7 +317,12 @@ def _convolve_axes(a, b, mode: str, axes, dot_axes):
     outputs = []
     for i, (axis_a, axis_b) in enumerate(zip(a_axes, b_axes)):
         n, m = shape_of(a)[axis_a], shape_of(b)[axis_b]
-        count, offset = (n + m - 1, 0) if mode == "full" else (abs(n - m) + 1, min(n, m) - 1)
+        # the outputs kept of the full convolution's n + m - 1: 'same' keeps a's n, centred
+        count, offset = {
+            "full": (n + m - 1, 0),
+            "same": (n, (m - 1) // 2),
+            "valid": (abs(n - m) + 1, min(n, m) - 1),
+        }[mode]
         index = np.arange(count)[:, None] + offset - np.arange(n)[None, :]
         inside = (index >= 0) & (index < m)
         at = len(kept_b) + 2 * i
