@@ -18,12 +18,13 @@ from adcompare.ops.construction import array
 from adcompare.ops.contraction import einsum
 from adcompare.ops.elementwise import add, divide, multiply, subtract, where
 from adcompare.ops.joining import concatenate
-from adcompare.ops.rearrange import _array, _gather, take
+from adcompare.ops.rearrange import _gather, take
 from adcompare.ops.reductions import sum
 from adcompare.ops.registry import (
     INDEX,
     Box,
     Decision,
+    array_of,
     composite,
     ndim_of,
     normalize_axes,
@@ -143,7 +144,7 @@ def gradient(f, *varargs, axis=None, edge_order: int = 1):
     >>> print(gradient(np.array([1.0, 4.0, 9.0, 16.0])))
     [3. 4. 6. 7.]
     """
-    f = _array(f)
+    f = array_of(f)
     axes = normalize_axes(axis, ndim_of(f))
     if edge_order not in (1, 2):
         raise ValueError(f"gradient: edge_order={edge_order!r}; give 1 or 2")
@@ -167,7 +168,7 @@ def trapezoid(y, x=None, dx: float = 1.0, axis: int = -1):
     >>> print(trapezoid(np.array([1.0, 2.0, 3.0])))
     4.0
     """
-    y = _array(y)
+    y = array_of(y)
     n = ndim_of(y)
     (axis,) = normalize_axes(axis, n)
     if x is None:
@@ -190,8 +191,8 @@ def polyval(p, x):
     >>> print(polyval([1.0, 0.0, -1.0], 3.0))
     8.0
     """
-    p = array(p) if isinstance(p, (list, tuple)) else _array(p)
-    x = _array(x)
+    p = array(p) if isinstance(p, (list, tuple)) else array_of(p)
+    x = array_of(x)
     out = np.zeros(shape_of(x))
     for i in range(shape_of(p)[0]):
         out = add(multiply(out, x), getitem(p, i))
@@ -221,13 +222,13 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     right), in ``fp`` and in ``xp``; ``period`` is refused.
 
     >>> print(interp(np.array([0.5, 2.5]), np.array([0.0, 1.0, 3.0]), np.array([0.0, 2.0, 4.0])))
-    [1. 3.]
+    [1.  3.5]
     """
     if period is not None:
         raise ValueError(
             "interp: period= is not supported; reduce x and xp modulo the period first"
         )
-    x, xp, fp = _array(x), _array(xp), _array(fp)
+    x, xp, fp = array_of(x), array_of(xp), array_of(fp)
     refuse_complex(x, "interp")
     refuse_complex(xp, "interp")
     if ndim_of(xp) != 1 or shape_of(xp) != shape_of(fp) or not shape_of(xp)[0]:
@@ -275,7 +276,7 @@ def convolve(a, v, mode: str = "full", axes=None, dot_axes=((), ())):
     >>> print(convolve(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5])))
     [0.  1.  2.5 4.  1.5]
     """
-    a, v = _array(a), _array(v)
+    a, v = array_of(a), array_of(v)
     if axes is not None or any(dot_axes) or ndim_of(a) != 1 or ndim_of(v) != 1:
         return _convolve_axes(a, v, mode, axes, dot_axes)
     if not shape_of(a)[0] or not shape_of(v)[0]:

@@ -71,7 +71,7 @@ def fabs(x):
     >>> print(fabs(-2.0))
     2.0
     """
-    if np.result_type(raw(x)).kind == "c":
+    if np.asarray(raw(x)).dtype.kind == "c":
         raise ComplexNotSupportedError(
             "fabs is computed for real numbers only: it takes no complex input (use abs)"
         )
@@ -210,7 +210,7 @@ def log_softmax(x, axis: int = -1):
 
 def _squared_magnitudes(x):
     """``|x|²`` elementwise: ``x * x``, or ``Re(x conj(x))`` for complex entries (real)."""
-    return real(multiply(x, conj(x))) if np.result_type(raw(x)).kind == "c" else multiply(x, x)
+    return real(multiply(x, conj(x))) if np.asarray(raw(x)).dtype.kind == "c" else multiply(x, x)
 
 
 def _flat_squares(x):
@@ -218,7 +218,7 @@ def _flat_squares(x):
     product with itself (the real and imaginary parts' for complex), so the value is
     numpy's to the last bit, which a pairwise ``sum`` of ``x * x`` is not."""
     flat = reshape(x, (-1,))
-    if np.result_type(raw(x)).kind == "c":
+    if np.asarray(raw(x)).dtype.kind == "c":
         parts = real(flat), imag(flat)
         return add(matmul(parts[0], parts[0]), matmul(parts[1], parts[1]))
     return matmul(flat, flat)

@@ -15,8 +15,8 @@ import numpy as np
 
 from adcompare.ops.composite import stack
 from adcompare.ops.elementwise import add, divide, multiply, subtract, where
-from adcompare.ops.rearrange import _array, _moved_many, moveaxis, vstack
-from adcompare.ops.registry import Box, composite, raw, shape_of
+from adcompare.ops.rearrange import _moved_many, moveaxis, vstack
+from adcompare.ops.registry import Box, array_of, composite, raw, shape_of
 from adcompare.ops.shape import broadcast_to
 
 
@@ -32,7 +32,7 @@ def _built(obj):
         if not obj:
             return np.asarray(obj, dtype=float)
         return stack([_built(item) for item in obj])
-    return _array(obj)
+    return array_of(obj)
 
 
 @composite(numpy=())
@@ -117,7 +117,7 @@ class IndexJoin:
 
 
 def _item(item):
-    return np.r_[item] if isinstance(item, slice) else _array(item)
+    return np.r_[item] if isinstance(item, slice) else array_of(item)
 
 
 r_ = composite(numpy=())(IndexJoin("r_"))
@@ -141,7 +141,7 @@ def linspace(start, stop, num: int = 50, endpoint: bool = True, retstep: bool = 
     if int(num) != num or num < 0:
         raise ValueError(f"linspace: num={num!r}; give a non-negative whole number")
     num = int(num)
-    start, stop = _array(start), _array(stop)
+    start, stop = array_of(start), array_of(stop)
     shape = np.broadcast_shapes(shape_of(start), shape_of(stop))
     div = num - 1 if endpoint else num
     steps = np.arange(num, dtype=float).reshape((-1,) + (1,) * len(shape))

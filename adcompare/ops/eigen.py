@@ -27,7 +27,7 @@ from adcompare.ops.linalg import inv, matmul
 from adcompare.ops.matrices import defmatrix, full_rank, prepare_square, swap_last
 from adcompare.ops.matrix_functions import with_column_signs
 from adcompare.ops.reductions import sum
-from adcompare.ops.registry import WIRTINGER, raw, shape_of
+from adcompare.ops.registry import WIRTINGER, array_of, raw, shape_of
 from adcompare.ops.shape import broadcast_to, expand_dims, getitem
 
 
@@ -170,7 +170,7 @@ def eig(x):
     >>> print(eig([[0.0, -1.0], [1.0, 0.0]]).eigenvalues)
     [0.+1.j 0.-1.j]
     """
-    values, vectors = _parts(eig_stacked(x))
+    values, vectors = _parts(eig_stacked(array_of(x)))
     return EigResult(values, vectors)
 
 

@@ -13,16 +13,15 @@ import numpy as np
 
 from adcompare.ops.complex_parts import refuse_complex
 from adcompare.ops.elementwise import divide, multiply, sqrt, subtract, where
-from adcompare.ops.rearrange import _array
 from adcompare.ops.reductions import max, min, sum
-from adcompare.ops.registry import composite, ndim_of, normalize_axes
+from adcompare.ops.registry import array_of, composite, ndim_of, normalize_axes
 
 _CASES = [(((3, 4),), {}), (((3, 4),), {"axis": 0, "keepdims": True})]
 
 
 def _numbers(x, fill: float, name: str):
     """``x`` with ``fill`` in place of NaN, and the mask of its NaN entries."""
-    x = _array(x)
+    x = array_of(x)
     refuse_complex(x, name)
     missing = np.isnan(x)
     return where(missing, fill, x), missing

@@ -23,7 +23,7 @@ import numpy as np
 from adcompare.ops.elementwise import where
 from adcompare.ops.joining import concatenate
 from adcompare.ops.reductions import sum
-from adcompare.ops.registry import OPS, Box, composite, normalize_axes, raw, shape_of
+from adcompare.ops.registry import OPS, Box, array_of, composite, normalize_axes, raw, shape_of
 from adcompare.ops.registry.decisions import INDICES, ORDER, PARTITION_ORDER
 from adcompare.ops.shape import (
     broadcast_to,
@@ -34,11 +34,6 @@ from adcompare.ops.shape import (
 )
 
 _ONE = [(((3, 4),), {})]
-
-
-def _array(x):
-    """A box as it is; anything else as a numpy array."""
-    return x if isinstance(x, Box) else np.asarray(x)
 
 
 def _positions(shape: tuple[int, ...], start: int = 0) -> np.ndarray:
@@ -60,7 +55,7 @@ def _gather(flat, positions: np.ndarray, fill=0.0):
 
 def _moved(x, numpy_fn: Callable, *args, fill=0.0, **kwargs):
     """``numpy_fn(x, *args, **kwargs)`` for a function that moves, copies or fills elements."""
-    x = _array(x)
+    x = array_of(x)
     positions = numpy_fn(_positions(shape_of(x)), *args, **kwargs)
     flat = reshape(x, (-1,))
     if isinstance(positions, (list, tuple)):
@@ -70,7 +65,7 @@ def _moved(x, numpy_fn: Callable, *args, fill=0.0, **kwargs):
 
 def _moved_many(arrays, numpy_fn: Callable, *args, **kwargs):
     """``numpy_fn(arrays, ...)`` for a function that joins several arrays' elements."""
-    arrays = [_array(a) for a in arrays]
+    arrays = [array_of(a) for a in arrays]
     if not arrays:
         raise ValueError(f"{numpy_fn.__name__} needs at least one array")
     offsets = np.cumsum([0] + [int(np.prod(shape_of(a), dtype=np.int64)) for a in arrays])
@@ -91,7 +86,7 @@ def ravel(x):
     >>> print(ravel([[1.0, 2.0], [3.0, 4.0]]))
     [1. 2. 3. 4.]
     """
-    return reshape(_array(x), (-1,))
+    return reshape(array_of(x), (-1,))
 
 
 @composite(cases=[(((3, 4),), {}), (((2, 3, 4),), {"axis": (0, 2)})])
@@ -101,7 +96,7 @@ def flip(x, axis=None):
     >>> print(flip([1.0, 2.0, 3.0]))
     [3. 2. 1.]
     """
-    x = _array(x)
+    x = array_of(x)
     n = len(shape_of(x))
     axes = normalize_axes(axis, n)
     return getitem(
@@ -156,7 +151,7 @@ def _permuted(x, numpy_fn: Callable, *args):
     numpy's function applied to an array whose axes have distinct sizes
     (a broadcast view: no memory) shows the permutation in its shape.
     """
-    x = _array(x)
+    x = array_of(x)
     sizes = tuple(range(2, len(shape_of(x)) + 2))
     moved = numpy_fn(np.broadcast_to(np.empty((), dtype=bool), sizes), *args)
     return transpose(x, [size - 2 for size in moved.shape])
@@ -197,7 +192,7 @@ def rollaxis(x, axis: int, start: int = 0):
 
 def _at_least(numpy_fn: Callable, arrays):
     out = [
-        reshape(a, numpy_fn(np.empty(shape_of(a), dtype=bool)).shape) for a in map(_array, arrays)
+        reshape(a, numpy_fn(np.empty(shape_of(a), dtype=bool)).shape) for a in map(array_of, arrays)
     ]
     return out[0] if len(out) == 1 else out
 
@@ -515,7 +510,7 @@ def sort(x, axis=-1):
     >>> print(sort([3.0, 1.0, 2.0]))
     [1. 2. 3.]
     """
-    x = _array(x)
+    x = array_of(x)
     if axis is None:
         x, axis = ravel(x), -1
     return take_along_axis(x, np.argsort(raw(x), axis=axis, kind="stable"), axis)
@@ -533,7 +528,7 @@ def partition(x, kth, axis: int = -1):
     >>> print(partition([3.0, 1.0, 2.0], 1)[1])
     2.0
     """
-    x = _array(x)
+    x = array_of(x)
     if axis is None:
         x, axis = ravel(x), -1
     return take_along_axis(x, np.argpartition(raw(x), kth, axis=axis), axis)
@@ -582,7 +577,7 @@ def assign_at(x, index, value):
     >>> print(assign_at([1.0, 2.0, 3.0], slice(1, None), 0.0))
     [1. 0. 0.]
     """
-    x = _array(x)
+    x = array_of(x)
     index = OPS["getitem"].prepare(x, index)["index"]
     hits = np.zeros(shape_of(x), dtype=np.int64)
     np.add.at(hits, index, 1)

@@ -18,7 +18,7 @@ from adcompare.ops.elementwise import add, divide, multiply, sqrt, subtract, whe
 from adcompare.ops.joining import concatenate
 from adcompare.ops.rearrange import ravel, sort
 from adcompare.ops.reductions import sum
-from adcompare.ops.registry import Box, composite, ndim_of, normalize_axes, raw, shape_of
+from adcompare.ops.registry import array_of, composite, ndim_of, normalize_axes, raw, shape_of
 from adcompare.ops.registry.decisions import ORDER
 from adcompare.ops.shape import broadcast_to, expand_dims, getitem, reshape, transpose
 
@@ -27,10 +27,6 @@ _AXES = [
     (((3, 4),), {"axis": 0}),
     (((2, 3, 4),), {"axis": (0, 2), "keepdims": True}),
 ]
-
-
-def _array(x):
-    return x if isinstance(x, Box) else np.asarray(x)
 
 
 def _count(x, axis) -> int:
@@ -46,7 +42,7 @@ def var(x, axis=None, ddof: int = 0, keepdims: bool = False):
     >>> print(var([1.0, 2.0, 3.0, 4.0]))
     1.25
     """
-    x = _array(x)
+    x = array_of(x)
     centred = subtract(x, mean(x, axis=axis, keepdims=True))
     # numpy's variance of complex values is real: the mean of |x - mean|².
     square = real(multiply(centred, conj(centred))) if is_complex(x) else multiply(centred, centred)
@@ -73,7 +69,7 @@ def std(x, axis=None, ddof: int = 0, keepdims: bool = False):
     0.0 0.0
     """
     variance = var(x, axis=axis, ddof=ddof, keepdims=keepdims)
-    return variance if _count(_array(x), axis) == 1 else sqrt(variance)
+    return variance if _count(array_of(x), axis) == 1 else sqrt(variance)
 
 
 @composite(
@@ -91,12 +87,12 @@ def average(x, axis=None, weights=None, returned: bool = False, keepdims: bool =
     >>> print(average([1.0, 2.0, 4.0], weights=[1.0, 1.0, 2.0]))
     2.75
     """
-    x = _array(x)
+    x = array_of(x)
     if weights is None:
         out = mean(x, axis=axis, keepdims=keepdims)
         total = float(_count(x, axis))
         return (out, np.full(shape_of(out), total)) if returned else out
-    weights = _array(weights)
+    weights = array_of(weights)
     if shape_of(weights) != shape_of(x):
         if axis is None or ndim_of(weights) != 1:
             raise ValueError(
@@ -142,7 +138,7 @@ def _order_statistic(name: str, x, qs, axis, keepdims: bool, of_sorted):
     axis is the last element: there the result is that NaN, as in numpy (the mask is
     taken from values, as every mask is). Complex values have no order: refused, as
     numpy refuses them."""
-    x = _array(x)
+    x = array_of(x)
     refuse_complex(x, name)
     ndim = ndim_of(x)
     if axis is None:
@@ -195,7 +191,7 @@ def quantile(x, q, axis=None, keepdims: bool = False, method: str = "linear"):
     """
     if method != "linear":
         raise ValueError(f"quantile: method {method!r} is not supported; use method='linear'")
-    x = _array(x)
+    x = array_of(x)
     if isinstance(axis, (tuple, list)) and len(axis) > 1:
         return _over_axes(x, axis, keepdims, lambda joined: quantile(joined, q, axis=-1))
     qs = np.asarray(raw(q), dtype=float)
@@ -227,7 +223,7 @@ def median(x, axis=None, keepdims: bool = False):
     >>> print(median([3.0, 1.0, 2.0, 10.0]))
     2.5
     """
-    x = _array(x)
+    x = array_of(x)
     if isinstance(axis, (tuple, list)) and len(axis) > 1:
         return _over_axes(x, axis, keepdims, lambda joined: median(joined, axis=-1))
     return _order_statistic("median", x, np.asarray(0.5), axis, keepdims, _median_of_sorted)
@@ -244,7 +240,7 @@ def cumprod(x, axis=None):
     >>> print(cumprod([1.0, 2.0, 3.0]))
     [1. 2. 6.]
     """
-    x = _array(x)
+    x = array_of(x)
     if axis is None:
         x, axis = ravel(x), -1
     (axis,) = normalize_axes(axis, ndim_of(x))
@@ -271,11 +267,11 @@ def diff(x, n: int = 1, axis: int = -1, prepend=None, append=None):
     """
     if not isinstance(n, (int, np.integer)) or n < 0:
         raise ValueError(f"diff: order must be a non-negative integer, got n={n!r}")
-    x = _array(x)
+    x = array_of(x)
     (axis,) = normalize_axes(axis, ndim_of(x))
     edge_shape = tuple(1 if i - ndim_of(x) == axis else d for i, d in enumerate(shape_of(x)))
     # A number is spread over the edge, as numpy does; an array must fit it already.
-    edge = lambda value: broadcast_to(_array(value), edge_shape) if not ndim_of(value) else value
+    edge = lambda value: broadcast_to(array_of(value), edge_shape) if not ndim_of(value) else value
     parts = ([edge(prepend)] if prepend is not None else []) + [x]
     parts += [edge(append)] if append is not None else []
     if len(parts) > 1:

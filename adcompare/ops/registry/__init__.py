@@ -73,7 +73,7 @@ from adcompare.ops.registry.records import (
     keep_number,
     sum_number,
 )
-from adcompare.ops.registry.values import anywhere, everywhere, ndim_of, shape_of
+from adcompare.ops.registry.values import anywhere, array_of, everywhere, ndim_of, shape_of
 from adcompare.runtime.boxes import Box, mixed_levels_error, raw
 
 __all__ = [
@@ -102,6 +102,7 @@ __all__ = [
     "anywhere",
     "apply",
     "apply_plain",
+    "array_of",
     "broadcast_view",
     "complex_error",
     "composite",

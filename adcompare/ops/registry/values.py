@@ -35,6 +35,15 @@ def everywhere(mask) -> bool:
     return not isinstance(mask, (BatchArray, Box)) and bool(np.all(mask))
 
 
+def array_of(value):
+    """A box as it is; anything else (a list, a number) as a numpy array.
+
+    >>> array_of([1.0, 2.0]).dtype
+    dtype('float64')
+    """
+    return value if isinstance(value, Box) else np.asarray(value)
+
+
 def shape_of(value) -> tuple[int, ...]:
     """The shape of a plain value or a box."""
     if type(value) is ndarray:
