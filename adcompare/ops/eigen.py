@@ -143,6 +143,9 @@ eig_stacked = defmatrix(
     domain=full_rank,
     prepare=_prepare_eig,
     sym=_sym_eig,
+    # one 2×2 case: SymPy's second derivatives of eigenvectors take seconds a case
+    # (the batched case costs twice that, for a batch loop numpy's own eig runs)
+    cases=[(((2, 2),), {})],
     jvp=_eig_jvp,
     vjp=_eig_vjp,
     doc="numpy's eigenvalues (row 0) above its eigenvectors of general square matrices, "
