@@ -178,3 +178,13 @@ def test_each_classic_eval_s_objective_is_its_primal_and_its_derivative_s_functi
         expected = ev.functions[ev.derivative](prepared, "reverse")
         gradient = ad.grad(instance.on(ad))(instance.x)
         assert np.allclose(gradient, expected, rtol=1e-10, atol=1e-300)
+
+
+def test_a_workload_s_peak_memory_is_its_server_s_not_the_runner_s():
+    # Linux's ru_maxrss of a child counts its parent's size at the fork: a runner grown
+    # by the inputs it built must not make a small workload look as large.
+    ballast = np.ones(2**29 // 8)  # 512 MiB of touched pages in the runner
+    workload = get_eval("hello").workloads()[0]
+    record = measure_workload("hello", workload, "reverse", timeout=120)
+    assert record["status"] == "ok"
+    assert record["baseline_bytes"] <= record["peak_bytes"] < ballast.nbytes // 2

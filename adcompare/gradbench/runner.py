@@ -137,7 +137,13 @@ class _Session:
         return None if line is None else int(line.split()[1]) * 1024
 
     def close(self, kill: bool = False) -> int:
-        """End the process; its peak resident set size in bytes."""
+        """End the process; its peak resident set size in bytes.
+
+        Read from ``/proc`` while the process lives: the ``ru_maxrss`` that ``wait4``
+        reports counts the runner's own size at the fork, which grows with the inputs
+        it built (and would make every later workload look as large); ``wait4``'s is
+        the fallback where ``/proc`` is not."""
+        peak = self.peak_so_far()
         if kill:
             self.process.kill()
         else:
@@ -145,7 +151,7 @@ class _Session:
         _, _, usage = os.wait4(self.process.pid, 0)
         self.process.returncode = 0
         self.stderr.close()
-        return usage.ru_maxrss * 1024  # kilobytes on Linux
+        return peak if peak is not None else usage.ru_maxrss * 1024  # kB on Linux
 
 
 def _without_output(line: str) -> dict:
