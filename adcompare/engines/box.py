@@ -26,7 +26,7 @@ import sys
 import numpy as np
 
 from adcompare.ops import COMPOSITES, OPS, getitem, imag, public_functions, real, stats
-from adcompare.ops.registry import NUMPY_NAMES, Box, raw, shape_of
+from adcompare.ops.registry import NUMPY_NAMES, Box, ndim_of, raw, shape_of
 
 _COMPARISONS = {
     "__lt__": np.less,
@@ -244,20 +244,12 @@ def _raws(values):
     return raw(values)
 
 
-def _shape(a) -> tuple[int, ...]:
-    return a.shape if isinstance(a, ArrayBox) else np.shape(a)
-
-
 def _dtype(a) -> np.dtype:
     return a.dtype if isinstance(a, ArrayBox) else np.asarray(a).dtype
 
 
-def _ndim(a) -> int:
-    return len(_shape(a))
-
-
 def _size(a, axis=None) -> int:
-    shape = _shape(a)
+    shape = shape_of(a)
     axes = range(len(shape)) if axis is None else np.atleast_1d(axis)
     return int(np.prod([shape[i] for i in axes], dtype=np.int64))
 
@@ -276,7 +268,7 @@ def _result_type(*arrays_and_dtypes) -> np.dtype:
 
 def _min_scalar_type(a) -> np.dtype:
     # An array's dtype; for one number, the smallest dtype that holds it (read from it).
-    return np.min_scalar_type(raw(a)) if _ndim(a) == 0 else _dtype(a)
+    return np.min_scalar_type(raw(a)) if ndim_of(a) == 0 else _dtype(a)
 
 
 def _on_values(func):
@@ -299,8 +291,8 @@ def _real_if_close(a, tol=100):
 
 #: What each of these numpy functions does when called on a box.
 _QUERIES = {
-    np.ndim: _ndim,
-    np.shape: _shape,
+    np.ndim: ndim_of,
+    np.shape: shape_of,
     np.size: _size,
     np.iscomplexobj: _iscomplexobj,
     np.isrealobj: _isrealobj,
