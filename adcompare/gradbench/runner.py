@@ -5,11 +5,11 @@ Each workload is sent, exactly as GradBench's eval would send it, to a fresh
 ``evaluate`` per function (the primal and the derivative; a nested eval's
 four variants). The mean of each response's ``evaluate`` timings is the
 figure GradBench scores. Peak memory is the server process's maximum
-resident set size (``getrusage`` of the reaped child: what the workload
-needed, Python, numpy and the parsed JSON input included; tracemalloc would
-slow numpy-heavy code and miss memory numpy allocates outside Python);
-``baseline_bytes`` is the same peak read once the eval is defined (Linux's
-``/proc``), before any input arrives, so the difference is the workload's own. A
+resident set size (its ``VmHWM`` in Linux's ``/proc``, read before it ends:
+what the workload needed, Python, numpy and the parsed JSON input included;
+tracemalloc would slow numpy-heavy code and miss memory numpy allocates
+outside Python); ``baseline_bytes`` is the same peak read once the eval is
+defined, before any input arrives, so the difference is the workload's own. A
 response that takes longer than the timeout stops that workload (its
 process is killed) and the run goes on with the next.
 
