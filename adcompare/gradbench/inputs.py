@@ -43,10 +43,12 @@ def checked(parse: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return prepare
 
 
-def replayed(cache: dict, key, f: Callable, *args, **options) -> ad.CompiledFunction:
+def replayed(
+    cache: dict, key, f: Callable, *args, kept: int = REPLAYS_KEPT, **options
+) -> ad.CompiledFunction:
     """``ad.compile(f, *args, **options)``, recorded at the first call with ``key`` and
-    kept in ``cache``, which holds at most ``REPLAYS_KEPT`` programs (a new key beyond
-    them drops the others).
+    kept in ``cache``, which holds at most ``kept`` programs (a new key beyond them
+    drops the others: each program holds its buffers).
 
     ``key`` must hold everything ``f`` reads that is not an argument (sizes,
     constants), as the compiled program bakes those in.
@@ -57,7 +59,7 @@ def replayed(cache: dict, key, f: Callable, *args, **options) -> ad.CompiledFunc
     6.0 True
     """
     if key not in cache:
-        if len(cache) >= REPLAYS_KEPT:
+        if len(cache) >= kept:
             cache.clear()
         cache[key] = ad.compile(f, *args, **options)
     return cache[key]

@@ -25,6 +25,7 @@ import numpy as np
 
 import adcompare as ad
 from adcompare.gradbench.evals import Eval, InputError, Workload
+from adcompare.gradbench.inputs import replayed
 
 __all__ = [
     "FORWARD_BUDGET",
@@ -178,15 +179,12 @@ class ByMode:
         workloads grow, and each program holds its buffers). Int constants are bound into
         the recording (they decide its shapes), the other constants are its arguments."""
         key = (mode, np.shape(x), *(_signature(value) for value in constants))
-        if key not in self._replays:
-            self._replays.clear()
 
-            def bound(x, *arrays):
-                given = iter(arrays)
-                return self.f(x, *(c if _is_int(c) else next(given) for c in constants))
+        def bound(x, *arrays):
+            given = iter(arrays)
+            return self.f(x, *(c if _is_int(c) else next(given) for c in constants))
 
-            self._replays[key] = ad.compile(bound, x, *_arrays(constants), mode=mode)
-        return self._replays[key]
+        return replayed(self._replays, key, bound, x, *_arrays(constants), kept=1, mode=mode)
 
 
 #: The seed GradBench's evals give numpy's legacy generator (``np.random.seed(31337)``).
