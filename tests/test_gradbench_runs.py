@@ -76,8 +76,32 @@ def test_the_report_sets_each_tool_s_ratio_over_the_same_workloads(monkeypatch):
     )
     report = report_markdown(_records("lse", ours), data)
     row = next(line for line in report.splitlines() if line.startswith("| lse | reverse |"))
-    assert row.startswith(f"| lse | reverse | 2 | **4.00** | {manual:.2f} |")
+    assert row.startswith(f"| lse | reverse | 2 | **4.00** | 1 s | {manual:.2f} |")
     assert "GradBench nightly of 2026-03-14" in report
+
+
+def test_the_standing_takes_the_best_mode_over_the_workloads_each_tool_ran(monkeypatch):
+    monkeypatch.setenv("ADCOMPARE_SHARED_DATA", str(shared_file("gradbench").parent))
+    data = published.load_published()
+    # PyTorch published ba for two of its fourteen workloads: the standing compares there.
+    names = list(data["evals"]["ba"]["tools"]["manual"]["workloads"])
+    pytorch = published.published_ratios(data["evals"]["ba"], "pytorch")
+    assert 0 < len(pytorch) < len(names)
+    reverse = dict.fromkeys(names, 3.0)
+    forward = {w: (1.5 if w in pytorch else 100.0) for w in names}
+    records = _records("ba", reverse) + [{**r, "mode": "forward"} for r in _records("ba", forward)]
+    rows = {
+        tuple(line.split(" | ")[1:3]): line
+        for line in report_markdown(records, data).splitlines()
+        if line.startswith("| ba | ")
+    }
+    theirs = geometric_mean(pytorch.values())
+    assert rows[("pytorch", f"{len(pytorch)}")].endswith(
+        f"| {theirs:.2f} | forward | **1.50** | {'yes' if 1.5 < theirs else 'no'} |"
+    )
+    manual = geometric_mean(published.published_ratios(data["evals"]["ba"], "manual").values())
+    verdict = "yes" if 3.0 < manual else f"no: {3.0 / manual:.2f}× theirs"
+    assert rows[("manual", f"{len(names)}")].endswith(f"| reverse | **3.00** | {verdict} |")
 
 
 def test_without_the_published_file_the_report_says_where_it_looked(tmp_path, monkeypatch):
@@ -87,7 +111,8 @@ def test_without_the_published_file_the_report_says_where_it_looked(tmp_path, mo
     assert str(tmp_path / "gradbench" / "published.json") in str(raised.value)
     report = report_markdown(_records("lse", {"n=2500": 3.0}), None, str(raised.value))
     assert f"unavailable: GradBench's published timings are not at {tmp_path}" in report
-    assert "| lse | reverse | 1 | **3.00** | n/a |" in report
+    assert "| lse | reverse | 1 | **3.00** | 1 s | n/a |" in report
+    assert "## Standing" not in report
 
 
 def test_an_eval_is_a_harness_problem_measured_by_each_mode(tmp_path):
@@ -137,6 +162,8 @@ def test_a_nested_eval_is_reported_per_variant_beside_each_tool_s_time(monkeypat
     variants = data["evals"]["particle"]["tools"]["enzyme"]["variants"]
     assert rows[0].startswith("| particle | rr | 500 ms | ")
     assert format_duration(variants["rr"]) in rows[0].split(" | ")[4]
+    haskell = data["evals"]["particle"]["tools"]["haskell"]["variants"]["rr"]
+    assert rows[0].endswith(f" | {format_duration(haskell)} | {0.5 / haskell:.2f} |")
     assert "## Classic evals" not in report
 
 

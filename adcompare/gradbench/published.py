@@ -17,6 +17,8 @@ import os
 from pathlib import Path
 
 __all__ = [
+    "NESTED_TOOLS",
+    "PYTHON_TOOLS",
     "TOOLS",
     "PublishedUnavailableError",
     "load_published",
@@ -27,7 +29,12 @@ __all__ = [
 ]
 
 #: The published tools the report sets beside adcompare, in its column order.
-TOOLS = ("manual", "enzyme", "tapenade", "pytorch", "jax", "futhark")
+TOOLS = ("manual", "enzyme", "tapenade", "pytorch", "jax", "tensorflow", "futhark")
+#: The tools GradBench runs in Python, the ones adcompare's users would otherwise pick.
+PYTHON_TOOLS = ("pytorch", "jax", "tensorflow")
+#: The nested evals' columns: the classic ones, and Haskell's ``ad``, the only
+#: operator-overloading tool that publishes them.
+NESTED_TOOLS = (*TOOLS, "haskell")
 
 
 class PublishedUnavailableError(FileNotFoundError):

@@ -19,7 +19,13 @@ import math
 from collections.abc import Iterable
 
 from adcompare.durations import format_duration
-from adcompare.gradbench.published import TOOLS, published_ratios, source_text
+from adcompare.gradbench.published import (
+    NESTED_TOOLS,
+    PYTHON_TOOLS,
+    TOOLS,
+    published_ratios,
+    source_text,
+)
 
 __all__ = ["geometric_mean", "report_markdown", "workload_lines"]
 
@@ -81,29 +87,80 @@ def _published_cell(entry: dict | None, tool: str, workloads: list[str]) -> str:
     return figure if len(shared) == len(workloads) else f"{figure} ({len(shared)}/{len(workloads)})"
 
 
-def _classic_lines(records: list[dict], published: dict | None) -> list[str]:
+def _primal_seconds(record: dict) -> float:
+    """A classic workload's primal time: the first function it measured (primal, then
+    derivative, in the runner's order)."""
+    return next(iter(record["seconds"].values()))
+
+
+def _classic_groups(records: list[dict]) -> dict[tuple[str, str], list[dict]]:
+    """The measured classic records, by eval and mode."""
     groups: dict[tuple[str, str], list[dict]] = {}
     for r in records:
         if r["status"] == "ok" and "ratio" in r:
             groups.setdefault((r["eval"], r["mode"]), []).append(r)
+    return groups
+
+
+def _classic_lines(records: list[dict], published: dict | None) -> list[str]:
     lines = [
-        "| eval | adcompare mode | workloads | adcompare | " + " | ".join(TOOLS) + " |",
-        "|---|---|---|---|" + "---|" * len(TOOLS),
+        "| eval | adcompare mode | workloads | adcompare | its primal | "
+        + " | ".join(TOOLS)
+        + " |",
+        "|---|---|---|---|---|" + "---|" * len(TOOLS),
     ]
-    for (name, mode), group in groups.items():
+    for (name, mode), group in _classic_groups(records).items():
         workloads = [r["workload"] for r in group]
         entry = None if published is None else published["evals"].get(name)
         cells = [_published_cell(entry, tool, workloads) for tool in TOOLS]
         ours = geometric_mean(r["ratio"] for r in group)
+        primal = format_duration(geometric_mean(_primal_seconds(r) for r in group))
         lines.append(
-            f"| {name} | {mode} | {len(workloads)} | **{ours:.2f}** | " + " | ".join(cells) + " |"
+            f"| {name} | {mode} | {len(workloads)} | **{ours:.2f}** | {primal} | "
+            + " | ".join(cells)
+            + " |"
         )
     return lines
 
 
+def _standing_lines(records: list[dict], published: dict | None) -> list[str]:
+    """Each eval beside the hand-written C++ tool and each Python tool that ran it: their
+    ratio and adcompare's best mode over the workloads both measured."""
+    lines = [
+        "| eval | beside | workloads both ran | their ratio | adcompare's best mode "
+        "| adcompare | ahead |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    if published is None:
+        return lines
+    modes: dict[str, dict[str, dict[str, float]]] = {}
+    for (name, mode), group in _classic_groups(records).items():
+        modes.setdefault(name, {})[mode] = {r["workload"]: r["ratio"] for r in group}
+    for name, by_mode in modes.items():
+        entry = published["evals"].get(name, {})
+        for tool in ("manual", *PYTHON_TOOLS):
+            theirs = published_ratios(entry, tool)
+            best = None
+            for mode, ours in by_mode.items():
+                shared = [w for w in ours if w in theirs]
+                if shared:
+                    mean = geometric_mean(ours[w] for w in shared)
+                    best = min(best or (mean, mode, shared), (mean, mode, shared))
+            if best is None:
+                continue
+            mean, mode, shared = best
+            them = geometric_mean(theirs[w] for w in shared)
+            ahead = "yes" if mean < them else f"no: {mean / them:.2f}× theirs"
+            lines.append(
+                f"| {name} | {tool} | {len(shared)} | {them:.2f} | {mode} | **{mean:.2f}** "
+                f"| {ahead} |"
+            )
+    return lines
+
+
 def _nested_lines(records: list[dict], published: dict | None) -> list[str]:
-    lines = ["| eval | variant | adcompare | " + " | ".join(TOOLS) + " |"]
-    lines.append("|---|---|---|" + "---|" * len(TOOLS))
+    lines = ["| eval | variant | adcompare | " + " | ".join(NESTED_TOOLS) + " | ÷ haskell |"]
+    lines.append("|---|---|---|" + "---|" * (len(NESTED_TOOLS) + 1))
     for r in records:
         if r["status"] != "ok" or "ratio" in r:
             continue
@@ -111,15 +168,16 @@ def _nested_lines(records: list[dict], published: dict | None) -> list[str]:
         for variant, seconds in r["seconds"].items():
             theirs = [
                 entry.get("tools", {}).get(tool, {}).get("variants", {}).get(variant)
-                for tool in TOOLS
+                for tool in NESTED_TOOLS
             ]
             cells = [
                 format_duration(t) if t else ("n/a" if published is None else "–") for t in theirs
             ]
+            slower = f"{seconds / theirs[-1]:.2f}" if theirs[-1] else "–"
             lines.append(
                 f"| {r['eval']} | {variant} | {format_duration(seconds)} | "
                 + " | ".join(cells)
-                + " |"
+                + f" | {slower} |"
             )
     return lines
 
@@ -148,10 +206,16 @@ def report_markdown(records: list[dict], published: dict | None, unavailable: st
         "figure uses the same workloads where it published both times; `(k/n)` says it "
         "published only k of them, and a word in place of a figure is the outcome GradBench "
         "recorded for a tool that published none of them. The adcompare mode column says "
-        "which of our engines answered the derivative. adcompare's server ran with one BLAS "
+        "which of our engines answered the derivative, and `its primal` the geometric mean of "
+        "our primal's time over the same workloads. adcompare's server ran with one BLAS "
         "thread and glibc's allocator thresholds fixed (`runner.MEASURING`).",
         "",
         *_section("Classic evals", _classic_lines(records, published)),
+        *_section(
+            "Standing: beside the hand-written C++ tool and each Python tool, over the "
+            "workloads both ran",
+            _standing_lines(records, published),
+        ),
         *_section(
             "Nested evals: mean seconds per call, each on its own machine (compare with care)",
             _nested_lines(records, published),
