@@ -68,12 +68,49 @@ def observation_errors(seen_by, seen, weights, features: np.ndarray):
     >>> print(reprojection, weight_error)  # 0.5·(1, 2)/1 and 1 − 0.5²
     [[0.5 1. ]] [0.75]
     """
-    camera_frame = rodrigues_rotate(seen_by[:, 0:3], seen - seen_by[:, 3:6])
+    return camera_errors(
+        *(seen_by[:, part] for part in CAMERA_PARTS.values()), seen, weights, features
+    )
+
+
+#: The columns of a camera's 11 parameters: rotation (axis-angle), centre, focal
+#: length, principal point, radial distortion.
+CAMERA_PARTS = {
+    "rotation": slice(0, 3),
+    "centre": slice(3, 6),
+    "focal": slice(6, 7),
+    "principal": slice(7, 9),
+    "distortion": slice(9, 11),
+}
+
+
+def camera_errors(rotation, centre, focal, principal, distortion, seen, weights, features):
+    """:func:`observation_errors` with each camera's parameters in their
+    :data:`CAMERA_PARTS`, each a (p, k) array: a derivative with respect to
+    the parts needs no scatter of slices into one (p, 11) array.
+
+    >>> import numpy as np
+    >>> errors, _ = camera_errors(np.zeros((1, 3)), np.array([[0.0, 0.0, -1.0]]),
+    ...     np.ones((1, 1)), np.zeros((1, 2)), np.zeros((1, 2)),
+    ...     np.array([[1.0, 2.0, 0.0]]), np.array([0.5]), np.zeros((1, 2)))
+    >>> print(errors)
+    [[0.5 1. ]]
+    """
+    camera_frame = rodrigues_rotate(rotation, seen - centre)
     projected = camera_frame[:, 0:2] / camera_frame[:, 2:3]
     radius_sq = ad.sum(projected * projected, axis=1, keepdims=True)
-    distortion = 1.0 + seen_by[:, 9:10] * radius_sq + seen_by[:, 10:11] * radius_sq * radius_sq
-    pixels = projected * distortion * seen_by[:, 6:7] + seen_by[:, 7:9]
-    return ad.reshape(weights, (-1, 1)) * (pixels - features), 1.0 - weights * weights
+    distortion = 1.0 + distortion[:, 0:1] * radius_sq + distortion[:, 1:2] * radius_sq * radius_sq
+    pixels = projected * distortion * focal + principal
+    return ad.reshape(weights, (-1, 1)) * (pixels - features), weight_errors(weights)
+
+
+def weight_errors(weights):
+    """Each observation's weight error, 1 − w².
+
+    >>> print(weight_errors(np.array([0.5, 2.0])))
+    [ 0.75 -3.  ]
+    """
+    return 1.0 - weights * weights
 
 
 def ba_residuals(cameras, points, weights, observations: np.ndarray, features: np.ndarray):

@@ -33,7 +33,13 @@ import numpy as np
 from scipy import sparse
 
 import adcompare as ad
-from adcompare.adbench.ba import BAProblem, observation_errors
+from adcompare.adbench.ba import (
+    CAMERA_PARTS,
+    BAProblem,
+    camera_errors,
+    observation_errors,
+    weight_errors,
+)
 from adcompare.adbench.ba_format import CAMERA_PARAMS, BAData, replicated
 from adcompare.adbench.generate import ba_observation
 from adcompare.adbench.plain import ba_residuals_numpy
@@ -94,23 +100,32 @@ def _shifted_rows(shift, inputs, features):
     return _rows(moved[:, :CAMERA_PARAMS], moved[:, CAMERA_PARAMS:-1], moved[:, -1], features)
 
 
-def _blocks(cameras, points, weights, features: np.ndarray, mode: str) -> np.ndarray:
-    """Each observation's 3 × 15 Jacobian block, shape (p, 3, 15)."""
+def _blocks(cameras, points, weights, features: np.ndarray, mode: str) -> tuple:
+    """Each observation's 2 × 15 block of reprojection rows (p, 2, 15), and its weight
+    row's one non-zero, d(1 − w²)/dw (p,)."""
     if mode in ("forward", "replay"):
         inputs = np.concatenate([cameras, points, weights[:, None]], axis=1)
         zero = np.zeros(INPUTS)
         if mode == "forward":
-            return ad.jacfwd(_shifted_rows)(zero, inputs, features)
-        compiled = replayed(
-            _REPLAYS, inputs.shape, _shifted_rows, zero, inputs, features, mode="forward"
-        )
-        return compiled.jacobian(zero, inputs, features)
-    # The three arrays as three arguments: slicing one (p, 15) array would cost the
-    # sweep a scatter into a zero array of that shape per slice (a quarter of its time).
-    totals = ad.jacrev(lambda *inputs: ad.sum(_rows(*inputs, features), axis=0), argnums=(0, 1, 2))(
-        cameras, points, weights
-    )
-    return np.concatenate([totals[0], totals[1], totals[2][..., None]], axis=2).swapaxes(0, 1)
+            blocks = ad.jacfwd(_shifted_rows)(zero, inputs, features)
+        else:
+            compiled = replayed(
+                _REPLAYS, inputs.shape, _shifted_rows, zero, inputs, features, mode="forward"
+            )
+            blocks = compiled.jacobian(zero, inputs, features)
+        return blocks[:, :2, :], blocks[:, 2, -1]
+    # Two cotangent lanes, one per reprojection row: the weight row reads w alone, so
+    # its derivative is a gradient of its own rather than a third lane through the whole
+    # projection. The camera's parts, the point and the weight are separate arguments:
+    # slicing one (p, 15) array would cost the sweep a scatter into a zero array of that
+    # shape per slice.
+    parts = [cameras[:, part] for part in CAMERA_PARTS.values()]
+    totals = ad.jacrev(
+        lambda *inputs: ad.sum(camera_errors(*inputs, features)[0], axis=0),
+        argnums=tuple(range(len(parts) + 2)),
+    )(*parts, points, weights)
+    reprojection = np.concatenate([*totals[:-1], totals[-1][..., None]], axis=2)
+    return reprojection.swapaxes(0, 1), ad.grad(lambda w: ad.sum(weight_errors(w)))(weights)
 
 
 def _jacobian(data: BAData, mode: str) -> sparse.csr_array:
@@ -120,15 +135,13 @@ def _jacobian(data: BAData, mode: str) -> sparse.csr_array:
     cameras, points = data.observations[:, 0], data.observations[:, 1]
     for start in range(0, p, OBSERVATIONS_PER_BLOCK):
         block = slice(start, min(start + OBSERVATIONS_PER_BLOCK, p))
-        blocks = _blocks(
+        reprojection[block], values[30 * p :][block] = _blocks(
             data.cameras[cameras[block]],
             data.points[points[block]],
             data.weights[block],
             data.features[block],
             mode,
         )
-        reprojection[block] = blocks[:, :2, :]
-        values[30 * p :][block] = blocks[:, 2, -1]
     columns, row_starts = _pattern(data)
     return sparse.csr_array((values, columns, row_starts), shape=(3 * p, data.params.size))
 
