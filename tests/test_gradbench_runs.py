@@ -61,7 +61,8 @@ def test_a_response_slower_than_the_timeout_stops_its_workload():
 def _records(name: str, ratios: dict[str, float]) -> list[dict]:
     return [
         {"eval": name, "workload": w, "index": i, "mode": "reverse", "status": "ok",
-         "seconds": {"primal": 1.0, "gradient": ratio}, "ratio": ratio, "peak_bytes": 2**27}
+         "seconds": {"primal": 1.0, "gradient": ratio}, "ratio": ratio, "peak_bytes": 2**27,
+         "spread": {"primal": 0.01 * (i + 1), "gradient": 0.02 * (i + 1)}}
         for i, (w, ratio) in enumerate(ratios.items())
     ]  # fmt: skip
 
@@ -76,7 +77,7 @@ def test_the_report_sets_each_tool_s_ratio_over_the_same_workloads(monkeypatch):
     )
     report = report_markdown(_records("lse", ours), data)
     row = next(line for line in report.splitlines() if line.startswith("| lse | reverse |"))
-    assert row.startswith(f"| lse | reverse | 2 | **4.00** | 1 s | {manual:.2f} |")
+    assert row.startswith(f"| lse | reverse | 2 | **4.00** | 1 s | 4 % | {manual:.2f} |")
     assert "GradBench nightly of 2026-03-14" in report
 
 
@@ -111,7 +112,7 @@ def test_without_the_published_file_the_report_says_where_it_looked(tmp_path, mo
     assert str(tmp_path / "gradbench" / "published.json") in str(raised.value)
     report = report_markdown(_records("lse", {"n=2500": 3.0}), None, str(raised.value))
     assert f"unavailable: GradBench's published timings are not at {tmp_path}" in report
-    assert "| lse | reverse | 1 | **3.00** | 1 s | n/a |" in report
+    assert "| lse | reverse | 1 | **3.00** | 1 s | 2 % | n/a |" in report
     assert "## Standing" not in report
 
 

@@ -48,18 +48,29 @@ def _bytes(count: int | None) -> str:
     return f"{count / 2**20:.0f} MiB" if count < 2**30 else f"{count / 2**30:.2f} GiB"
 
 
+def _spread(record: dict) -> float | None:
+    """The larger of a record's functions' spreads (IQR ÷ median of their calls)."""
+    spreads = [s for s in record.get("spread", {}).values() if s is not None]
+    return max(spreads) if spreads else None
+
+
+def _percent(spread: float | None) -> str:
+    return "–" if spread is None else f"{100 * spread:.0f} %"
+
+
 def workload_lines(records: list[dict]) -> list[str]:
-    """Every record as a row of one Markdown table: times, ratio, peak memory, status.
+    """Every record as a row of one Markdown table: times, ratio, the calls' spread, peak
+    memory, status.
 
     >>> print(workload_lines([{"eval": "lse", "mode": "reverse", "workload": "n=2500",
     ...     "status": "ok", "seconds": {"primal": 1e-5, "gradient": 3e-5}, "ratio": 3.0,
-    ...     "peak_bytes": 2**27}])[2])
-    | lse | reverse | n=2500 | primal 10 µs | gradient 30 µs | 3.00 | 128 MiB | – | ok |
+    ...     "spread": {"primal": 0.02, "gradient": 0.05}, "peak_bytes": 2**27}])[2])
+    | lse | reverse | n=2500 | primal 10 µs | gradient 30 µs | 3.00 | 5 % | 128 MiB | – | ok |
     """
     lines = [
-        "| eval | mode | workload | first function | second function | ratio | peak memory "
-        "| before the input | status |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| eval | mode | workload | first function | second function | ratio | spread "
+        "| peak memory | before the input | status |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in records:
         times = [f"{name} {format_duration(s)}" for name, s in r.get("seconds", {}).items()]
@@ -68,8 +79,8 @@ def workload_lines(records: list[dict]) -> list[str]:
         status = r["status"] + (f": {r['error']}" if r.get("error") else "")
         lines.append(
             f"| {r['eval']} | {r['mode']} | {r['workload']} | {times[0]} | {times[1]} | {ratio} "
-            f"| {_bytes(r.get('peak_bytes'))} | {_bytes(r.get('baseline_bytes'))} "
-            f"| {status.replace('|', '/')} |"
+            f"| {_percent(_spread(r))} | {_bytes(r.get('peak_bytes'))} "
+            f"| {_bytes(r.get('baseline_bytes'))} | {status.replace('|', '/')} |"
         )
     return lines
 
@@ -115,8 +126,10 @@ def _classic_lines(records: list[dict], published: dict | None) -> list[str]:
         cells = [_published_cell(entry, tool, workloads) for tool in TOOLS]
         ours = geometric_mean(r["ratio"] for r in group)
         primal = format_duration(geometric_mean(_primal_seconds(r) for r in group))
+        spreads = [s for s in map(_spread, group) if s is not None]
+        spread = _percent(max(spreads) if spreads else None)
         lines.append(
-            f"| {name} | {mode} | {len(workloads)} | **{ours:.2f}** | {primal} | "
+            f"| {name} | {mode} | {len(workloads)} | **{ours:.2f}** | {primal} | {spread} | "
             + " | ".join(cells)
             + " |"
         )
@@ -207,7 +220,9 @@ def report_markdown(records: list[dict], published: dict | None, unavailable: st
         "published only k of them, and a word in place of a figure is the outcome GradBench "
         "recorded for a tool that published none of them. The adcompare mode column says "
         "which of our engines answered the derivative, and `its primal` the geometric mean of "
-        "our primal's time over the same workloads. adcompare's server ran with one BLAS "
+        "our primal's time over the same workloads; `spread` is the interquartile range of "
+        "one function's calls ÷ their median, the largest over its workloads. adcompare's "
+        "server ran with one BLAS "
         "thread and glibc's allocator thresholds fixed (`runner.MEASURING`).",
         "",
         *_section("Classic evals", _classic_lines(records, published)),

@@ -30,9 +30,18 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from adcompare.gradbench.evals import EVAL_NAMES, Eval, Workload, get_eval
 
-__all__ = ["RESULTS_VERSION", "load_results", "measure_workload", "merge", "select_workloads"]
+__all__ = [
+    "RESULTS_VERSION",
+    "load_results",
+    "measure_workload",
+    "merge",
+    "relative_spread",
+    "select_workloads",
+]
 
 #: The version of the results file's layout.
 RESULTS_VERSION = 1
@@ -169,6 +178,21 @@ def _without_output(line: str) -> dict:
     return response
 
 
+def relative_spread(times: Sequence[float]) -> float | None:
+    """How far one function's calls spread: their interquartile range ÷ their median
+    (None for fewer than four calls, too few for quartiles).
+
+    >>> relative_spread([10, 11, 9, 10, 30])  # a slow first call moves it little
+    0.1
+    >>> relative_spread([1.0, 2.0]) is None
+    True
+    """
+    if len(times) < 4:
+        return None
+    low, median, high = np.percentile(times, [25, 50, 75])
+    return float((high - low) / median)
+
+
 def measure_workload(
     eval_name: str, workload: Workload, mode: str, timeout: float, index: int = 0
 ) -> dict:
@@ -198,6 +222,7 @@ def measure_workload(
             times = [t["nanoseconds"] for t in response["timings"] if t["name"] == "evaluate"]
             record["seconds"][step] = sum(times) / len(times) / 1e9
             record.setdefault("runs", {})[step] = len(times)
+            record.setdefault("spread", {})[step] = relative_spread(times)
         record["status"] = "ok"
     except (TimeoutError, RuntimeError) as error:
         status = "timeout" if isinstance(error, TimeoutError) else "error"
