@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+from numpy import ndarray  # hot paths: numpy's module __getattr__ makes `np.ndarray` a slow lookup
 
 from adcompare.engines.forward.interface import default_chunk
 from adcompare.engines.reverse.interface import cotangents_at, enable_grad, lift, lower
@@ -64,12 +65,23 @@ def _sweep(nodes, seeds, leaves, *, retain_graph: bool) -> list:
     reached = cotangents_at(
         [n for n, _ in roots], [c for _, c in roots], leaves, retain_graph=retain_graph
     )
-    return [
-        np.zeros(t.shape, t.dtype)
-        if g is None
-        else _writeable(in_dtype(_real_if_real(t, g), t.dtype))
-        for t, g in zip(leaves, reached)
-    ]
+    return [_gradient(t, g) for t, g in zip(leaves, reached)]
+
+
+def _gradient(leaf, cotangent):
+    """What reached ``leaf`` as its gradient: zeros where nothing did, else a writeable
+    array of the leaf's dtype holding the real part where the leaf is real."""
+    dtype = leaf.dtype
+    if cotangent is None:
+        return np.zeros(leaf.shape, dtype)
+    if (
+        type(cotangent) is ndarray
+        and cotangent.dtype == dtype
+        and dtype.kind == "f"
+        and cotangent.flags.writeable
+    ):
+        return cotangent  # already what the three steps below would make of it
+    return _writeable(in_dtype(_real_if_real(leaf, cotangent), dtype))
 
 
 def _real_if_real(leaf, cotangent):
@@ -190,17 +202,35 @@ def value_and_grad(
             level = new_level()
             out, leaves = _record(f, flat, level)
             out, aux = split_aux(out, has_aux, "grad")
-            check_scalar_output(out, "grad")
-            value, node = lower(out, level)
-            value = value if node is not None else as_float(value)
-            check_real_scalar(value)
-            seed = np.ones(shape_of(value), dtype=float_dtype(value))
+            value, node, seed = _scalar_seed(out, level)
             grads = _sweep([node], [seed], leaves, retain_graph=False)
             aux = strip(aux, level)
         gradient = flat.build(grads.__getitem__)
         return ((value, aux) if has_aux else value), gradient
 
     return value_and_gradient
+
+
+def _scalar_seed(out, level: int) -> tuple:
+    """``(value, record, seed)`` of ``grad``'s output traced at ``level``, refused unless
+    it is one real number; the seed is a one of its dtype."""
+    value, node = lower(out, level)
+    if (
+        node is not None
+        and type(value) in _FLOAT64_TYPES
+        and value.dtype == _FLOAT64
+        and value.shape == ()
+    ):
+        # A traced float64 number: both checks below would pass.
+        return value, node, np.ones((), _FLOAT64)
+    check_scalar_output(out, "grad")
+    value = value if node is not None else as_float(value)
+    check_real_scalar(value)
+    return value, node, np.ones(shape_of(value), dtype=float_dtype(value))
+
+
+_FLOAT64 = np.dtype(np.float64)
+_FLOAT64_TYPES = (ndarray, np.float64)
 
 
 def _extra_value_and_grad(f, args, argnums, flat: Flat, mode: str, has_aux: bool):
