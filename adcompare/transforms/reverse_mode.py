@@ -32,6 +32,7 @@ from adcompare.transforms.arguments import (
 )
 from adcompare.transforms.forward_mode import jacfwd_at
 from adcompare.transforms.modes import registered, registered_modes
+from adcompare.transforms.replayed import replayed
 from adcompare.transforms.vectorize import vmap
 
 
@@ -161,7 +162,9 @@ def value_and_grad(
     """A function returning ``(f(*args), gradient)`` for a scalar-valued ``f``.
 
     ``mode`` is ``"reverse"`` (one sweep), ``"forward"`` (lanes seeded in
-    chunks, ``ceil(n / k)`` passes) or a registered mode such as
+    chunks, ``ceil(n / k)`` passes), ``"replay"`` (reverse mode recorded once
+    per argument structure and replayed, for a function called many times:
+    see :mod:`~adcompare.transforms.replayed`) or a registered mode such as
     ``"symbolic"``. The gradient is shaped like the argument: a dict of
     parameters gives a dict of gradients. With ``has_aux`` the function
     returns ``(loss, aux)`` and the result is ``((loss, aux), gradient)``,
@@ -175,9 +178,12 @@ def value_and_grad(
     >>> print(loss, aux, g)
     9.0 note 6.0
     """
-    if mode not in ("reverse", "forward", *registered_modes()):
-        known = ", ".join(repr(m) for m in ["reverse", "forward", *registered_modes()])
+    if mode not in ("reverse", "forward", "replay", *registered_modes()):
+        known = ", ".join(repr(m) for m in ["reverse", "forward", "replay", *registered_modes()])
         raise ValueError(f"value_and_grad: unknown mode {mode!r}; use one of {known}")
+    if mode == "replay":
+        eager = value_and_grad(f, argnums, "reverse", has_aux)
+        return eager if has_aux else functools.wraps(f)(replayed(f, argnums, eager))
 
     @functools.wraps(f)
     def value_and_gradient(*args):
