@@ -190,20 +190,8 @@ def value_and_grad(
         flat = Flat(args, argnums, "grad")
         if mode != "reverse" and mode != "forward":  # a registered mode (checked above)
             return _extra_value_and_grad(f, args, argnums, flat, mode, has_aux)
-        aux = None
         if mode == "forward":
-            grads = []
-            for i in range(len(flat.leaves)):
-                values, aux, _, jacobians = jacfwd_at(
-                    f, flat, i, None, has_aux, "grad", scalar=True
-                )
-                value = values[0]
-                grads.append(reshape(jacobians[0], shape_of(flat.leaves[i])))
-            if not flat.leaves:
-                value, aux = split_aux(flat.call(f, flat.leaves), has_aux, "grad")
-                check_scalar_output(value, "grad")
-                value = as_float(value)
-                check_real_scalar(value)
+            value, aux, grads = _forward_value_and_grads(f, flat, has_aux)
         else:
             level = new_level()
             out, leaves = _record(f, flat, level)
@@ -215,6 +203,23 @@ def value_and_grad(
         return ((value, aux) if has_aux else value), gradient
 
     return value_and_gradient
+
+
+def _forward_value_and_grads(f, flat: Flat, has_aux: bool) -> tuple:
+    """``(value, aux, gradients)`` of a scalar ``f`` in forward mode, one leaf at a time."""
+    value, aux, grads = None, None, []
+    for i in range(len(flat.leaves)):
+        values, aux, _, jacobians = jacfwd_at(f, flat, i, None, has_aux, "grad", scalar=True)
+        value = values[0]
+        shape = shape_of(flat.leaves[i])
+        jacobian = jacobians[0]
+        grads.append(jacobian if shape_of(jacobian) == shape else reshape(jacobian, shape))
+    if not flat.leaves:
+        value, aux = split_aux(flat.call(f, flat.leaves), has_aux, "grad")
+        check_scalar_output(value, "grad")
+        value = as_float(value)
+        check_real_scalar(value)
+    return value, aux, grads
 
 
 def _scalar_seed(out, level: int) -> tuple:
