@@ -144,3 +144,17 @@ def test_a_cotangent_is_returned_as_is_only_where_the_general_steps_would_keep_i
         _same(fast, general)
         assert fast.flags.writeable and fast.dtype == value.dtype
         assert (fast is cotangent) == (cotangent.dtype == value.dtype and cotangent.flags.writeable)
+
+
+def test_dual_ops_on_plain_and_nested_primals():
+    # A lane tangent of a 2-vector broadcast against a 2×2 constant is padded: ∂(x − C)ᵢⱼ/∂xₖ = δⱼₖ
+    jacobian = ad.jacfwd(lambda x: x - CHARGES)(np.array([1.0, 7.0]))
+    np.testing.assert_array_equal(jacobian, np.broadcast_to(np.eye(2), (2, 2, 2)))
+    # Primals that are boxes of an outer transform go through dispatch: d²/dx² x³ = 6x
+    for outer in ("forward", "reverse"):
+        second = ad.grad(ad.grad(lambda x: x**3, mode="forward"), mode=outer)(2.0)
+        assert float(second) == 12.0
+    # A Dual and a Tensor at one level still cannot meet
+    x = ad.Dual(2.0, 1.0)
+    with pytest.raises(TypeError, match="cannot combine a Dual and a Tensor"):
+        ad.multiply(x, ad.Tensor._wrap(np.array(3.0), x.level))
