@@ -22,7 +22,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1] / "adcompare"
 # the shared face of their boxes (``engines/box.py`` and the package itself), which is no
 # engine and imports none. ``engines.replay`` is no engine either: it records with the
 # forward engine's ``Dual`` and the reverse engine's tape and sweep, so it is a layer above
-# them (and below the transforms, which do not use it).
+# them (and below the transforms, which use it only for grad's mode="replay").
 ENGINES = {"engines.forward", "engines.reverse", "engines.batched"}
 
 # Lowest first. A module may import its own layer and those below it. "adcompare" is the

@@ -35,6 +35,10 @@ def dtype_of(value):
     return getattr(value, "dtype", type(value))
 
 
+#: Arguments that are one leaf of their own, told by their type alone.
+_PLAIN_LEAVES = (np.ndarray, float, np.float64)
+
+
 class Flat:
     """The differentiated arguments of one call, flattened into their leaves.
 
@@ -47,6 +51,16 @@ class Flat:
 
     def __init__(self, args: tuple, argnums, name: str):
         self.args = args
+        if type(argnums) is int and 0 <= argnums < len(args):
+            arg = args[argnums]
+            if type(arg) in _PLAIN_LEAVES or isinstance(arg, Box):
+                # One array, number or box at one position: what the loop below gives
+                # for it, without its generality (this runs once per transform call).
+                self.many = False
+                self.requested = self.positions = (argnums,)
+                self.leaves = [as_float(arg)]
+                self.trees = {argnums: (LEAF, [arg], [0])}
+                return
         self.many = isinstance(argnums, (tuple, list))
         self.requested = argnum_positions(argnums, len(args), name)
         self.positions = tuple(dict.fromkeys(self.requested))

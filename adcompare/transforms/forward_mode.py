@@ -141,7 +141,8 @@ def jacfwd_at(f, flat: Flat, position: int, chunk_size, has_aux, name, scalar=Fa
             continue
         lanes = block[0] if len(block) == 1 else concatenate(block, axis=0)
         rank = len(shape_of(lanes))
-        jacobian = as_output(transpose(lanes, tuple(range(1, rank)) + (0,)))
+        # The lane axis goes last (nothing to move for a scalar output's lanes).
+        jacobian = as_output(lanes if rank == 1 else transpose(lanes, (*range(1, rank), 0)))
         jacobians.append(in_dtype(jacobian, dtype))
     return [None if v is None else as_output(v) for v in values], aux, out_def, jacobians
 

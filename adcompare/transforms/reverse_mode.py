@@ -12,6 +12,7 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+from numpy import ndarray  # hot paths: numpy's module __getattr__ makes `np.ndarray` a slow lookup
 
 from adcompare.engines.forward.interface import default_chunk
 from adcompare.engines.reverse.interface import cotangents_at, enable_grad, lift, lower
@@ -31,6 +32,7 @@ from adcompare.transforms.arguments import (
 )
 from adcompare.transforms.forward_mode import jacfwd_at
 from adcompare.transforms.modes import registered, registered_modes
+from adcompare.transforms.replayed import replayed
 from adcompare.transforms.vectorize import vmap
 
 
@@ -64,12 +66,23 @@ def _sweep(nodes, seeds, leaves, *, retain_graph: bool) -> list:
     reached = cotangents_at(
         [n for n, _ in roots], [c for _, c in roots], leaves, retain_graph=retain_graph
     )
-    return [
-        np.zeros(t.shape, t.dtype)
-        if g is None
-        else _writeable(in_dtype(_real_if_real(t, g), t.dtype))
-        for t, g in zip(leaves, reached)
-    ]
+    return [_gradient(t, g) for t, g in zip(leaves, reached)]
+
+
+def _gradient(leaf, cotangent):
+    """What reached ``leaf`` as its gradient: zeros where nothing did, else a writeable
+    array of the leaf's dtype holding the real part where the leaf is real."""
+    dtype = leaf.dtype
+    if cotangent is None:
+        return np.zeros(leaf.shape, dtype)
+    if (
+        type(cotangent) is ndarray
+        and cotangent.dtype == dtype
+        and dtype.kind == "f"
+        and cotangent.flags.writeable
+    ):
+        return cotangent  # already what the three steps below would make of it
+    return _writeable(in_dtype(_real_if_real(leaf, cotangent), dtype))
 
 
 def _real_if_real(leaf, cotangent):
@@ -149,7 +162,9 @@ def value_and_grad(
     """A function returning ``(f(*args), gradient)`` for a scalar-valued ``f``.
 
     ``mode`` is ``"reverse"`` (one sweep), ``"forward"`` (lanes seeded in
-    chunks, ``ceil(n / k)`` passes) or a registered mode such as
+    chunks, ``ceil(n / k)`` passes), ``"replay"`` (reverse mode recorded once
+    per argument structure and replayed, for a function called many times:
+    see :mod:`~adcompare.transforms.replayed`) or a registered mode such as
     ``"symbolic"``. The gradient is shaped like the argument: a dict of
     parameters gives a dict of gradients. With ``has_aux`` the function
     returns ``(loss, aux)`` and the result is ``((loss, aux), gradient)``,
@@ -163,44 +178,70 @@ def value_and_grad(
     >>> print(loss, aux, g)
     9.0 note 6.0
     """
-    if mode not in ("reverse", "forward", *registered_modes()):
-        known = ", ".join(repr(m) for m in ["reverse", "forward", *registered_modes()])
+    if mode not in ("reverse", "forward", "replay", *registered_modes()):
+        known = ", ".join(repr(m) for m in ["reverse", "forward", "replay", *registered_modes()])
         raise ValueError(f"value_and_grad: unknown mode {mode!r}; use one of {known}")
+    if mode == "replay":
+        eager = value_and_grad(f, argnums, "reverse", has_aux)
+        return eager if has_aux else functools.wraps(f)(replayed(f, argnums, eager))
 
     @functools.wraps(f)
     def value_and_gradient(*args):
         flat = Flat(args, argnums, "grad")
         if mode != "reverse" and mode != "forward":  # a registered mode (checked above)
             return _extra_value_and_grad(f, args, argnums, flat, mode, has_aux)
-        aux = None
         if mode == "forward":
-            grads = []
-            for i in range(len(flat.leaves)):
-                values, aux, _, jacobians = jacfwd_at(
-                    f, flat, i, None, has_aux, "grad", scalar=True
-                )
-                value = values[0]
-                grads.append(reshape(jacobians[0], shape_of(flat.leaves[i])))
-            if not flat.leaves:
-                value, aux = split_aux(flat.call(f, flat.leaves), has_aux, "grad")
-                check_scalar_output(value, "grad")
-                value = as_float(value)
-                check_real_scalar(value)
+            value, aux, grads = _forward_value_and_grads(f, flat, has_aux)
         else:
             level = new_level()
             out, leaves = _record(f, flat, level)
             out, aux = split_aux(out, has_aux, "grad")
-            check_scalar_output(out, "grad")
-            value, node = lower(out, level)
-            value = value if node is not None else as_float(value)
-            check_real_scalar(value)
-            seed = np.ones(shape_of(value), dtype=float_dtype(value))
+            value, node, seed = _scalar_seed(out, level)
             grads = _sweep([node], [seed], leaves, retain_graph=False)
             aux = strip(aux, level)
         gradient = flat.build(grads.__getitem__)
         return ((value, aux) if has_aux else value), gradient
 
     return value_and_gradient
+
+
+def _forward_value_and_grads(f, flat: Flat, has_aux: bool) -> tuple:
+    """``(value, aux, gradients)`` of a scalar ``f`` in forward mode, one leaf at a time."""
+    value, aux, grads = None, None, []
+    for i in range(len(flat.leaves)):
+        values, aux, _, jacobians = jacfwd_at(f, flat, i, None, has_aux, "grad", scalar=True)
+        value = values[0]
+        shape = shape_of(flat.leaves[i])
+        jacobian = jacobians[0]
+        grads.append(jacobian if shape_of(jacobian) == shape else reshape(jacobian, shape))
+    if not flat.leaves:
+        value, aux = split_aux(flat.call(f, flat.leaves), has_aux, "grad")
+        check_scalar_output(value, "grad")
+        value = as_float(value)
+        check_real_scalar(value)
+    return value, aux, grads
+
+
+def _scalar_seed(out, level: int) -> tuple:
+    """``(value, record, seed)`` of ``grad``'s output traced at ``level``, refused unless
+    it is one real number; the seed is a one of its dtype."""
+    value, node = lower(out, level)
+    if (
+        node is not None
+        and type(value) in _FLOAT64_TYPES
+        and value.dtype == _FLOAT64
+        and value.shape == ()
+    ):
+        # A traced float64 number: both checks below would pass.
+        return value, node, np.ones((), _FLOAT64)
+    check_scalar_output(out, "grad")
+    value = value if node is not None else as_float(value)
+    check_real_scalar(value)
+    return value, node, np.ones(shape_of(value), dtype=float_dtype(value))
+
+
+_FLOAT64 = np.dtype(np.float64)
+_FLOAT64_TYPES = (ndarray, np.float64)
 
 
 def _extra_value_and_grad(f, args, argnums, flat: Flat, mode: str, has_aux: bool):

@@ -12,12 +12,14 @@ its JVP rule per argument and adds up the contributions.
 from __future__ import annotations
 
 import numpy as np
+from numpy import ndarray  # hot paths: numpy's module __getattr__ makes `np.ndarray` a slow lookup
 
 from adcompare.engines.box import ArrayBox, library_alternative
 from adcompare.ops import OpDef, add, broadcast_to, reshape
 from adcompare.ops.registry import (
     Box,
     apply,
+    apply_plain,
     mixed_levels_error,
     new_level,
     pad_lanes,
@@ -77,12 +79,7 @@ class Dual(ArrayBox):
 
     @classmethod
     def _make(cls, primal, tangent, lanes, level):
-        self = object.__new__(cls)
-        self.primal = primal
-        self._tangent = tangent
-        self._lanes = lanes
-        self.level = level
-        return self
+        return _new_dual(cls, primal, tangent, lanes, level)
 
     @property
     def tangent(self):
@@ -117,42 +114,69 @@ class Dual(ArrayBox):
 
     def apply_op(self, op: OpDef, level: int, args: tuple, params: dict):
         # runtime.boxes.unbox's split, inline: it runs once per op (see Tensor.apply_op).
+        # ``nested``: a primal is itself a box (of an outer transform), so the value goes
+        # through dispatch to its engine; else straight to numpy, as apply would send it.
         primals = []
         tangents = []
         lanes = None
+        nested = False
         for a in args:
             if isinstance(a, Dual) and a.level == level:
-                primals.append(a.primal)
+                primal = a.primal
+                primals.append(primal)
                 tangents.append(a._tangent)
                 if a._lanes is not None:
                     lanes = a._lanes
-            elif isinstance(a, Box) and a.level == level:
-                raise mixed_levels_error(op, "Dual", a)
+                if type(primal) is not ndarray and isinstance(primal, Box):
+                    nested = True
             else:
+                if isinstance(a, Box):
+                    if a.level == level:
+                        raise mixed_levels_error(op, "Dual", a)
+                    nested = True
                 primals.append(a)
                 tangents.append(None)
-        out = apply(op, tuple(primals), params)
-        out_shape = shape_of(out)
+        primals = tuple(primals)
+        out = apply(op, primals, params) if nested else apply_plain(op, primals, params)
+        out_shape = out.shape if type(out) is ndarray else shape_of(out)
         total = None
         if op.nargs is None:
             # A variadic op's rule takes every tangent at once.
-            total = op.jvp(out, tuple(primals), tangents, **params)
+            total = op.jvp(out, primals, tangents, **params)
             tangents = ()
+        rules, elementwise, out_ndim = op.jvp, op.elementwise, len(out_shape)
         for i, tangent in enumerate(tangents):
             if tangent is None:
                 continue
-            rule = op.jvp_at(i)
+            rule = rules[i]  # op.jvp_at(i), without the call
             if rule is None:
                 continue
-            if op.elementwise:
-                tangent = pad_lanes(tangent, len(shape_of(primals[i])), len(out_shape))
+            if elementwise:  # pad_lanes, called only where the primal has fewer axes
+                primal = primals[i]
+                ndim = primal.ndim if type(primal) is ndarray else len(shape_of(primal))
+                if ndim < out_ndim:
+                    tangent = pad_lanes(tangent, ndim, out_ndim)
             contribution = rule(out, *primals, tangent, **params)
             total = contribution if total is None else add(total, contribution)
         k = lanes or 1
         if total is None:
             total = np.zeros((k,) + out_shape, dtype=np.result_type(raw(out), np.float32))
-        elif shape_of(total) != (k,) + out_shape:
+        elif (total.shape if type(total) is ndarray else shape_of(total)) != (k, *out_shape):
             total = broadcast_to(total, (k,) + out_shape)
         if cost.ACTIVE:
             cost.record_forward(op.name, k, out)
-        return Dual._make(out, total, lanes, level)
+        return _new_dual(Dual, out, total, lanes, level)
+
+
+_allocate = object.__new__
+
+
+def _new_dual(cls, primal, tangent, lanes, level) -> Dual:
+    """A ``Dual`` of class ``cls`` without ``__init__``'s conversions and checks (once per
+    op: a plain function, not the classmethod ``Dual._make``)."""
+    self = _allocate(cls)
+    self.primal = primal
+    self._tangent = tangent
+    self._lanes = lanes
+    self.level = level
+    return self
