@@ -50,6 +50,12 @@ def test_replay_of_several_arguments_and_a_float():
         assert float(value) == float(np.sum((scale * p) ** 2) - np.sum(q**2))
     g = ad.grad(lambda x: x**3 + 2.0 * x, mode="replay")
     assert [float(g(x)) for x in (2.0, 3.0, 0.5)] == [14.0, 29.0, 2.75]
+    # The value of a function of a float is a number, of the type eager mode gives.
+    for x in (2.0, 3.0):
+        value, gradient = ad.value_and_grad(lambda x: x * x, mode="replay")(x)
+        eager_value, eager_gradient = ad.value_and_grad(lambda x: x * x)(x)
+        assert type(value) is type(eager_value) and value == eager_value == x * x
+        _same(gradient, eager_gradient)
 
 
 def test_a_branch_taken_the_other_way_is_recorded_again():

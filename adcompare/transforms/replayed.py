@@ -65,7 +65,9 @@ def replayed(f: Callable, argnums, eager: Callable) -> Callable:
         compiled = state["compiled"]
         if compiled is None:
             compiled = state["compiled"] = record_replay(f, *args, argnums=argnums)
-        result = compiled.value_and_grad(*args)
+        value, gradient = compiled.value_and_grad(*args)
+        if type(value) is np.ndarray and value.shape == ():
+            value = value[()]  # a number, as eager reverse mode gives it
         state["calls"] += 1
         recordings = compiled.recordings
         if (
@@ -73,6 +75,6 @@ def replayed(f: Callable, argnums, eager: Callable) -> Callable:
             and recordings * CALLS_PER_RECORDING > state["calls"]
         ):
             state["eager"] = True  # its guards keep flipping: recording costs more than it saves
-        return result
+        return value, gradient
 
     return value_and_gradient
