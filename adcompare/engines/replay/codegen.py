@@ -15,17 +15,20 @@ instruction and nothing per op besides. Two versions exist:
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import math
 import operator
 
 import numpy as np
 
+from adcompare.engines.replay.memory import note_shares
 from adcompare.engines.replay.passes import PASSES, optimise
 from adcompare.engines.replay.record import Guard, Instruction, Recording, shapes
 from adcompare.engines.replay.source import GuardFlip, externals_read, generate
 from adcompare.ops.registry import OPS, keep_number, sum_number
 
-__all__ = ["GuardFlip", "Program", "build"]
+__all__ = ["GuardFlip", "Program", "Programs", "cycles_uncollected"]
 
 
 #: numpy calls on values that left the tape (masks, signs), on single numbers.
@@ -129,13 +132,60 @@ def _with_fallback(scalar_run, array_run):
     return run
 
 
-def build(recording: Recording, passes=PASSES, names=()) -> tuple[Program, Program]:
-    """The forward-only program (the value) and the full one (value and gradients).
+#: A recording whose values take at most this many bytes is kept until its value
+#: program is first needed, so that a function only differentiated never builds it;
+#: a larger one builds both programs at once and is then freed.
+KEPT_RECORDING_BYTES = 64 * 2**20
 
+
+class Programs:
+    """The forward-only program (the value: ``programs[0]``) and the full one (value and
+    gradients: ``programs[1]``), built from one recording.
+
+    The full program is built at once; the value program when first read, where the
+    recording is small enough to keep until then (:data:`KEPT_RECORDING_BYTES`).
     ``passes`` are the optimising passes to run (:mod:`.passes`); dead code is
     always removed. ``names`` name the inputs in the generated source.
     """
-    forward_steps = recording.steps[: recording.forward_end]
-    forward = Program(recording, forward_steps, recording.outputs[:1], passes, names)
-    full = Program(recording, recording.steps, recording.outputs, passes, names)
-    return forward, full
+
+    def __init__(self, recording: Recording, passes=PASSES, names=()):
+        recording.steps = [note_shares(recording, step) for step in recording.steps]
+        self.full = Program(recording, recording.steps, recording.outputs, passes, names)
+        self._value = None
+        self._pending = (recording, passes, names)
+        if _recorded_bytes(recording) > KEPT_RECORDING_BYTES:
+            self._build_value()
+
+    def __getitem__(self, which: int) -> Program:
+        if which:
+            return self.full
+        if self._value is None:
+            self._build_value()
+        return self._value
+
+    def _build_value(self) -> None:
+        recording, passes, names = self._pending
+        forward_steps = recording.steps[: recording.forward_end]
+        with cycles_uncollected():
+            self._value = Program(recording, forward_steps, recording.outputs[:1], passes, names)
+        self._pending = None  # the recording is no longer needed
+
+
+def _recorded_bytes(recording: Recording) -> int:
+    return sum(getattr(value, "nbytes", 0) for value in recording.values.values())
+
+
+@contextlib.contextmanager
+def cycles_uncollected():
+    """Python's cycle collector paused: recording and the passes make hundreds of
+    thousands of small objects that live until the program is built, and every
+    collection would walk all of them again (a third of the time, growing with the
+    program). Reference counting still frees what dies; cycles wait for the end.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
