@@ -79,24 +79,31 @@ def _substitute(steps: Steps, outputs: list, replaced: dict) -> tuple[Steps, lis
     """Rewrite every read of a replaced slot to its replacement operand."""
     if not replaced:
         return steps, outputs
-
-    def swap(spec):
-        return replaced.get(spec[1], spec) if spec[0] == "s" else spec
-
     new_steps = []
     for sweep, step in steps:
-        if isinstance(step, Guard):
-            target = swap(("s", step.slot))
-            if target[0] == "c":
-                continue  # its value can no longer change: it always holds
-            new_steps.append((sweep, dataclasses.replace(step, slot=target[1])))
-            continue
-        args = tuple(swap(spec) for spec in step.args)
-        kwargs = tuple((k, swap(spec)) for k, spec in step.kwargs)
-        if args != step.args or kwargs != step.kwargs:
-            step = dataclasses.replace(step, args=args, kwargs=kwargs)
-        new_steps.append((sweep, step))
-    return new_steps, [swap(spec) for spec in outputs]
+        step = _renamed(step, replaced)
+        if step is not None:
+            new_steps.append((sweep, step))
+    return new_steps, [_swap(spec, replaced) for spec in outputs]
+
+
+def _swap(spec: tuple, replaced: dict) -> tuple:
+    return replaced.get(spec[1], spec) if spec[0] == "s" else spec
+
+
+def _renamed(step, replaced: dict):
+    """``step`` reading each replaced slot's replacement; ``None`` for a guard whose
+    value became a constant (it can no longer change: it always holds)."""
+    if isinstance(step, Guard):
+        target = replaced.get(step.slot)
+        if target is None:
+            return step
+        return None if target[0] == "c" else dataclasses.replace(step, slot=target[1])
+    args = tuple([_swap(spec, replaced) for spec in step.args])
+    kwargs = tuple([(k, _swap(spec, replaced)) for k, spec in step.kwargs])
+    if args != step.args or kwargs != step.kwargs:
+        step = dataclasses.replace(step, args=args, kwargs=kwargs)
+    return step
 
 
 def _in_place(step: Instruction) -> bool:
@@ -238,7 +245,9 @@ def _simplify(recording: Recording, steps: Steps, outputs: list, carry: bool):
     replaced: dict = {}
     kept: Steps = []
     for sweep, step in steps:
-        step = _substitute([(sweep, step)], [], replaced)[0][0][1] if replaced else step
+        step = _renamed(step, replaced) if replaced else step
+        if step is None:
+            continue
         if isinstance(step, Guard) or step.kind != "op" or _in_place(step):
             kept.append((sweep, step))
             continue
@@ -336,7 +345,9 @@ def eliminate_common_subexpressions(
     replaced: dict = {}
     kept: Steps = []
     for sweep, step in steps:
-        step = _substitute([(sweep, step)], [], replaced)[0][0][1] if replaced else step
+        step = _renamed(step, replaced) if replaced else step
+        if step is None:
+            continue
         if isinstance(step, Instruction) and not _in_place(step):
             try:
                 key = (
