@@ -23,7 +23,7 @@ import operator
 import numpy as np
 
 from adcompare.engines.replay.memory import note_shares
-from adcompare.engines.replay.passes import PASSES, optimise
+from adcompare.engines.replay.passes import PASSES, PassStats, optimise, peak_stats
 from adcompare.engines.replay.record import Guard, Instruction, Recording, shapes
 from adcompare.engines.replay.source import GuardFlip, externals_read, generate
 from adcompare.ops.registry import OPS, keep_number, sum_number
@@ -98,10 +98,19 @@ class Program:
     instruction, to read.
     """
 
-    def __init__(self, recording: Recording, steps: list, outputs: list, passes=PASSES, names=()):
+    def __init__(
+        self, recording: Recording, steps: list, outputs: list, passes=PASSES, names=(), kept=False
+    ):
         forward = {id(step) for step in recording.steps[: recording.forward_end]}
-        tagged = [("forward" if id(step) in forward else "reverse", step) for step in steps]
-        tagged, outputs, self.pass_stats = optimise(recording, tagged, list(outputs), passes)
+        tagged = [
+            ("forward" if id(step) in forward else "reverse", note_shares(recording, step))
+            for step in steps
+        ]
+        before = (tagged, list(outputs))
+        tagged, outputs, self._pass_stats = optimise(recording, tagged, list(outputs), passes)
+        self._unmeasured = (recording, before, (tagged, outputs))
+        if not kept:
+            self._measure()
         self._inputs = list(recording.inputs)
         self._outputs = outputs
         self.steps = [step for _, step in tagged]
@@ -121,6 +130,18 @@ class Program:
             )
             self.run = _with_fallback(scalar_run, array_run)
 
+    @property
+    def pass_stats(self) -> list[PassStats]:
+        """Each pass's :class:`~adcompare.engines.replay.passes.PassStats`, then the
+        peak live bytes' (measured when first asked for, where the recording is kept)."""
+        if self._unmeasured is not None:
+            self._measure()
+        return self._pass_stats
+
+    def _measure(self) -> None:
+        self._pass_stats = [*self._pass_stats, peak_stats(*self._unmeasured)]
+        self._unmeasured = None  # the recording is no longer needed
+
 
 def _with_fallback(scalar_run, array_run):
     def run(*arrays):
@@ -132,9 +153,10 @@ def _with_fallback(scalar_run, array_run):
     return run
 
 
-#: A recording whose values take at most this many bytes is kept until its value
-#: program is first needed, so that a function only differentiated never builds it;
-#: a larger one builds both programs at once and is then freed.
+#: A recording whose values take at most this many bytes is kept with its programs,
+#: so that what only some callers need is built when first asked for: the value
+#: program (a function only differentiated never builds it) and the peak live bytes
+#: in the passes' statistics. A larger one builds both at once and is then freed.
 KEPT_RECORDING_BYTES = 64 * 2**20
 
 
@@ -143,17 +165,18 @@ class Programs:
     gradients: ``programs[1]``), built from one recording.
 
     The full program is built at once; the value program when first read, where the
-    recording is small enough to keep until then (:data:`KEPT_RECORDING_BYTES`).
+    recording is small enough to keep (:data:`KEPT_RECORDING_BYTES`).
     ``passes`` are the optimising passes to run (:mod:`.passes`); dead code is
     always removed. ``names`` name the inputs in the generated source.
     """
 
     def __init__(self, recording: Recording, passes=PASSES, names=()):
         recording.steps = [note_shares(recording, step) for step in recording.steps]
-        self.full = Program(recording, recording.steps, recording.outputs, passes, names)
+        kept = _recorded_bytes(recording) <= KEPT_RECORDING_BYTES
+        self.full = Program(recording, recording.steps, recording.outputs, passes, names, kept)
         self._value = None
         self._pending = (recording, passes, names)
-        if _recorded_bytes(recording) > KEPT_RECORDING_BYTES:
+        if not kept:
             self._build_value()
 
     def __getitem__(self, which: int) -> Program:
@@ -168,7 +191,7 @@ class Programs:
         forward_steps = recording.steps[: recording.forward_end]
         with cycles_uncollected():
             self._value = Program(recording, forward_steps, recording.outputs[:1], passes, names)
-        self._pending = None  # the recording is no longer needed
+        self._pending = None
 
 
 def _recorded_bytes(recording: Recording) -> int:

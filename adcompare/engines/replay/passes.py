@@ -62,6 +62,7 @@ __all__ = [
     "fuse_unbroadcast",
     "lower",
     "optimise",
+    "peak_stats",
     "reuse_buffers",
     "simplify",
 ]
@@ -483,18 +484,25 @@ def optimise(
     recording: Recording, steps: Steps, outputs: list, passes=PASSES
 ) -> tuple[Steps, list, list[PassStats]]:
     """Run ``passes`` in order (with :func:`eliminate_dead_code` last unless among
-    them); also return each pass's :class:`PassStats`, then the peak live bytes'."""
+    them); also return each pass's :class:`PassStats` (:func:`peak_stats` gives the
+    peak live bytes' row)."""
     if eliminate_dead_code not in passes:
         passes = (*passes, eliminate_dead_code)
     steps = [(sweep, note_shares(recording, step)) for sweep, step in steps]
     stats = []
-    peak_before = peak_live_bytes(recording, steps, outputs)
     for run_pass in passes:
         before = sum(isinstance(step, Instruction) for _, step in steps)
         steps, outputs = run_pass(recording, steps, outputs)
         after = sum(isinstance(step, Instruction) for _, step in steps)
         stats.append(PassStats(run_pass.__name__, before, after))
-    stats.append(
-        PassStats("peak live bytes", peak_before, peak_live_bytes(recording, steps, outputs))
-    )
     return steps, outputs, stats
+
+
+def peak_stats(recording: Recording, before: tuple, after: tuple) -> PassStats:
+    """The ``"peak live bytes"`` row: those of the program ``before`` the passes and
+    ``after`` them, each ``(steps, outputs)`` (steps with their shares noted)."""
+    return PassStats(
+        "peak live bytes",
+        peak_live_bytes(recording, *before),
+        peak_live_bytes(recording, *after),
+    )
