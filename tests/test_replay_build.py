@@ -5,7 +5,10 @@ the same programs, numbers and statistics as when made at once."""
 
 from __future__ import annotations
 
+import cProfile
 import gc
+import os
+import pstats
 
 import numpy as np
 import pytest
@@ -20,9 +23,9 @@ def rosenbrock(x):
     return ad.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 
 
-def _lstm_case():
-    """A small LSTM loss (2 layers, 6 characters, 3 bits): scatters, slices, sums."""
-    data = generate_lstm(2, 6, 3)
+def _lstm_case(layers: int = 2, characters: int = 6):
+    """A small LSTM loss (3 bits a character) and its arguments: scatters, slices, sums."""
+    data = generate_lstm(layers, characters, 3)
     layers, _, bits = data.sizes
 
     def loss(params, state, sequence):
@@ -102,3 +105,30 @@ def test_the_cycle_collector_runs_again_after_a_recording_even_a_refused_one():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def _calls_while_compiling(characters: int) -> tuple[int, dict]:
+    """The instructions of the LSTM's program at ``characters``, and how often each
+    function of the replay package ran while compiling it."""
+    loss, args = _lstm_case(1, characters)
+    profile = cProfile.Profile()
+    profile.enable()
+    compiled = ad.compile(loss, *args)
+    profile.disable()
+    calls = {
+        (path, line, function): counts[1]
+        for (path, line, function), counts in pstats.Stats(profile).stats.items()
+        if f"engines{os.sep}replay{os.sep}" in path
+    }
+    return compiled.program.instructions, calls
+
+
+def test_the_work_of_recording_and_every_pass_grows_with_the_program_alone():
+    # Counted calls, not time: a pass that scanned the program once per instruction
+    # would call its helpers (instructions)² times, here 16 times as often, not 4.
+    small, few = _calls_while_compiling(8)
+    large, many = _calls_while_compiling(32)
+    growth = large / small
+    assert 3.5 < growth < 4.5
+    for function, count in many.items():
+        assert count <= 1.2 * growth * few.get(function, 0) + 20, function
