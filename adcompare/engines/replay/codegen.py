@@ -238,6 +238,12 @@ def cycles_uncollected():
     thousands of small objects that live until the program is built, and every
     collection would walk all of them again (a third of the time, growing with the
     program). Reference counting still frees what dies; cycles wait for the end.
+
+    >>> with cycles_uncollected():
+    ...     print(gc.isenabled())
+    False
+    >>> gc.isenabled()
+    True
     """
     enabled = gc.isenabled()
     gc.disable()
