@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from adcompare.engines.forward import default_chunk
-from adcompare.engines.replay.codegen import GuardFlip, Program, build
+from adcompare.engines.replay.codegen import GuardFlip, Program, Programs, cycles_uncollected
 from adcompare.engines.replay.passes import PASSES, PassStats
 from adcompare.engines.replay.record import CompileError, record
 from adcompare.engines.replay.trees import TreeCompiledFunction
@@ -257,21 +257,22 @@ class CompiledFunction:
                 self._chunks[key] = chunks
         return chunks
 
-    def _record(self, arrays: tuple) -> tuple[Program, Program]:
+    def _record(self, arrays: tuple) -> Programs:
         self._bindings = _array_bindings(self._f)
         args, seeds = arrays[: self._nargs], arrays[self._nargs :]
-        recording = record(
-            self._f,
-            args,
-            self._argnums,
-            new_level(),
-            gradient=self.mode == "reverse",
-            seeds=seeds if self.mode == "forward" else None,
-        )
-        self.recordings += 1
         names = _argument_names(self._f, self._nargs)
         names += [f"t_{names[p]}" for p in self._argnums] if self.mode == "forward" else []
-        programs = build(recording, self._passes, names)
+        with cycles_uncollected():
+            recording = record(
+                self._f,
+                args,
+                self._argnums,
+                new_level(),
+                gradient=self.mode == "reverse",
+                seeds=seeds if self.mode == "forward" else None,
+            )
+            self.recordings += 1
+            programs = Programs(recording, self._passes, names)
         self._programs[_signature(arrays)] = programs
         self._latest = programs
         return programs

@@ -15,17 +15,26 @@ instruction and nothing per op besides. Two versions exist:
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import math
 import operator
 
 import numpy as np
 
-from adcompare.engines.replay.passes import PASSES, optimise
+from adcompare.engines.replay.memory import note_shares
+from adcompare.engines.replay.passes import (
+    PASSES,
+    PassStats,
+    eliminate_dead_code,
+    optimise,
+    peak_stats,
+)
 from adcompare.engines.replay.record import Guard, Instruction, Recording, shapes
 from adcompare.engines.replay.source import GuardFlip, externals_read, generate
 from adcompare.ops.registry import OPS, keep_number, sum_number
 
-__all__ = ["GuardFlip", "Program", "build"]
+__all__ = ["GuardFlip", "Program", "Programs", "cycles_uncollected", "optimised"]
 
 
 #: numpy calls on values that left the tape (masks, signs), on single numbers.
@@ -92,13 +101,17 @@ class Program:
 
     ``run(*arrays)`` returns the outputs; it raises :class:`GuardFlip` when
     a guard no longer holds. ``source`` is the generated code, one line per
-    instruction, to read.
+    instruction, to read. ``tagged`` are the optimised steps, each with the sweep
+    it belongs to (``"forward"`` or ``"reverse"``); ``stats`` the passes' statistics,
+    and ``unmeasured`` (where not ``None``) what :func:`peak_stats` measures when
+    :attr:`pass_stats` is first read.
     """
 
-    def __init__(self, recording: Recording, steps: list, outputs: list, passes=PASSES, names=()):
-        forward = {id(step) for step in recording.steps[: recording.forward_end]}
-        tagged = [("forward" if id(step) in forward else "reverse", step) for step in steps]
-        tagged, outputs, self.pass_stats = optimise(recording, tagged, list(outputs), passes)
+    def __init__(
+        self, recording: Recording, tagged: list, outputs: list, names=(), stats=(), unmeasured=None
+    ):
+        self._pass_stats, self._unmeasured = list(stats), unmeasured
+        self._tagged = tagged
         self._inputs = list(recording.inputs)
         self._outputs = outputs
         self.steps = [step for _, step in tagged]
@@ -118,6 +131,52 @@ class Program:
             )
             self.run = _with_fallback(scalar_run, array_run)
 
+    @property
+    def pass_stats(self) -> list[PassStats]:
+        """Each pass's :class:`~adcompare.engines.replay.passes.PassStats`, then the
+        peak live bytes' (measured when first asked for, where the recording is kept)."""
+        if self._unmeasured is not None:
+            self._measure()
+        return self._pass_stats
+
+    def _measure(self) -> None:
+        self._pass_stats = [*self._pass_stats, peak_stats(*self._unmeasured)]
+        self._unmeasured = None  # the recording is no longer needed
+
+    def value_part(self, recording: Recording, names=()) -> Program:
+        """The program of this one's forward steps, computing its first output alone.
+
+        The passes keep every result bit-identical and a value never reads the
+        reverse sweep, so the optimised forward part with its dead code removed
+        computes the value as the whole program does, without running the passes
+        again. (A buffer the forward part writes into is dead in the whole program,
+        so it is dead in the part too.)
+        """
+        forward = [(sweep, step) for sweep, step in self._tagged if sweep == "forward"]
+        tagged, outputs = eliminate_dead_code(recording, forward, self._outputs[:1])
+        return Program(recording, tagged, outputs, names)
+
+
+def optimised(
+    recording: Recording, steps: list, outputs: list, passes=PASSES, names=(), kept=False
+) -> Program:
+    """``steps`` computing ``outputs`` through ``passes``, as a :class:`Program`; with
+    ``kept``, the peak live bytes are measured when first asked for (the program
+    then holds ``recording``)."""
+    forward = {id(step) for step in recording.steps[: recording.forward_end]}
+    tagged = [
+        ("forward" if id(step) in forward else "reverse", note_shares(recording, step))
+        for step in steps
+    ]
+    before = (tagged, list(outputs))
+    tagged, outputs, stats = optimise(recording, tagged, list(outputs), passes)
+    program = Program(
+        recording, tagged, outputs, names, stats, (recording, before, (tagged, outputs))
+    )
+    if not kept:
+        program._measure()
+    return program
+
 
 def _with_fallback(scalar_run, array_run):
     def run(*arrays):
@@ -129,13 +188,67 @@ def _with_fallback(scalar_run, array_run):
     return run
 
 
-def build(recording: Recording, passes=PASSES, names=()) -> tuple[Program, Program]:
-    """The forward-only program (the value) and the full one (value and gradients).
+#: A recording whose values take at most this many bytes is kept with its programs,
+#: so that what only some callers need is made when first asked for: the value
+#: program (a function only differentiated never writes it) and the peak live bytes
+#: in the passes' statistics. A larger one makes both at once and is then freed.
+KEPT_RECORDING_BYTES = 64 * 2**20
 
-    ``passes`` are the optimising passes to run (:mod:`.passes`); dead code is
-    always removed. ``names`` name the inputs in the generated source.
+
+class Programs:
+    """The forward-only program (the value: ``programs[0]``) and the full one (value and
+    gradients: ``programs[1]``) of one recording.
+
+    ``passes`` are the optimising passes to run (:mod:`.passes`), once, over the
+    full program; the forward-only one is its forward part
+    (:meth:`Program.value_part`), written when first read where the recording is
+    kept (:data:`KEPT_RECORDING_BYTES`). Dead code is always removed. ``names``
+    name the inputs in the generated source.
     """
-    forward_steps = recording.steps[: recording.forward_end]
-    forward = Program(recording, forward_steps, recording.outputs[:1], passes, names)
-    full = Program(recording, recording.steps, recording.outputs, passes, names)
-    return forward, full
+
+    def __init__(self, recording: Recording, passes=PASSES, names=()):
+        recording.steps = [note_shares(recording, step) for step in recording.steps]
+        kept = _recorded_bytes(recording) <= KEPT_RECORDING_BYTES
+        self.full = optimised(recording, recording.steps, recording.outputs, passes, names, kept)
+        self._value = None
+        self._pending = (recording, names)
+        if not kept:
+            self._write_value()
+
+    def __getitem__(self, which: int) -> Program:
+        if which:
+            return self.full
+        if self._value is None:
+            self._write_value()
+        return self._value
+
+    def _write_value(self) -> None:
+        with cycles_uncollected():
+            self._value = self.full.value_part(*self._pending)
+        self._pending = None  # the recording is no longer needed here
+
+
+def _recorded_bytes(recording: Recording) -> int:
+    return sum(getattr(value, "nbytes", 0) for value in recording.values.values())
+
+
+@contextlib.contextmanager
+def cycles_uncollected():
+    """Python's cycle collector paused: recording and the passes make hundreds of
+    thousands of small objects that live until the program is built, and every
+    collection would walk all of them again (a third of the time, growing with the
+    program). Reference counting still frees what dies; cycles wait for the end.
+
+    >>> with cycles_uncollected():
+    ...     print(gc.isenabled())
+    False
+    >>> gc.isenabled()
+    True
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -34,6 +34,7 @@ value), so a program is the same program whether or not it is lowered.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import operator
 from collections.abc import Callable
 
@@ -251,8 +252,7 @@ def _array_constants(recording: Recording, step: Instruction) -> Instruction:
     result = recording.values.get(step.out)
     if not isinstance(result, np.ndarray) or result.ndim == 0 or result.dtype.kind not in "fc":
         return step
-    char = result.dtype.char  # the ufunc must have a loop on that dtype alone (not ldexp's)
-    if f"{char * step.fn.nin}->{char}" not in step.fn.types:
+    if not _has_own_loop(step.fn, result.dtype.char):
         return step
     slots = [spec for spec in step.args if spec[0] == "s"]
     if not slots or any(
@@ -266,6 +266,12 @@ def _array_constants(recording: Recording, step: Instruction) -> Instruction:
     )
     changed = any(new is not old for new, old in zip(args, step.args))
     return dataclasses.replace(step, args=args) if changed else step
+
+
+@functools.cache
+def _has_own_loop(ufunc: np.ufunc, char: str) -> bool:
+    """Whether ``ufunc`` has a loop on that dtype alone (not ldexp's mixed one)."""
+    return f"{char * ufunc.nin}->{char}" in ufunc.types
 
 
 _CONSTANTS: dict = {}

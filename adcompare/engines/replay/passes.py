@@ -62,6 +62,7 @@ __all__ = [
     "fuse_unbroadcast",
     "lower",
     "optimise",
+    "peak_stats",
     "reuse_buffers",
     "simplify",
 ]
@@ -79,24 +80,31 @@ def _substitute(steps: Steps, outputs: list, replaced: dict) -> tuple[Steps, lis
     """Rewrite every read of a replaced slot to its replacement operand."""
     if not replaced:
         return steps, outputs
-
-    def swap(spec):
-        return replaced.get(spec[1], spec) if spec[0] == "s" else spec
-
     new_steps = []
     for sweep, step in steps:
-        if isinstance(step, Guard):
-            target = swap(("s", step.slot))
-            if target[0] == "c":
-                continue  # its value can no longer change: it always holds
-            new_steps.append((sweep, dataclasses.replace(step, slot=target[1])))
-            continue
-        args = tuple(swap(spec) for spec in step.args)
-        kwargs = tuple((k, swap(spec)) for k, spec in step.kwargs)
-        if args != step.args or kwargs != step.kwargs:
-            step = dataclasses.replace(step, args=args, kwargs=kwargs)
-        new_steps.append((sweep, step))
-    return new_steps, [swap(spec) for spec in outputs]
+        step = _renamed(step, replaced)
+        if step is not None:
+            new_steps.append((sweep, step))
+    return new_steps, [_swap(spec, replaced) for spec in outputs]
+
+
+def _swap(spec: tuple, replaced: dict) -> tuple:
+    return replaced.get(spec[1], spec) if spec[0] == "s" else spec
+
+
+def _renamed(step, replaced: dict):
+    """``step`` reading each replaced slot's replacement; ``None`` for a guard whose
+    value became a constant (it can no longer change: it always holds)."""
+    if isinstance(step, Guard):
+        target = replaced.get(step.slot)
+        if target is None:
+            return step
+        return None if target[0] == "c" else dataclasses.replace(step, slot=target[1])
+    args = tuple([_swap(spec, replaced) for spec in step.args])
+    kwargs = tuple([(k, _swap(spec, replaced)) for k, spec in step.kwargs])
+    if args != step.args or kwargs != step.kwargs:
+        step = dataclasses.replace(step, args=args, kwargs=kwargs)
+    return step
 
 
 def _in_place(step: Instruction) -> bool:
@@ -238,7 +246,9 @@ def _simplify(recording: Recording, steps: Steps, outputs: list, carry: bool):
     replaced: dict = {}
     kept: Steps = []
     for sweep, step in steps:
-        step = _substitute([(sweep, step)], [], replaced)[0][0][1] if replaced else step
+        step = _renamed(step, replaced) if replaced else step
+        if step is None:
+            continue
         if isinstance(step, Guard) or step.kind != "op" or _in_place(step):
             kept.append((sweep, step))
             continue
@@ -336,7 +346,9 @@ def eliminate_common_subexpressions(
     replaced: dict = {}
     kept: Steps = []
     for sweep, step in steps:
-        step = _substitute([(sweep, step)], [], replaced)[0][0][1] if replaced else step
+        step = _renamed(step, replaced) if replaced else step
+        if step is None:
+            continue
         if isinstance(step, Instruction) and not _in_place(step):
             try:
                 key = (
@@ -472,18 +484,25 @@ def optimise(
     recording: Recording, steps: Steps, outputs: list, passes=PASSES
 ) -> tuple[Steps, list, list[PassStats]]:
     """Run ``passes`` in order (with :func:`eliminate_dead_code` last unless among
-    them); also return each pass's :class:`PassStats`, then the peak live bytes'."""
+    them); also return each pass's :class:`PassStats` (:func:`peak_stats` gives the
+    peak live bytes' row)."""
     if eliminate_dead_code not in passes:
         passes = (*passes, eliminate_dead_code)
     steps = [(sweep, note_shares(recording, step)) for sweep, step in steps]
     stats = []
-    peak_before = peak_live_bytes(recording, steps, outputs)
     for run_pass in passes:
         before = sum(isinstance(step, Instruction) for _, step in steps)
         steps, outputs = run_pass(recording, steps, outputs)
         after = sum(isinstance(step, Instruction) for _, step in steps)
         stats.append(PassStats(run_pass.__name__, before, after))
-    stats.append(
-        PassStats("peak live bytes", peak_before, peak_live_bytes(recording, steps, outputs))
-    )
     return steps, outputs, stats
+
+
+def peak_stats(recording: Recording, before: tuple, after: tuple) -> PassStats:
+    """The ``"peak live bytes"`` row: those of the program ``before`` the passes and
+    ``after`` them, each ``(steps, outputs)`` (steps with their shares noted)."""
+    return PassStats(
+        "peak live bytes",
+        peak_live_bytes(recording, *before),
+        peak_live_bytes(recording, *after),
+    )

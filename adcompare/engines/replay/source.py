@@ -46,6 +46,8 @@ class GuardFlip(Exception):  # noqa: N818 - a signal, not an error the user sees
 
 def externals_read(recording: Recording, steps: list, outputs: list) -> list[int]:
     """The slots of the arrays ``f`` reads without receiving them that ``steps`` use."""
+    if not recording.externals:
+        return []
     read = {slot for kind, slot in outputs if kind == "s"}
     for step in steps:
         if isinstance(step, Guard):
