@@ -33,8 +33,6 @@ SLOW = os.environ.get("ADCOMPARE_GRADBENCH_SLOW") == "1"
 #: Recorded (eval, workload, mode) cases that take tens of seconds each.
 SLOW_CASES = {
     ("gmm", "10_5_1000", "forward"),
-    ("lstm", "l=2,c=1024", "replay"),
-    ("lstm", "l=4,c=1024", "replay"),
     ("lstm", "l=4,c=1024", "forward"),
 }
 
@@ -163,6 +161,24 @@ def test_gradients_match_central_differences(name, mode):
     assert evaluation.functions["objective"](problem, mode) == pytest.approx(
         float(problem.objective(problem.params)), rel=1e-12
     )
+
+
+def test_lstm_replays_one_recorded_character_and_gives_reverse_mode_s_gradient():
+    import adcompare.gradbench.lstm as lstm_eval
+
+    evaluation = get_eval("lstm")
+    lstm_eval._REPLAYS.clear()
+    programs = []
+    for characters in (5, 9):
+        problem = evaluation.prepare(_lstm_input(2, characters))
+        replayed = evaluation.functions["jacobian"](problem, "replay")
+        reverse = evaluation.functions["jacobian"](problem, "reverse")
+        assert replayed.tobytes() == reverse.tobytes()
+        programs.append({k: len(c.program.steps) for k, c in lstm_eval._REPLAYS.items()})
+    # One step's programs, recorded once for (l, b): the same for 5 and 9 characters.
+    assert programs[0] == programs[1] and len(programs[0]) == 2
+    assert all(c.recordings == 1 for c in lstm_eval._REPLAYS.values())
+    assert evaluation.auto == "replay"
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -28,7 +28,7 @@ from adcompare.adbench.flat import FlatParameters
 from adcompare.adbench.lstm_format import LSTMData
 from adcompare.ops.registry import shape_of
 
-__all__ = ["LSTMProblem", "layer_step", "lstm_objective"]
+__all__ = ["LSTMProblem", "character_step", "layer_step", "lstm_objective"]
 
 
 def layer_step(weight, bias, layer_input, hidden, cell, bits: int):
@@ -67,16 +67,33 @@ def lstm_objective(main_params, extra_params, state: np.ndarray, sequence: np.nd
     # The loss is summed step by step, as ADBench does: stacking the c − 1
     # predictions first would cost the forward engine O(c²) in concatenate.
     for t in range(sequence.shape[0] - 1):
-        layer_input = sequence[t] * in_weight
-        for j in range(layers):
-            hidden[j], cell[j] = layer_step(
-                weights[j], biases[j], layer_input, hidden[j], cell[j], bits
-            )
-            layer_input = hidden[j]
-        predicted = layer_input * out_weight + out_bias
-        normaliser = ad.log(ad.sum(ad.exp(predicted)) + 2.0)
-        log_likelihood = log_likelihood + ad.sum(sequence[t + 1] * (predicted - normaliser))
+        log_likelihood = log_likelihood + character_step(
+            weights, biases, out_weight, out_bias, sequence[t] * in_weight, hidden, cell,
+            sequence[t + 1],
+        )  # fmt: skip
     return -log_likelihood / float((sequence.shape[0] - 1) * bits)
+
+
+def character_step(weights, biases, out_weight, out_bias, layer_input, hidden, cell, following):
+    """One character through every layer: ``hidden`` and ``cell`` (lists, a row per
+    layer) are updated in place, and the log-likelihood of ``following`` is returned.
+
+    >>> import numpy as np
+    >>> hidden, cell = [np.zeros(2)], [np.zeros(2)]
+    >>> term = character_step([np.zeros(8)], [np.zeros(8)], np.zeros(2), np.zeros(2),
+    ...                       np.ones(2), hidden, cell, np.array([1.0, 0.0]))
+    >>> print(round(float(term), 12), round(-np.log(4.0), 12))  # 0 − log(2 + 2)
+    -1.38629436112 -1.38629436112
+    """
+    bits = shape_of(layer_input)[0]
+    for j in range(len(weights)):
+        hidden[j], cell[j] = layer_step(
+            weights[j], biases[j], layer_input, hidden[j], cell[j], bits
+        )
+        layer_input = hidden[j]
+    predicted = layer_input * out_weight + out_bias
+    normaliser = ad.log(ad.sum(ad.exp(predicted)) + 2.0)
+    return ad.sum(following * (predicted - normaliser))
 
 
 @dataclass

@@ -99,10 +99,12 @@ def objective_and_jacobian(
     encode: Callable[[str, Any], Any],
     workloads: Callable[[], tuple[Workload, ...]],
     harness_objective: Callable[[Any], tuple[Callable, tuple]] | None = None,
+    auto: str = "reverse",
 ) -> Eval:
     """An eval whose primal is GradBench's ``objective`` and derivative its ``jacobian``
     (gmm, ba, lstm), with ``prepare``'s format errors raised as input errors;
-    ``harness_objective`` is the eval's :attr:`~adcompare.gradbench.evals.Eval.objective`.
+    ``harness_objective`` is the eval's :attr:`~adcompare.gradbench.evals.Eval.objective`
+    and ``auto`` the mode ``"auto"`` stands for.
 
     >>> evaluation = objective_and_jacobian(
     ...     "cube", float, lambda x, mode: x**3, lambda x, mode: 3 * x**2,
@@ -119,4 +121,5 @@ def objective_and_jacobian(
         derivative="jacobian",
         workloads=workloads,
         objective=harness_objective,
+        auto=auto,
     )

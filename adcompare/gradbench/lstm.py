@@ -7,9 +7,10 @@ layer hidden then cell) and ``sequence`` (c × b bits). The gradient is sent
 flat, 8lb + 3b numbers: ``main_params`` row by row, then ``extra_params``.
 ``objective`` is the hand-written numpy form
 (:func:`~adcompare.adbench.plain.lstm_objective_numpy`); ``jacobian`` answers
-in reverse mode, forward mode (8lb + 3b lanes) or replay
-(:func:`adcompare.compile`, recorded once per l, c and b: its first call
-includes the recording).
+in reverse mode, forward mode (8lb + 3b lanes) or replay, the mode ``auto``
+stands for: one character's step recorded by :func:`adcompare.compile`
+(once per l and b, in milliseconds) and replayed along the sequence and back,
+reverse mode's gradient bit for bit (see :func:`_replayed_gradient`).
 
 Workloads are generated (:func:`~adcompare.adbench.generate.generate_lstm`):
 GradBench reads its characters from a text file adcompare does not ship, so
@@ -25,14 +26,15 @@ from __future__ import annotations
 
 import numpy as np
 
+import adcompare as ad
 from adcompare.adbench.generate import generate_lstm
-from adcompare.adbench.lstm import LSTMProblem, lstm_objective
+from adcompare.adbench.lstm import LSTMProblem, character_step
 from adcompare.adbench.lstm_format import LSTMData
 from adcompare.adbench.plain import lstm_objective_numpy
 from adcompare.adbench.records import json_array, json_object
 from adcompare.adbench.tokens import FormatError
 from adcompare.gradbench.evals import Workload
-from adcompare.gradbench.inputs import RUNS, flat_gradient, objective_and_jacobian
+from adcompare.gradbench.inputs import RUNS, objective_and_jacobian, replayed
 
 __all__ = ["BITS", "EVAL", "SIZES"]
 
@@ -81,12 +83,66 @@ def _objective(problem: LSTMProblem, mode: str) -> float:
 
 
 def _gradient(problem: LSTMProblem, mode: str) -> np.ndarray:
+    if mode == "replay":
+        return _replayed_gradient(problem)
+    return ad.grad(problem.objective, mode=mode)(problem.params)
+
+
+def _step_adjoint(main_params, extra_params, hidden, cell, now, following, *bars):
+    """⟨new hidden, hidden bar⟩ + ⟨new cell, cell bar⟩ + loss bar · the character's
+    log-likelihood: its gradient is one character's step taken backwards."""
+    layers, bits = np.shape(main_params)[0], np.shape(now)[0]
+    hidden = [hidden[j] for j in range(layers)]
+    cell = [cell[j] for j in range(layers)]
+    term = character_step(
+        [main_params[j, : 4 * bits] for j in range(layers)],
+        [main_params[j, 4 * bits :] for j in range(layers)],
+        extra_params[1], extra_params[2], now * extra_params[0], hidden, cell, following,
+    )  # fmt: skip
+    hidden_bar, cell_bar, loss_bar = bars
+    total = term * loss_bar
+    for j in range(layers):  # row by row: numpy's stack is a Python loop of expand_dims
+        total = total + ad.sum(hidden[j] * hidden_bar[j]) + ad.sum(cell[j] * cell_bar[j])
+    return total
+
+
+def _replayed_gradient(problem: LSTMProblem) -> np.ndarray:
+    """The gradient by one recorded character, replayed along the sequence and back.
+
+    The loss is a chain of c − 1 identical steps, so the recording is of one
+    step's adjoint (:func:`_step_adjoint`), a few hundred instructions
+    recorded in milliseconds, not of the whole chain (hundreds of thousands of
+    instructions, recorded in seconds to minutes). A forward pass replays the
+    step for the states each character starts from; the sweep then replays
+    the step's adjoint from the last character to the first, carrying the
+    states' cotangents and adding the parameters' shares in the order reverse
+    mode's sweep adds them: the gradient is reverse mode's, bit for bit.
+    """
     data = problem.data
-
-    def objective(params, state, sequence):
-        return lstm_objective(*problem.split(params), state, sequence)
-
-    return flat_gradient(problem, mode, _REPLAYS, data.sizes, objective, data.state, data.sequence)
+    layers, characters, bits = data.sizes
+    main_params, extra_params = problem.split(problem.params)
+    sequence = data.sequence
+    bars = (np.zeros((layers, bits)), np.zeros((layers, bits)))
+    loss_bar = -1.0 / float((characters - 1) * bits)
+    start = (data.state[:, 0], data.state[:, 1])
+    example = (main_params, extra_params, *start, sequence[0], sequence[1], *bars, loss_bar)
+    # The adjoint's gradient with respect to the states' bars is the new states: the
+    # forward pass replays the step as well (the loss term is dead code there).
+    forward = replayed(_REPLAYS, (layers, bits, "forward"), _step_adjoint, *example, argnums=(6, 7))
+    step = replayed(_REPLAYS, (layers, bits), _step_adjoint, *example, argnums=(0, 1, 2, 3))
+    states = [start]
+    for t in range(characters - 2):  # the last step's output state is read by none
+        states.append(tuple(forward.grad(main_params, extra_params, *states[-1], sequence[t],
+                                         sequence[t + 1], *bars, loss_bar)))  # fmt: skip
+    gradient = [np.zeros_like(main_params), np.zeros_like(extra_params)]
+    for t in range(characters - 2, -1, -1):
+        by_main, by_extra, *carried = step.grad(
+            main_params, extra_params, *states[t], sequence[t], sequence[t + 1], *bars, loss_bar,
+        )  # fmt: skip
+        bars = tuple(carried)
+        gradient[0] += by_main
+        gradient[1] += by_extra
+    return np.concatenate([gradient[0].ravel(), gradient[1].ravel()])
 
 
 def _encode(function: str, result):
@@ -120,5 +176,5 @@ def _harness_objective(problem):
 
 
 EVAL = objective_and_jacobian(
-    "lstm", _prepare, _objective, _gradient, _encode, _workloads, _harness_objective
+    "lstm", _prepare, _objective, _gradient, _encode, _workloads, _harness_objective, "replay"
 )

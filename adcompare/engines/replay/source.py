@@ -293,15 +293,26 @@ def _unshared(outputs: tuple, inputs: tuple, held: frozenset) -> tuple:
     >>> np.shares_memory(a, x), b.base is None, c.flags.writeable
     (False, True, True)
     """
-    owners = {id(_root(a)) for a in inputs if type(a) is ndarray}
+    owners = None  # the inputs' memory: walked only when an output is a view
+    passed = None
+    earlier: set = set()
     fresh = []
     for out in outputs:
         if type(out) is ndarray:
-            root = id(_root(out))
-            if root in owners or root in held or not out.flags.writeable:
+            if out.base is None:  # owns its memory: shared only if it is an input itself
+                if passed is None:
+                    passed = {id(a) for a in inputs}
+                root = id(out)
+                shared = root in passed
+            else:
+                if owners is None:
+                    owners = {id(_root(a)) for a in inputs if type(a) is ndarray}
+                root = id(_root(out))
+                shared = root in owners
+            if shared or root in earlier or root in held or not out.flags.writeable:
                 out = out.copy()
                 root = id(out)
-            owners.add(root)
+            earlier.add(root)
         fresh.append(out)
     return tuple(fresh)
 
