@@ -87,8 +87,12 @@ def gmm_objective(alpha, mu, q, lower, x: np.ndarray, gamma: float, m: int, conv
     n_points, d = x.shape
     k = alpha.shape[0]
     factors = _precision_factors(q, lower, k, d)
-    centred = x[None, :, :] - ad.reshape(mu, (k, 1, d))  # (K, N, D)
-    mapped = ad.matmul(centred, ad.transpose(factors, (0, 2, 1)))  # Q_k (x_i − μ_k)
+    # Q_k (x_i − μ_k) as Q_k x_i − Q_k μ_k: the data x is a constant, so the
+    # derivative needs only the product of the big (K, N, D) cotangent with x (for the
+    # factors), not a second one with the factors for the centred points, and μ's part
+    # is a (K, 1, D) product.
+    transposed = ad.transpose(factors, (0, 2, 1))
+    mapped = ad.matmul(x, transposed) - ad.matmul(ad.reshape(mu, (k, 1, d)), transposed)
     sum_q = ad.sum(q, axis=1)
     main = ad.reshape(alpha + sum_q, (k, 1)) - 0.5 * ad.sum(mapped * mapped, axis=2)
     likelihood = ad.sum(ad.logsumexp(main, axis=0)) - n_points * ad.logsumexp(alpha)

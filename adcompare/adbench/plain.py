@@ -47,7 +47,8 @@ def gmm_objective_numpy(problem: GMMProblem, params: np.ndarray) -> float:
     factors[:, diagonal, diagonal] = np.exp(q)
     rows, cols = np.tril_indices(d, -1)
     factors[:, rows, cols] = _column_order(lower, d)
-    mapped = (x[None, :, :] - mu[:, None, :]) @ factors.transpose(0, 2, 1)
+    transposed = factors.transpose(0, 2, 1)
+    mapped = x @ transposed - mu[:, None, :] @ transposed
     sum_q = q.sum(axis=1)
     main = (alpha + sum_q)[:, None] - 0.5 * np.sum(mapped * mapped, axis=2)
     n_points = x.shape[0]
