@@ -7,6 +7,7 @@ where it saves op applications, against a deterministic count of them.
 from __future__ import annotations
 
 import itertools
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -216,6 +217,23 @@ def test_a_square_written_as_a_product_takes_one_product_in_the_sweep():
     assert cost.by_op.get(("numpy", "add"), 0) == 0
     # (2x) · g is exactly g · x + g · x: doubling is exact.
     np.testing.assert_array_equal(x.grad.numpy(), 0.5 * x.data + 0.5 * x.data)
+
+
+def test_a_large_square_under_a_sum_doubles_the_sums_cotangent_not_the_values():
+    # The sum's cotangent is a broadcast view of one number: doubling it (exact) and
+    # multiplying once by x takes one full pass and no x-sized temporary; doubling x
+    # first allocated one (the peak was x's size: 1.0 below, where 0.002 is left).
+    values = np.linspace(-1.0, 2.0, 2**18).reshape(512, 512)
+    x = ad.Tensor(values, requires_grad=True)
+    y = ad.sum(x * x)
+    tracemalloc.start()
+    try:
+        y.backward()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.5 * values.nbytes
+    np.testing.assert_array_equal(x.grad.numpy(), 2.0 * values)
 
 
 def test_a_product_of_two_different_values_keeps_both_rules():
