@@ -112,10 +112,11 @@ def test_gmm_1k_gradient_agrees_between_modes_and_with_differences():
 
 
 def test_the_gmm_gradient_takes_one_product_over_the_points_in_its_sweep():
-    """Q_k x_i − Q_k μ_k: the points are data, so the sweep multiplies the (K, N, D)
-    cotangent by them once (for the factors). The centred form (x_i − μ_k) took a second
-    such product, for the centred points, and 3.3·K·N·D² numpy work in all; the bound
-    allows the forward product, the sweep's product and 30 elementwise passes."""
+    """Q_k(x_i − μ_k) as one product of the points (x_i, 1) with [Q_kᵀ; −(Q_k μ_k)ᵀ]: the
+    points are data, so the sweep multiplies the (K, N, D) cotangent by them once (for
+    the factors and Q_k μ_k). The centred form (x_i − μ_k) took a second such product,
+    for the centred points, and 3.3·K·N·D² numpy work in all; the bound allows the
+    forward product, the sweep's product and 30 elementwise passes."""
     d, k, n = 32, 3, 200
     problem = adbench.GMMProblem(adbench.generate_gmm(d, k, n), "gradbench")
     with ad.count() as cost:

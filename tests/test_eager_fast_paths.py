@@ -271,17 +271,19 @@ def test_a_one_argument_elementwise_rule_returns_its_inputs_shape(name):
         assert np.shape(contribution) == shape
 
 
-def test_gmm_records_thirty_six_ops_and_its_gradient_takes_forty_seven_more():
+def test_gmm_records_thirty_seven_ops_and_its_gradient_takes_forty_eight_more():
     # The objective's forward pass: the split into α, μ, q and l (7), the precision
-    # factors (4), Q_k x_i − Q_k μ_k (5), Σq (1), the log-likelihood's terms (11), the
-    # prior from the factors' Frobenius norm (6) and two sums with the constant (2).
+    # factors (4), Q_k(x_i − μ_k) as one product of the points (x_i, 1) with
+    # [Q_kᵀ; −(Q_k μ_k)ᵀ] (6), Σq (1), the log-likelihood's terms (11), the prior from
+    # the factors' Frobenius norm (6) and two sums with the constant (2).
     # Its backward carries the negations its subtractions make: each is folded
     # into a sum of shares (a subtraction instead of an addition) or computed on a
     # scalar before a sum spreads it, one numpy call fewer than computing them. Against
-    # the centred form Q_k(x_i − μ_k) (35 and 41) the sweep adds four small calls for
-    # Q_k μ_k (its second product, a transposition, the sum of the factors' two
-    # cotangents, μ's negated share) and a where in each logsumexp (subnormal shares
-    # as 0); the product over the points it saves is in test_adbench_references.py.
+    # the centred form (35 and 41) the sweep takes Q_k μ_k's product and transposition,
+    # the two slices of the joined matrix's cotangent, the sum of the factors' two
+    # cotangents and μ's negated share, one sum fewer (the column of ones sums over the
+    # points), and a where in each logsumexp (subnormal shares as 0); the product over
+    # the points it saves is in test_adbench_references.py.
     from adcompare import adbench
     from adcompare.adbench.plain import gmm_objective_numpy
 
@@ -289,10 +291,10 @@ def test_gmm_records_thirty_six_ops_and_its_gradient_takes_forty_seven_more():
     x = ad.Tensor(gmm.params, requires_grad=True)
     with ad.count() as forward:
         value = gmm.objective(x)
-    assert forward.tape_records == 36
+    assert forward.tape_records == 37
     with ad.count() as backward:
         value.backward()
-    assert backward.sweeps == 1 and backward.ops["numpy"] == 47
+    assert backward.sweeps == 1 and backward.ops["numpy"] == 48
     assert backward.by_op["numpy", "negative"] == 0
     plain = gmm_objective_numpy(gmm, gmm.params)  # the formula written again in numpy
     np.testing.assert_allclose(value.detach().numpy(), plain, rtol=1e-12)

@@ -87,12 +87,16 @@ def gmm_objective(alpha, mu, q, lower, x: np.ndarray, gamma: float, m: int, conv
     n_points, d = x.shape
     k = alpha.shape[0]
     factors = _precision_factors(q, lower, k, d)
-    # Q_k (x_i − μ_k) as Q_k x_i − Q_k μ_k: the data x is a constant, so the
-    # derivative needs only the product of the big (K, N, D) cotangent with x (for the
-    # factors), not a second one with the factors for the centred points, and μ's part
-    # is a (K, 1, D) product.
+    # Q_k (x_i − μ_k) = Q_k x_i − Q_k μ_k, as one product of the points in homogeneous
+    # coordinates (x_i, 1) with [Q_kᵀ; −(Q_k μ_k)ᵀ]. The points are data, so the
+    # derivative takes one product of the big (K, N, D) cotangent with them (for the
+    # factors and, through the column of ones, for Q_k μ_k: the sum over the points),
+    # not a second one with the factors for the centred points, and no (K, N, D)
+    # subtraction or sum is made.
     transposed = ad.transpose(factors, (0, 2, 1))
-    mapped = ad.matmul(x, transposed) - ad.matmul(ad.reshape(mu, (k, 1, d)), transposed)
+    shift = ad.matmul(ad.reshape(mu, (k, 1, d)), transposed)  # (Q_k μ_k)ᵀ, (K, 1, D)
+    homogeneous = np.concatenate([x, np.ones((n_points, 1))], axis=1)
+    mapped = ad.matmul(homogeneous, ad.concatenate([transposed, -shift], axis=1))
     sum_q = ad.sum(q, axis=1)
     main = ad.reshape(alpha + sum_q, (k, 1)) - 0.5 * ad.sum(mapped * mapped, axis=2)
     likelihood = ad.sum(ad.logsumexp(main, axis=0)) - n_points * ad.logsumexp(alpha)

@@ -48,7 +48,9 @@ def gmm_objective_numpy(problem: GMMProblem, params: np.ndarray) -> float:
     rows, cols = np.tril_indices(d, -1)
     factors[:, rows, cols] = _column_order(lower, d)
     transposed = factors.transpose(0, 2, 1)
-    mapped = x @ transposed - mu[:, None, :] @ transposed
+    shift = mu[:, None, :] @ transposed
+    homogeneous = np.concatenate([x, np.ones((x.shape[0], 1))], axis=1)
+    mapped = homogeneous @ np.concatenate([transposed, -shift], axis=1)
     sum_q = q.sum(axis=1)
     main = (alpha + sum_q)[:, None] - 0.5 * np.sum(mapped * mapped, axis=2)
     n_points = x.shape[0]
