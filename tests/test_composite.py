@@ -230,6 +230,28 @@ def test_stable_where_the_naive_formula_overflows():
     np.testing.assert_allclose(ad.grad(lambda x: ad.logsumexp(x))(big), [0.0, 0.0, 1.0])
 
 
+TINY = np.finfo(np.float64).tiny
+
+
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_logsumexp_gives_a_subnormal_share_as_zero_and_keeps_a_normal_one_exactly(mode):
+    # exp(−720) is subnormal: its share would make later products take the slow path.
+    x = np.array([0.0, -720.0, -700.0, -1.0])
+    softmax = _softmax(x, 0)
+    assert 0.0 < softmax[1] < TINY <= softmax[2]
+    gradient = ad.grad(lambda x: ad.logsumexp(x), mode=mode)(x)
+    assert gradient[1] == 0.0
+    # exp at −700 turns the rounding of x − logsumexp(x) into relative errors near 1e−14.
+    np.testing.assert_allclose(gradient[[0, 2, 3]], softmax[[0, 2, 3]], rtol=1e-12, atol=0.0)
+
+
+def test_a_replayed_logsumexp_decides_which_shares_are_subnormal_at_each_call():
+    compiled = ad.compile(lambda x: ad.logsumexp(x), np.array([0.0, -1.0, -2.0]))
+    for x in (np.array([0.0, -720.0, -2.0]), np.array([0.0, -1.0, -2.0])):
+        expected = np.where(_softmax(x, 0) < TINY, 0.0, _softmax(x, 0))
+        np.testing.assert_allclose(compiled.grad(x), expected, rtol=1e-15, atol=0.0)
+
+
 def test_subgradient_conventions_at_the_kinks():
     assert ad.grad(ad.relu)(0.0) == 0.0  # as PyTorch
     assert ad.grad(ad.softplus)(0.0) == pytest.approx(0.5)  # the true derivative

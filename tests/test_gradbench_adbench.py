@@ -181,6 +181,20 @@ def test_lstm_replays_one_recorded_character_and_gives_reverse_mode_s_gradient()
     assert evaluation.auto == "replay"
 
 
+def test_a_gmm_replay_reads_the_points_of_each_input():
+    # The objective maps the points in homogeneous coordinates (x_i, 1), built from the
+    # input's x: a second input of the same sizes must replay with its own points.
+    evaluation = get_eval("gmm")
+    first = SMALL["gmm"]()
+    moved = {**first, "x": (np.asarray(first["x"]) + 0.5).tolist()}
+    evaluation.functions["jacobian"](evaluation.prepare(first), "replay")
+    problem = evaluation.prepare(moved)
+    replayed = evaluation.functions["jacobian"](problem, "replay")
+    reverse = evaluation.functions["jacobian"](problem, "reverse")
+    for part in reverse:
+        np.testing.assert_allclose(replayed[part], reverse[part], rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_ba_jacobian_is_the_whole_csr_jacobian_of_central_differences(mode, monkeypatch):
     import adcompare.gradbench.ba as ba_eval

@@ -30,7 +30,14 @@ import adcompare as ad
 from adcompare.adbench.flat import FlatParameters
 from adcompare.adbench.gmm_format import GMMData
 
-__all__ = ["CONVENTIONS", "GMMProblem", "gmm_constant", "gmm_objective", "log_multigamma"]
+__all__ = [
+    "CONVENTIONS",
+    "GMMProblem",
+    "gmm_constant",
+    "gmm_objective",
+    "log_multigamma",
+    "lower_positions",
+]
 
 #: The sign of the prior term under each convention.
 CONVENTIONS = {"adbench": 1.0, "gradbench": -1.0}
@@ -53,15 +60,19 @@ def _precision_factors(q, lower, k: int, d: int):
     factors = ad.scatter_add(ad.exp(q), index=(slice(None), diagonal, diagonal), shape=(k, d, d))
     if d == 1:
         return factors
-    rows, cols = _lower_positions(d)
+    rows, cols = lower_positions(d)
     return factors + ad.scatter_add(lower, index=(slice(None), rows, cols), shape=(k, d, d))
 
 
 @functools.lru_cache(maxsize=16)
-def _lower_positions(d: int) -> tuple[np.ndarray, np.ndarray]:
+def lower_positions(d: int) -> tuple[np.ndarray, np.ndarray]:
     """Rows and columns of the strictly lower triangle, column by column: Q[j, i] for
     i < j takes the next value of l. Built once per d (read-only): at d = 64 building
-    them took a tenth of the objective's time."""
+    them took a tenth of the objective's time.
+
+    >>> [positions.tolist() for positions in lower_positions(3)]
+    [[1, 2, 2], [0, 0, 1]]
+    """
     rows = np.array([j for i in range(d) for j in range(i + 1, d)])
     cols = np.array([i for i in range(d) for _ in range(i + 1, d)])
     rows.setflags(write=False)
@@ -87,8 +98,16 @@ def gmm_objective(alpha, mu, q, lower, x: np.ndarray, gamma: float, m: int, conv
     n_points, d = x.shape
     k = alpha.shape[0]
     factors = _precision_factors(q, lower, k, d)
-    centred = x[None, :, :] - ad.reshape(mu, (k, 1, d))  # (K, N, D)
-    mapped = ad.matmul(centred, ad.transpose(factors, (0, 2, 1)))  # Q_k (x_i − μ_k)
+    # Q_k (x_i − μ_k) = Q_k x_i − Q_k μ_k, as one product of the points in homogeneous
+    # coordinates (x_i, 1) with [Q_kᵀ; −(Q_k μ_k)ᵀ]. The points are data, so the
+    # derivative takes one product of the big (K, N, D) cotangent with them (for the
+    # factors and, through the column of ones, for Q_k μ_k: the sum over the points),
+    # not a second one with the factors for the centred points, and no (K, N, D)
+    # subtraction or sum is made.
+    transposed = ad.transpose(factors, (0, 2, 1))
+    shift = ad.matmul(ad.reshape(mu, (k, 1, d)), transposed)  # (Q_k μ_k)ᵀ, (K, 1, D)
+    homogeneous = np.concatenate([x, np.ones((n_points, 1))], axis=1)
+    mapped = ad.matmul(homogeneous, ad.concatenate([transposed, -shift], axis=1))
     sum_q = ad.sum(q, axis=1)
     main = ad.reshape(alpha + sum_q, (k, 1)) - 0.5 * ad.sum(mapped * mapped, axis=2)
     likelihood = ad.sum(ad.logsumexp(main, axis=0)) - n_points * ad.logsumexp(alpha)

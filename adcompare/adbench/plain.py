@@ -15,14 +15,13 @@ True
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 
 import numpy as np
 
 from adcompare.adbench.ba import BAProblem
 from adcompare.adbench.ba_format import CAMERA_PARAMS
-from adcompare.adbench.gmm import CONVENTIONS, GMMProblem, gmm_constant
+from adcompare.adbench.gmm import CONVENTIONS, GMMProblem, gmm_constant, lower_positions
 from adcompare.adbench.lstm import LSTMProblem
 
 __all__ = ["ba_residuals_numpy", "gmm_objective_numpy", "lstm_objective_numpy", "plain_objective"]
@@ -45,9 +44,12 @@ def gmm_objective_numpy(problem: GMMProblem, params: np.ndarray) -> float:
     factors = np.zeros((k, d, d))
     diagonal = np.arange(d)
     factors[:, diagonal, diagonal] = np.exp(q)
-    rows, cols = np.tril_indices(d, -1)
-    factors[:, rows, cols] = _column_order(lower, d)
-    mapped = (x[None, :, :] - mu[:, None, :]) @ factors.transpose(0, 2, 1)
+    rows, cols = lower_positions(d)
+    factors[:, rows, cols] = lower
+    transposed = factors.transpose(0, 2, 1)
+    shift = mu[:, None, :] @ transposed
+    homogeneous = np.concatenate([x, np.ones((x.shape[0], 1))], axis=1)
+    mapped = homogeneous @ np.concatenate([transposed, -shift], axis=1)
     sum_q = q.sum(axis=1)
     main = (alpha + sum_q)[:, None] - 0.5 * np.sum(mapped * mapped, axis=2)
     n_points = x.shape[0]
@@ -55,19 +57,6 @@ def gmm_objective_numpy(problem: GMMProblem, params: np.ndarray) -> float:
     sign = CONVENTIONS[problem.convention]
     prior = (sign * 0.5 * gamma**2) * np.sum(factors * factors) - (sign * m) * np.sum(sum_q)
     return likelihood + prior + gmm_constant(n_points, k, d, gamma, m, sign)
-
-
-def _column_order(lower: np.ndarray, d: int) -> np.ndarray:
-    """``l`` filled column by column, reordered to ``tril_indices``' row-by-row order."""
-    return lower[:, _row_major_order(d)]
-
-
-@functools.lru_cache(maxsize=16)
-def _row_major_order(d: int) -> list[int]:
-    """The positions in column-by-column order of the strictly lower entries, taken row by
-    row (sorting once: looking each one up took O(d⁴), 50 ms a call at d = 64)."""
-    column_major = [(j, i) for i in range(d) for j in range(i + 1, d)]
-    return sorted(range(len(column_major)), key=column_major.__getitem__)
 
 
 def lstm_objective_numpy(problem: LSTMProblem, params: np.ndarray) -> float:

@@ -183,8 +183,19 @@ def _logsumexp_value(x, axis, keepdims):
 
 
 def _softmax_weights(out, x, axis, keepdims):
-    """``exp(x − logsumexp(x))``: each element's share, the derivative of logsumexp."""
-    return exp(subtract(x, _aligned(out, shape_of(x), axis, keepdims)))
+    """``exp(x − logsumexp(x))``: each element's share, the derivative of logsumexp.
+
+    A share below the smallest normal number (2.2e−308 in float64) is given as 0.
+    Such subnormal shares make every later product with them (a mixture's
+    responsibilities times its points, say) take a microcode path many times slower
+    than normal arithmetic (in a mixture of 25 components in 64 dimensions, 3% of the
+    shares made its derivative's matrix products 5 to 8 times slower). The change to a
+    share is below 2.2e−308, and the largest share along ``axis`` is at least 1/(its
+    length), so each cotangent changes by less than one unit in the last place of its
+    largest entry.
+    """
+    shares = exp(subtract(x, _aligned(out, shape_of(x), axis, keepdims)))
+    return where(shares >= np.finfo(raw(shares).dtype).tiny, shares, 0.0)
 
 
 # The composite ``logsumexp`` (adcompare.ops.composite) calls this primitive for real

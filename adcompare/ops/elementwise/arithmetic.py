@@ -14,6 +14,17 @@ from adcompare.ops.shape import broadcast_to, getitem
 _SCALE_DISTINCT_FROM = 2**17
 
 
+def _spread_out(cotangent, factor) -> bool:
+    """Whether ``cotangent`` is a large broadcast view and ``factor`` a plain number."""
+    return (
+        type(cotangent) is np.ndarray
+        and cotangent.size >= _SCALE_DISTINCT_FROM
+        and 0 in cotangent.strides
+        and not isinstance(factor, Box)
+        and np.ndim(factor) == 0
+    )
+
+
 def scaled(cotangent, factor):
     """``cotangent * factor``, for a ``factor`` that is a plain constant number.
 
@@ -24,16 +35,23 @@ def scaled(cotangent, factor):
     ``_SCALE_DISTINCT_FROM`` elements one full multiplication is cheaper than
     the three op calls that avoid it.
     """
-    if (
-        type(cotangent) is np.ndarray
-        and cotangent.size >= _SCALE_DISTINCT_FROM
-        and 0 in cotangent.strides
-        and not isinstance(factor, Box)
-        and np.ndim(factor) == 0
-    ):
+    if _spread_out(cotangent, factor):
         distinct = tuple(slice(0, 1) if step == 0 else slice(None) for step in cotangent.strides)
         return broadcast_to(multiply(getitem(cotangent, distinct), factor), cotangent.shape)
     return multiply(cotangent, factor)  # the op, not ``*``: counted, and pooled when large
+
+
+def _twice(cotangent, x):
+    """``(2x) · cotangent``, the cotangent of ``x * x``.
+
+    When the cotangent comes from a sum (a large broadcast view, see :func:`scaled`),
+    its distinct values are doubled instead of x: ``(2·cotangent) · x`` is the same
+    number (doubling is exact), in one pass over x instead of two (GMM's squared
+    distances under a sum: a 1.6-million-element pass saved).
+    """
+    if _spread_out(cotangent, 2.0):
+        return multiply(scaled(cotangent, 2.0), x)
+    return scaled(cotangent, 2.0 * x)
 
 
 add = defop(
@@ -84,9 +102,7 @@ multiply = defop(
     elementwise=True,
     saves=("args",),
     # x * x: (2x) · out_bar, exactly out_bar · x + out_bar · x, in one product.
-    hints=Hints(
-        vjp_reads=(("y",), ("x",)), vjp_same=lambda out, x, y, out_bar: scaled(out_bar, 2.0 * x)
-    ),
+    hints=Hints(vjp_reads=(("y",), ("x",)), vjp_same=lambda out, x, y, out_bar: _twice(out_bar, x)),
     label="Mul",
     sym=lambda x, y: x * y,
     bilinear=(
