@@ -200,6 +200,26 @@ def test_ode_gradient_where_it_is_not_zero_by_finite_differences():
         np.testing.assert_allclose(gradient, expected, rtol=1e-7, err_msg=mode)
 
 
+def test_ode_replay_records_one_step_and_gives_reverse_mode_s_gradient():
+    import adcompare.gradbench.ode as ode_eval
+
+    ev = get_eval("ode")
+    rng = np.random.default_rng(32)
+    ode_eval._REPLAYS.clear()
+    for s in (3, 12, 40):  # one step's programs for every s: recorded once for n = 9
+        x = rng.random(9) * 2.0
+        replayed = ev.functions["gradient"]((x, s), "replay")
+        reverse = ev.functions["gradient"]((x, s), "reverse")
+        assert np.max(np.abs(reverse)) > 1e-12
+        # Each step's shares of the scales are summed before they join the running total,
+        # where reverse mode's sweep adds them one by one: a reassociation, a few ulps.
+        ulps = np.abs(replayed - reverse) / np.spacing(np.abs(reverse))
+        assert np.max(ulps) <= 4.0
+    assert len(ode_eval._REPLAYS) == 2
+    assert all(c.recordings == 1 for c in ode_eval._REPLAYS.values())
+    assert ev.auto == "replay"
+
+
 def test_ode_primal_is_rk4_of_the_chain():
     # One step of h = 2 is exact for y₀ = x₀t, y₁ = x₀x₁t²/2, y₂ = x₀x₁x₂t³/6 (degree ≤ 4).
     x = [0.5, 2.0, 3.0]

@@ -10,7 +10,7 @@ flat, 8lb + 3b numbers: ``main_params`` row by row, then ``extra_params``.
 in reverse mode, forward mode (8lb + 3b lanes) or replay, the mode ``auto``
 stands for: one character's step recorded by :func:`adcompare.compile`
 (once per l and b, in milliseconds) and replayed along the sequence and back,
-reverse mode's gradient bit for bit (see :func:`_replayed_gradient`).
+reverse mode's gradient bit for bit (:func:`_replayed_gradient`).
 
 Workloads are generated (:func:`~adcompare.adbench.generate.generate_lstm`):
 GradBench reads its characters from a text file adcompare does not ship, so
@@ -34,7 +34,7 @@ from adcompare.adbench.plain import lstm_objective_numpy
 from adcompare.adbench.records import json_array, json_object
 from adcompare.adbench.tokens import FormatError
 from adcompare.gradbench.evals import Workload
-from adcompare.gradbench.inputs import RUNS, objective_and_jacobian, replayed
+from adcompare.gradbench.inputs import RUNS, chain_gradient, objective_and_jacobian
 
 __all__ = ["BITS", "EVAL", "SIZES"]
 
@@ -107,42 +107,25 @@ def _step_adjoint(main_params, extra_params, hidden, cell, now, following, *bars
 
 
 def _replayed_gradient(problem: LSTMProblem) -> np.ndarray:
-    """The gradient by one recorded character, replayed along the sequence and back.
-
-    The loss is a chain of c − 1 identical steps, so the recording is of one
-    step's adjoint (:func:`_step_adjoint`), a few hundred instructions
-    recorded in milliseconds, not of the whole chain (hundreds of thousands of
-    instructions, recorded in seconds to minutes). A forward pass replays the
-    step for the states each character starts from; the sweep then replays
-    the step's adjoint from the last character to the first, carrying the
-    states' cotangents and adding the parameters' shares in the order reverse
-    mode's sweep adds them: the gradient is reverse mode's, bit for bit.
-    """
+    """The gradient by one recorded character, replayed along the sequence and back
+    (:func:`~adcompare.gradbench.inputs.chain_gradient` of :func:`_step_adjoint`):
+    reverse mode's gradient bit for bit, recorded in milliseconds where the whole
+    chain (hundreds of thousands of instructions) would take seconds to minutes."""
     data = problem.data
     layers, characters, bits = data.sizes
-    main_params, extra_params = problem.split(problem.params)
     sequence = data.sequence
-    bars = (np.zeros((layers, bits)), np.zeros((layers, bits)))
-    loss_bar = -1.0 / float((characters - 1) * bits)
-    start = (data.state[:, 0], data.state[:, 1])
-    example = (main_params, extra_params, *start, sequence[0], sequence[1], *bars, loss_bar)
-    # The adjoint's gradient with respect to the states' bars is the new states: the
-    # forward pass replays the step as well (the loss term is dead code there).
-    forward = replayed(_REPLAYS, (layers, bits, "forward"), _step_adjoint, *example, argnums=(6, 7))
-    step = replayed(_REPLAYS, (layers, bits), _step_adjoint, *example, argnums=(0, 1, 2, 3))
-    states = [start]
-    for t in range(characters - 2):  # the last step's output state is read by none
-        states.append(tuple(forward.grad(main_params, extra_params, *states[-1], sequence[t],
-                                         sequence[t + 1], *bars, loss_bar)))  # fmt: skip
-    gradient = [np.zeros_like(main_params), np.zeros_like(extra_params)]
-    for t in range(characters - 2, -1, -1):
-        by_main, by_extra, *carried = step.grad(
-            main_params, extra_params, *states[t], sequence[t], sequence[t + 1], *bars, loss_bar,
-        )  # fmt: skip
-        bars = tuple(carried)
-        gradient[0] += by_main
-        gradient[1] += by_extra
-    return np.concatenate([gradient[0].ravel(), gradient[1].ravel()])
+    by_main, by_extra = chain_gradient(
+        _REPLAYS,
+        (layers, bits),
+        _step_adjoint,
+        problem.split(problem.params),
+        (data.state[:, 0], data.state[:, 1]),
+        characters - 1,
+        lambda t: (sequence[t], sequence[t + 1]),
+        (np.zeros((layers, bits)), np.zeros((layers, bits))),
+        (-1.0 / float((characters - 1) * bits),),
+    )
+    return np.concatenate([by_main.ravel(), by_extra.ravel()])
 
 
 def _encode(function: str, result):

@@ -13,9 +13,11 @@ only y₀ … y₄ₛ₋₁ can differ from zero: at GradBench's sizes (n ≥ 10
 s ≤ 100) the last element and its gradient are exactly zero. The tests use
 small n with enough steps to reach it.
 
-``auto`` is reverse: replay runs the gradient 2–3 times faster, but recording
-s = 100 steps takes seconds (3.8 s CPU and 4.2 GB at n = 100,000), longer than
-GradBench's one-second response, so its mean per response is the recording.
+``auto`` is replay: one RK4 step recorded (milliseconds) and replayed
+along the s steps and back, reverse mode's gradient bit for bit
+(:func:`_chained_gradient`); one recording of all s steps, the other way to
+replay, would take seconds and gigabytes at n = 100,000, s = 100, and
+GradBench's mean per response would be that recording.
 
 >>> prepared = EVAL.prepare({"x": [1.0, 3.0], "s": 1})
 >>> EVAL.functions["primal"](prepared, "reverse").tolist()  # y₀ = x₀t, y₁ = x₀x₁t²/2 at t = 2
@@ -29,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 import adcompare as ad
+from adcompare.gradbench.inputs import chain_gradient
 from adcompare.gradbench.scalar import (
     ByMode,
     field_array,
@@ -71,16 +74,49 @@ def rk4(x, s: int):
     >>> rk4(np.array([1.0, 3.0]), 1).tolist()
     [2.0, 6.0]
     """
-    h = 2.0 / s
-    half, full, sixth = (h / 2) * x, h * x, (h / 6) * x
+    scales = _scales(x, s)
     y = np.zeros(x.shape[0])
     for _ in range(s):
-        s1 = _shifted(y)
-        s2 = _shifted(y + half * s1)
-        s3 = _shifted(y + half * s2)
-        s4 = _shifted(y + full * s3)
-        y = y + sixth * ((s1 + s4) + 2.0 * (s2 + s3))
+        y = _step(*scales, y)
     return y
+
+
+def _scales(x, s: int) -> tuple:
+    """(h/2)·x, h·x and (h/6)·x for the step h = 2/s."""
+    h = 2.0 / s
+    return (h / 2) * x, h * x, (h / 6) * x
+
+
+def _step(half, full, sixth, y):
+    """One RK4 step of the chain ODE, x factored out (see :func:`rk4`)."""
+    s1 = _shifted(y)
+    s2 = _shifted(y + half * s1)
+    s3 = _shifted(y + half * s2)
+    s4 = _shifted(y + full * s3)
+    return y + sixth * ((s1 + s4) + 2.0 * (s2 + s3))
+
+
+def _step_adjoint(half, full, sixth, y, bar):
+    """⟨one step's new y, bar⟩: its gradient is the step taken backwards."""
+    return ad.sum(_step(half, full, sixth, y) * bar)
+
+
+_REPLAYS: dict = {}
+
+
+def _chained_gradient(x, s: int) -> np.ndarray:
+    """The gradient of the last element of y(2) by one recorded RK4 step, replayed along
+    the steps and back (:func:`~adcompare.gradbench.inputs.chain_gradient`); the scales'
+    cotangents reach x by reverse mode. Reverse mode's gradient, bit for bit, with a
+    recording of one step (tens of instructions) where the whole chain's took seconds."""
+    n = x.shape[0]
+    scales, pullback = ad.vjp(lambda x: _scales(x, s), x)
+    last_bar = np.zeros(n)
+    last_bar[-1] = 1.0
+    bars = chain_gradient(
+        _REPLAYS, n, _step_adjoint, scales, (np.zeros(n),), s, lambda t: (), (last_bar,)
+    )
+    return pullback(tuple(bars))[0]
 
 
 def last(x, s: int):
@@ -99,10 +135,13 @@ def _prepare(value) -> tuple[np.ndarray, int]:
 
 EVAL = gradient_eval(
     "ode",
-    ByMode("ode", last, work=lambda x, s: OPS_PER_STEP * s * x.size),
+    ByMode(
+        "ode", last, work=lambda x, s: OPS_PER_STEP * s * x.size, replay_gradient=_chained_gradient
+    ),
     _prepare,
     lambda: seeded_workloads(
         SIZES, lambda size: f"n={size[0]},s={size[1]}", lambda size: (size[0],), _values
     ),
     primal=rk4,
+    auto="replay",
 )

@@ -144,13 +144,22 @@ class ByMode:
     reads, ints that decide its shape. ``work(x, *constants)`` is the number of
     elements one pass of ``f`` touches (by default ``x.size``): ``forward``
     refuses a gradient whose lanes × work exceeds :data:`FORWARD_BUDGET`,
-    saying which mode to use instead.
+    saying which mode to use instead. ``replay_gradient(x, *constants)``, where
+    given, answers ``replay`` in place of one recording of the whole of ``f``
+    (ode's: one recorded step, replayed along the steps).
     """
 
-    def __init__(self, eval_name: str, f: Callable, work: Callable | None = None):
+    def __init__(
+        self,
+        eval_name: str,
+        f: Callable,
+        work: Callable | None = None,
+        replay_gradient: Callable | None = None,
+    ):
         self.eval_name = eval_name
         self.f = f
         self.work = work or (lambda x, *constants: x.size)
+        self.replay_gradient = replay_gradient
         self._replays: dict[tuple, Any] = {}
 
     def gradient(self, mode: str, x: np.ndarray, *constants) -> np.ndarray:
@@ -159,6 +168,8 @@ class ByMode:
             self.check_forward(x.size, self.work(x, *constants))
             return ad.jacfwd(self.f)(x, *constants)
         if mode == "replay":
+            if self.replay_gradient is not None:
+                return self.replay_gradient(x, *constants)
             arrays = _arrays(constants)
             return self.replay(x, constants, arrays=arrays).grad(x, *arrays)
         return ad.grad(self.f)(x, *constants)
