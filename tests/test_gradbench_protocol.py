@@ -8,6 +8,7 @@ and an output valid under GradBench's rule (:mod:`adcompare.gradbench.compare`).
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import math
@@ -196,6 +197,22 @@ def test_a_mode_the_eval_does_not_answer_in_is_refused(stub):
     response = Server("forward").handle_line(_evaluate(0, "df", "2.0", "stub"))
     assert not response["success"] and "--mode" in response["error"]
     assert Server("forward").handle_line(_evaluate(1, "f", "2.0", "stub"))["output"] == 2.0
+
+
+def test_an_eval_that_chooses_its_auto_mode_per_input_is_given_its_choice(monkeypatch):
+    # The derivative answers with the mode it ran in: reverse below 10, forward from 10.
+    chooser = dataclasses.replace(
+        _stub(lambda x, mode: {"reverse": 1.0, "forward": 2.0}[mode]),
+        modes=("reverse", "forward"),
+        auto=lambda x: "reverse" if x < 10 else "forward",
+    )
+    monkeypatch.setattr(protocol, "implemented", lambda: ("hello", "stub"))
+    monkeypatch.setattr(protocol, "get_eval", lambda name: chooser)
+    server = Server("auto")
+    answers = [server.handle_line(_evaluate(i, "df", x, "stub")) for i, x in enumerate(["3", "30"])]
+    assert [a["output"] for a in answers] == [1.0, 2.0]
+    # Named, a mode is taken as it is, whatever the input.
+    assert Server("forward").handle_line(_evaluate(2, "df", "3", "stub"))["output"] == 2.0
 
 
 @pytest.mark.parametrize(

@@ -39,7 +39,7 @@ def _plan(names: list[str], mode: str, which: list[str]) -> list[tuple]:
             )
         ev = get_eval(name)
         concrete = ev.resolve(mode) if ev.primal else mode
-        if ev.primal and concrete not in ev.modes:
+        if ev.primal and concrete not in (*ev.modes, "auto"):
             if every:
                 print(f"{name}: left out, it answers in {', '.join(ev.modes)}", file=sys.stderr)
                 continue

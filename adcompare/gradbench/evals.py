@@ -73,8 +73,9 @@ class Eval:
     ``primal`` and ``derivative`` name the classic pair (both ``None`` for the
     nested evals, whose functions are their four variants and ignore ``mode``).
     ``modes`` lists the modes the derivative answers in, ``auto`` the one
-    ``"auto"`` stands for. ``workloads()`` gives GradBench's default workload
-    list, in its order, with inputs the package generates itself.
+    ``"auto"`` stands for (or a function choosing it per prepared input).
+    ``workloads()`` gives GradBench's default workload list, in its order, with
+    inputs the package generates itself.
 
     ``objective`` (optional) makes the eval a harness problem:
     ``objective(prepared)`` returns ``(f, args)``, the function the derivative
@@ -91,19 +92,30 @@ class Eval:
     primal: str | None = None
     derivative: str | None = None
     modes: tuple[str, ...] = ("reverse", "forward", "replay")
-    auto: str = "reverse"
+    auto: str | Callable[[Any], str] = "reverse"
     workloads: Callable[[], tuple[Workload, ...]] = field(default=lambda: ())
     objective: Callable[[Any], tuple[Callable, tuple]] | None = None
 
-    def resolve(self, mode: str) -> str:
+    def resolve(self, mode: str, prepared: Any = None) -> str:
         """The concrete mode ``mode`` stands for in this eval (``auto`` → ``self.auto``).
+
+        ``auto`` may be a function of the prepared input, the eval's choice per
+        input (the mode that is fastest at its size); without an input it stays
+        ``"auto"``.
 
         >>> Eval("x", None, {}, None).resolve("auto")
         'reverse'
+        >>> by_size = Eval("x", None, {}, None, auto=lambda n: "replay" if n < 10 else "reverse")
+        >>> by_size.resolve("auto"), by_size.resolve("auto", 3), by_size.resolve("forward", 3)
+        ('auto', 'replay', 'forward')
         """
         if mode not in MODES:
             raise ValueError(f"no mode {mode!r}; use one of {', '.join(MODES)}")
-        return self.auto if mode == "auto" else mode
+        if mode != "auto":
+            return mode
+        if callable(self.auto):
+            return "auto" if prepared is None else self.auto(prepared)
+        return self.auto
 
 
 def get_eval(name: str) -> Eval:

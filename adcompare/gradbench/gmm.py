@@ -8,7 +8,8 @@ engine and writes the gradient as GradBench's object ``{alpha, mu, q, l}``.
 adcompare has); ``jacobian`` answers in reverse mode (one sweep), forward mode
 (one lane per parameter: 214,500 lanes at d = 64, k = 100, so only the small
 workloads finish in time) or replay (:func:`adcompare.compile`, recorded once
-per size). Workloads are generated (:func:`~adcompare.adbench.generate.generate_gmm`),
+per size, in the first call); ``auto`` picks replay but at the largest size
+(:func:`_auto`). Workloads are generated (:func:`~adcompare.adbench.generate.generate_gmm`),
 at GradBench's default list of sizes with n = 1000 points.
 
 >>> prepared = EVAL.prepare(EVAL.workloads()[0].make())
@@ -93,6 +94,23 @@ def _harness_objective(problem):
     return problem.objective, (problem.params,)
 
 
+#: Where ``auto`` turns from replay to reverse: k·d²·n, the size of the products over
+#: the points. Below it the recording in the first call is a small part of a second of
+#: calls and replay runs 1.3–2.4× the primal against reverse's 2–4×; above it (d = 64,
+#: k = 100 alone) the recording takes most of that second.
+REPLAY_WORK = 3 * 10**8
+
+
+def _auto(problem: GMMProblem) -> str:
+    """Replay, but reverse where the recording would outweigh the replays.
+
+    >>> _auto(EVAL.prepare(EVAL.workloads()[0].make()))
+    'replay'
+    """
+    d, k, n = problem.data.sizes
+    return "replay" if k * d * d * n <= REPLAY_WORK else "reverse"
+
+
 EVAL = objective_and_jacobian(
-    "gmm", _prepare, _objective, _jacobian, _encode, _workloads, _harness_objective
+    "gmm", _prepare, _objective, _jacobian, _encode, _workloads, _harness_objective, _auto
 )

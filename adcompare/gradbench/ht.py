@@ -25,13 +25,15 @@ Modes of the Jacobian:
   rows 3i + j of one j read disjoint us entries). Every residual depends on
   all of ``theta``, so its cost grows with npts times the model: the mode
   for small inputs only.
-- ``auto``: ``replay``. On GradBench's twelve default workloads (synthetic
+- ``auto``: ``replay`` below :data:`FORWARD_POINTS` points, ``forward`` from
+  there (:func:`_auto`). On GradBench's twelve default workloads (synthetic
   hands of its sizes; CPU time, one BLAS thread, the recording counted in
-  the mean of one second of calls, as GradBench times) it is 2–3 times
+  the mean of one second of calls, as GradBench times) replay is 2–3 times
   faster than ``forward`` from 100 to 400 points, where a call is mostly the
   op set's per-op overhead, and 1.2–1.6 times up to 25,600; from 51,200
   points, where the work is in the arrays, ``forward`` is the faster (it
-  records nothing).
+  records nothing, where replay's recording in the first call takes up to a
+  second).
   Both are far ahead of ``reverse`` (3·npts rows).
 
 >>> from adcompare.gradbench.ht_instances import hand_input
@@ -54,8 +56,18 @@ from adcompare.gradbench.ht_model import hand_residuals
 
 __all__ = ["EVAL", "jacobian", "objective"]
 
-#: The mode ``auto`` stands for (see the module's docstring).
-AUTO = "replay"
+#: From how many points ``auto`` answers in forward mode rather than replay.
+FORWARD_POINTS = 51_200
+
+
+def _auto(problem: HTProblem) -> str:
+    """The mode ``auto`` stands for at this input (see the module's docstring).
+
+    >>> from adcompare.gradbench.ht_instances import hand_input
+    >>> _auto(read_input(hand_input(nverts=30, ntriangles=20, npoints=4)))
+    'replay'
+    """
+    return "forward" if problem.data.points.shape[0] >= FORWARD_POINTS else "replay"
 
 
 def objective(problem: HTProblem, mode: str = "auto") -> np.ndarray:
@@ -143,7 +155,7 @@ def jacobian(problem: HTProblem, mode: str = "auto") -> np.ndarray:
     """
     if mode not in MODES:
         raise ValueError(f"ht: no mode {mode!r}; use one of {', '.join(MODES)}")
-    return _JACOBIANS[AUTO if mode == "auto" else mode](problem)
+    return _JACOBIANS[_auto(problem) if mode == "auto" else mode](problem)
 
 
 def _encode(function: str, result: np.ndarray):
@@ -168,7 +180,7 @@ EVAL = Eval(
     encode=_encode,
     primal="objective",
     derivative="jacobian",
-    auto=AUTO,
+    auto=_auto,
     workloads=ht_workloads,
     objective=_objective,
 )

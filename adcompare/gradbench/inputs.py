@@ -159,7 +159,7 @@ def objective_and_jacobian(
     encode: Callable[[str, Any], Any],
     workloads: Callable[[], tuple[Workload, ...]],
     harness_objective: Callable[[Any], tuple[Callable, tuple]] | None = None,
-    auto: str = "reverse",
+    auto: str | Callable[[Any], str] = "reverse",
 ) -> Eval:
     """An eval whose primal is GradBench's ``objective`` and derivative its ``jacobian``
     (gmm, ba, lstm), with ``prepare``'s format errors raised as input errors;

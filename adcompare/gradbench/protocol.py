@@ -88,7 +88,7 @@ def _function(ev: Eval, function: Any, mode: str):
             f"{', '.join(ev.functions)}"
         )
     concrete = ev.resolve(mode)
-    if function == ev.derivative and concrete not in ev.modes:
+    if function == ev.derivative and concrete not in (*ev.modes, "auto"):
         raise InputError(
             f"the {ev.name} eval answers {function} in modes {', '.join(ev.modes)}, not "
             f"{concrete}; start the server with --mode set to one of those"
@@ -112,6 +112,8 @@ def evaluate(module: str, function: str, value: Any, mode: str = "auto") -> dict
     min_runs, min_seconds = _runs(value)
     start = time.perf_counter_ns()
     prepared = ev.prepare(value)
+    if concrete == "auto":  # the eval chooses per input
+        concrete = ev.resolve("auto", prepared)
     prepare_ns = time.perf_counter_ns() - start
     result, times = repeat(run, prepared, concrete, min_runs, min_seconds)
     timings = [{"name": "prepare", "nanoseconds": prepare_ns}]
