@@ -195,6 +195,9 @@ class ByMode:
         # Looked up at every timed call of a small gradient (lse's at n = 2500 replays in
         # 12 µs): the key is built from the attributes themselves, not through np.shape.
         key = (mode, _signature(x), *map(_signature, constants))
+        compiled = self._replays.get(key)
+        if compiled is not None:
+            return compiled
 
         def bound(x, *arrays):
             given = iter(arrays)
