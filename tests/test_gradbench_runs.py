@@ -78,6 +78,10 @@ def test_the_report_sets_each_tool_s_ratio_over_the_same_workloads(monkeypatch):
     report = report_markdown(_records("lse", ours), data)
     row = next(line for line in report.splitlines() if line.startswith("| lse | reverse |"))
     assert row.startswith(f"| lse | reverse | 2 | **4.00** | 1 s | 4 % | {manual:.2f} |")
+    # Every row of each table has as many cells as its header.
+    for table in report.split("\n\n"):
+        rows = [line for line in table.splitlines() if line.startswith("|")]
+        assert len({line.count(" | ") for line in rows if not line.startswith("|---")}) <= 1
     assert "GradBench nightly of 2026-03-14" in report
 
 

@@ -115,10 +115,10 @@ def _classic_groups(records: list[dict]) -> dict[tuple[str, str], list[dict]]:
 
 def _classic_lines(records: list[dict], published: dict | None) -> list[str]:
     lines = [
-        "| eval | adcompare mode | workloads | adcompare | its primal | "
+        "| eval | adcompare mode | workloads | adcompare | its primal | largest spread | "
         + " | ".join(TOOLS)
         + " |",
-        "|---|---|---|---|---|" + "---|" * len(TOOLS),
+        "|---|---|---|---|---|---|" + "---|" * len(TOOLS),
     ]
     for (name, mode), group in _classic_groups(records).items():
         workloads = [r["workload"] for r in group]
