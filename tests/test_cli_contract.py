@@ -126,6 +126,7 @@ CASES = {
         (["gradbench", "--run", "hello", "--workloads", "3.0", "--out", "{tmp}/gb"], 2),
         (["gradbench", "--run", "nosuch", "--out", "{tmp}/gb"], 2),
         (["gradbench", "--run", "hello", "--timeout", "0", "--out", "{tmp}/gb"], 2),
+        (["gradbench", "--run", "hello", "--repeat", "0", "--out", "{tmp}/gb"], 2),
         (["gradbench", "--run", "hello", "--out", "/dev/null/gb"], 2),
         (["gradbench", "--report", "--out", "{tmp}/empty"], 2),
     ],

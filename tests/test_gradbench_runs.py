@@ -22,18 +22,26 @@ from tests.shared_data import shared_file
 
 
 def test_a_run_measures_each_workload_and_the_report_reads_it(tmp_path, capsys):
-    assert main(["gradbench", "--run", "hello", "--workloads", "4.0", "--out", str(tmp_path)]) == 0
+    command = ["gradbench", "--run", "hello", "--workloads", "4.0", "--out", str(tmp_path)]
+    assert main([*command, "--repeat", "2"]) == 0
     records = load_results(tmp_path / "results.json")
-    assert [(r["index"], r["workload"]) for r in records] == [(3, "4.0")]
+    assert [(r["index"], r["workload"], r["repeat"]) for r in records] == [
+        (3, "4.0", 0),
+        (3, "4.0", 1),
+    ]
+    assert main(command) == 0  # one run again replaces the first run's record only
+    assert len(load_results(tmp_path / "results.json")) == 2
+    records = [r for r in load_results(tmp_path / "results.json") if r["repeat"] == 0]
     for r in records:
         assert r["status"] == "ok" and r["runs"] == {"square": 1, "double": 1}
         assert r["ratio"] == r["seconds"]["double"] / r["seconds"]["square"]
         assert 2**20 < r["baseline_bytes"] <= r["peak_bytes"] < 2**32  # MiB of Python and numpy
-    assert (tmp_path / "runs.md").read_text().count("| hello | reverse |") == 1
+    runs = (tmp_path / "runs.md").read_text()
+    assert runs.count("| hello | reverse | 4.0 (run 1) |") == runs.count("(run 2) |") == 1
     assert main(["gradbench", "--report", "--out", str(tmp_path)]) == 0
-    mean = geometric_mean(r["ratio"] for r in records)
+    both = sorted(r["ratio"] for r in load_results(tmp_path / "results.json"))
     report = (tmp_path / "report.md").read_text()
-    assert f"| hello | reverse | 1 | **{mean:.2f}** |" in report
+    assert f"| hello | reverse | 1 | **{both[0]:.2f}** |" in report  # the lower of the two
     assert (tmp_path / "report.html").exists()
     assert "hello 4.0 (reverse): square" in capsys.readouterr().out
 
@@ -77,12 +85,28 @@ def test_the_report_sets_each_tool_s_ratio_over_the_same_workloads(monkeypatch):
     )
     report = report_markdown(_records("lse", ours), data)
     row = next(line for line in report.splitlines() if line.startswith("| lse | reverse |"))
-    assert row.startswith(f"| lse | reverse | 2 | **4.00** | 1 s | 4 % | {manual:.2f} |")
+    assert row.startswith(f"| lse | reverse | 2 | **4.00** | 1 s | 4 % | – | {manual:.2f} |")
     # Every row of each table has as many cells as its header.
     for table in report.split("\n\n"):
         rows = [line for line in table.splitlines() if line.startswith("|")]
         assert len({line.count(" | ") for line in rows if not line.startswith("|---")}) <= 1
     assert "GradBench nightly of 2026-03-14" in report
+
+
+def test_several_runs_give_each_workload_its_median_run_and_their_range():
+    runs = [{"n=2500": 2.0, "n=5000": 4.0}, {"n=2500": 8.0, "n=5000": 4.0}, {"n=2500": 3.0,
+            "n=5000": 5.0}]  # fmt: skip
+    records = [
+        {**r, "repeat": k, "seconds": {"primal": 1.0 + k, "gradient": r["ratio"] * (1.0 + k)}}
+        for k, ratios in enumerate(runs)
+        for r in _records("lse", ratios)
+    ]
+    row = next(line for line in report_markdown(records, None).splitlines() if "| lse |" in line)
+    # Medians 3.0 (run 2: primal 3 s) and 4.0 (the middle of runs 0, 1 and 2 sorted by
+    # ratio, 4.0, 4.0, 5.0: run 1, primal 2 s); ranges (8 − 2)/3 and (5 − 4)/4.
+    primal = format_duration(math.sqrt(3.0 * 2.0))
+    assert row.startswith(f"| lse | reverse | 2 | **{math.sqrt(12):.2f}** | {primal} |")
+    assert "| 200 % (3 runs) |" in row
 
 
 def test_the_standing_takes_the_best_mode_over_the_workloads_each_tool_ran(monkeypatch):
@@ -116,7 +140,7 @@ def test_without_the_published_file_the_report_says_where_it_looked(tmp_path, mo
     assert str(tmp_path / "gradbench" / "published.json") in str(raised.value)
     report = report_markdown(_records("lse", {"n=2500": 3.0}), None, str(raised.value))
     assert f"unavailable: GradBench's published timings are not at {tmp_path}" in report
-    assert "| lse | reverse | 1 | **3.00** | 1 s | 2 % | n/a |" in report
+    assert "| lse | reverse | 1 | **3.00** | 1 s | 2 % | – | n/a |" in report
     assert "## Standing" not in report
 
 

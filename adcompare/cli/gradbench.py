@@ -55,13 +55,17 @@ def _run(args, out: Path) -> int:
     """Measure the chosen workloads one by one, rewriting the results after each."""
     path = out / RESULTS
     failed = 0
-    for name, mode, workloads in _plan(args.eval, args.mode, args.workloads):
-        for index, workload in workloads:
-            record = measure_workload(name, workload, mode, args.timeout, index)
-            records = merge(path, record)
-            (out / "runs.md").write_text("\n".join(workload_lines(records)) + "\n")
-            print(_line(record), flush=True)
-            failed += record["status"] != "ok"
+    plan = _plan(args.eval, args.mode, args.workloads)
+    # Run after run over every workload, so that one workload's runs are spread in time.
+    for repeat in range(args.repeat):
+        for name, mode, workloads in plan:
+            for index, workload in workloads:
+                record = measure_workload(name, workload, mode, args.timeout, index)
+                record["repeat"] = repeat
+                records = merge(path, record)
+                (out / "runs.md").write_text("\n".join(workload_lines(records)) + "\n")
+                print(_line(record), flush=True)
+                failed += record["status"] != "ok"
     print(f"wrote {path} and {out / 'runs.md'}")
     return 1 if failed else 0
 
@@ -106,6 +110,9 @@ def run_command(args) -> int:
         out = _folder(args)
     except OutputPathError as error:
         print(f"adcompare gradbench: {error}", file=sys.stderr)
+        return 2
+    if args.repeat < 1:
+        print("adcompare gradbench: --repeat must be 1 or more runs", file=sys.stderr)
         return 2
     if args.timeout <= 0:
         print(
@@ -153,6 +160,14 @@ def add_parser(subparsers) -> None:
         type=float,
         default=600.0,
         help="seconds allowed per response before the workload is stopped (default 600)",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="K",
+        help="measure every workload K times, each in its own server, run after run over "
+        "all of them; the report takes each workload's median ratio (default 1)",
     )
     parser.add_argument(
         "--report",

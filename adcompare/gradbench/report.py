@@ -72,13 +72,15 @@ def workload_lines(records: list[dict]) -> list[str]:
         "| peak memory | before the input | status |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
+    several = any(r.get("repeat", 0) for r in records)  # name each row's run (--repeat)
     for r in records:
+        workload = f"{r['workload']} (run {r.get('repeat', 0) + 1})" if several else r["workload"]
         times = [f"{name} {format_duration(s)}" for name, s in r.get("seconds", {}).items()]
         times = (times + ["–", "–"])[:2] if len(times) <= 2 else [", ".join(times), "–"]
         ratio = f"{r['ratio']:.2f}" if "ratio" in r else "–"
         status = r["status"] + (f": {r['error']}" if r.get("error") else "")
         lines.append(
-            f"| {r['eval']} | {r['mode']} | {r['workload']} | {times[0]} | {times[1]} | {ratio} "
+            f"| {r['eval']} | {r['mode']} | {workload} | {times[0]} | {times[1]} | {ratio} "
             f"| {_percent(_spread(r))} | {_bytes(r.get('peak_bytes'))} "
             f"| {_bytes(r.get('baseline_bytes'))} | {status.replace('|', '/')} |"
         )
@@ -105,20 +107,28 @@ def _primal_seconds(record: dict) -> float:
 
 
 def _classic_groups(records: list[dict]) -> dict[tuple[str, str], list[dict]]:
-    """The measured classic records, by eval and mode."""
-    groups: dict[tuple[str, str], list[dict]] = {}
+    """The measured classic records by eval and mode, one a workload: of a workload
+    measured in several runs (``--repeat``), the run of the median ratio (the lower of
+    the middle two), with ``across`` its ratios' range ÷ that median."""
+    runs: dict[tuple, list[dict]] = {}
     for r in records:
         if r["status"] == "ok" and "ratio" in r:
-            groups.setdefault((r["eval"], r["mode"]), []).append(r)
+            runs.setdefault((r["eval"], r["mode"], r.get("index"), r["workload"]), []).append(r)
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for (name, mode, _, _), measured in runs.items():
+        measured.sort(key=lambda r: r["ratio"])
+        median = measured[(len(measured) - 1) // 2]
+        ratios = [r["ratio"] for r in measured]
+        across = (ratios[-1] - ratios[0]) / median["ratio"] if len(ratios) > 1 else None
+        groups.setdefault((name, mode), []).append({**median, "across": across})
     return groups
 
 
 def _classic_lines(records: list[dict], published: dict | None) -> list[str]:
     lines = [
-        "| eval | adcompare mode | workloads | adcompare | its primal | largest spread | "
-        + " | ".join(TOOLS)
-        + " |",
-        "|---|---|---|---|---|---|" + "---|" * len(TOOLS),
+        "| eval | adcompare mode | workloads | adcompare | its primal | largest spread "
+        "| across runs | " + " | ".join(TOOLS) + " |",
+        "|---|---|---|---|---|---|---|" + "---|" * len(TOOLS),
     ]
     for (name, mode), group in _classic_groups(records).items():
         workloads = [r["workload"] for r in group]
@@ -128,12 +138,18 @@ def _classic_lines(records: list[dict], published: dict | None) -> list[str]:
         primal = format_duration(geometric_mean(_primal_seconds(r) for r in group))
         spreads = [s for s in map(_spread, group) if s is not None]
         spread = _percent(max(spreads) if spreads else None)
+        ranges = [r["across"] for r in group if r["across"] is not None]
+        across = f"{_percent(max(ranges))} ({_runs(records, name, mode)} runs)" if ranges else "–"
         lines.append(
-            f"| {name} | {mode} | {len(workloads)} | **{ours:.2f}** | {primal} | {spread} | "
-            + " | ".join(cells)
-            + " |"
+            f"| {name} | {mode} | {len(workloads)} | **{ours:.2f}** | {primal} | {spread} "
+            f"| {across} | " + " | ".join(cells) + " |"
         )
     return lines
+
+
+def _runs(records: list[dict], name: str, mode: str) -> int:
+    """How many runs measured the eval in this mode (``--repeat``)."""
+    return len({r.get("repeat", 0) for r in records if (r["eval"], r["mode"]) == (name, mode)})
 
 
 def _standing_lines(records: list[dict], published: dict | None) -> list[str]:
@@ -221,7 +237,10 @@ def report_markdown(records: list[dict], published: dict | None, unavailable: st
         "recorded for a tool that published none of them. The adcompare mode column says "
         "which of our engines answered the derivative, and `its primal` the geometric mean of "
         "our primal's time over the same workloads; `spread` is the interquartile range of "
-        "one function's calls ÷ their median, the largest over its workloads. adcompare's "
+        "one function's calls ÷ their median, the largest over its workloads; where each "
+        "workload was measured in several runs (`--repeat`), its figure is the run of the "
+        "median ratio and `across runs` the largest range of a workload's ratios ÷ that "
+        "median. adcompare's "
         "server ran with one BLAS "
         "thread and glibc's allocator thresholds fixed (`runner.MEASURING`).",
         "",

@@ -253,12 +253,19 @@ def _order(name: str) -> int:
 
 
 def _key(record: dict) -> tuple:
-    return record["eval"], record.get("index"), record["workload"], record["mode"]
+    return (
+        record["eval"],
+        record.get("index"),
+        record["workload"],
+        record["mode"],
+        record.get("repeat", 0),
+    )
 
 
 def merge(path: Path, record: dict) -> list[dict]:
     """Write ``record`` into the results file at ``path`` (replacing the earlier record of
-    the same eval, workload and mode) and return every record, in the eval's order.
+    the same eval, workload, mode and run, ``repeat``) and return every record, in the
+    eval's order.
 
     >>> import pathlib, tempfile
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "results.json"
@@ -269,7 +276,9 @@ def merge(path: Path, record: dict) -> list[dict]:
     key = _key(record)
     records = [r for r in load_results(path) if _key(r) != key]
     records.append(record)
-    records.sort(key=lambda r: (_order(r["eval"]), r["mode"], r.get("index", 0)))
+    records.sort(
+        key=lambda r: (_order(r["eval"]), r["mode"], r.get("index", 0), r.get("repeat", 0))
+    )
     data = {"version": RESULTS_VERSION, "records": records}
     partial = path.with_suffix(".partial")
     partial.write_text(json.dumps(data, indent=1) + "\n")
