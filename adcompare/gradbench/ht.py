@@ -49,10 +49,11 @@ from __future__ import annotations
 import numpy as np
 
 import adcompare as ad
-from adcompare.gradbench.evals import MODES, Eval
+from adcompare.gradbench.evals import MODES
 from adcompare.gradbench.ht_input import HTProblem, read_input
 from adcompare.gradbench.ht_instances import ht_workloads
 from adcompare.gradbench.ht_model import hand_residuals
+from adcompare.gradbench.inputs import objective_and_jacobian
 
 __all__ = ["EVAL", "jacobian", "objective"]
 
@@ -173,14 +174,6 @@ def _objective(problem: HTProblem):
     )
 
 
-EVAL = Eval(
-    name="ht",
-    prepare=read_input,
-    functions={"objective": objective, "jacobian": jacobian},
-    encode=_encode,
-    primal="objective",
-    derivative="jacobian",
-    auto=_auto,
-    workloads=ht_workloads,
-    objective=_objective,
+EVAL = objective_and_jacobian(
+    "ht", read_input, objective, jacobian, _encode, ht_workloads, _objective, _auto
 )

@@ -1,4 +1,4 @@
-"""What the gmm, ba and lstm evals share: input checks that speak the eval's language,
+"""What the gmm, ba, lstm and ht evals share: input checks that speak the eval's language,
 and the replayed programs they keep between calls.
 """
 
@@ -162,7 +162,7 @@ def objective_and_jacobian(
     auto: str | Callable[[Any], str] = "reverse",
 ) -> Eval:
     """An eval whose primal is GradBench's ``objective`` and derivative its ``jacobian``
-    (gmm, ba, lstm), with ``prepare``'s format errors raised as input errors;
+    (gmm, ba, lstm, ht), with ``prepare``'s format errors raised as input errors;
     ``harness_objective`` is the eval's :attr:`~adcompare.gradbench.evals.Eval.objective`
     and ``auto`` the mode ``"auto"`` stands for.
 
