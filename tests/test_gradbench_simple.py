@@ -215,7 +215,7 @@ def test_ode_replay_records_one_step_and_gives_reverse_mode_s_gradient():
         # where reverse mode's sweep adds them one by one: a reassociation, a few ulps.
         ulps = np.abs(replayed - reverse) / np.spacing(np.abs(reverse))
         assert np.max(ulps) <= 4.0
-    assert len(ode_eval._REPLAYS) == 2
+    assert len(ode_eval._REPLAYS) == 1  # one step's stages
     assert all(c.recordings == 1 for c in ode_eval._REPLAYS.values())
     assert ev.auto == "replay"
 

@@ -88,15 +88,17 @@ def chain_gradient(
 
     ``adjoint(*params, *state, *step_inputs(t), *bars, *constants)`` is the
     step's adjoint: ⟨the new state, bars⟩ plus whatever the step adds to the
-    function itself. Its gradient with respect to the bars is the new state,
-    so one recording of it (``argnums`` the bars) replays the forward pass;
-    another (``argnums`` the parameters and the state) replays the sweep from
-    the last step to the first, carrying the state's cotangent (``last_bars``:
-    the function's own cotangent of the final state) and adding the
-    parameters' shares in the order reverse mode's sweep adds them. Both
-    are recorded once per ``key`` (everything the step reads that is not an
+    function itself. Its gradient with respect to the bars is the new state.
+    It is recorded once per ``key`` (everything the step reads that is not an
     argument: its sizes), a step's few hundred instructions in milliseconds
-    where the whole chain would be hundreds of thousands.
+    where the whole chain would be hundreds of thousands, with ``argnums`` the
+    parameters, the state and the bars, and replayed in two stages
+    (:meth:`~adcompare.CompiledFunction.staged`, the bars late): along the
+    chain, the first stage gives each new state and keeps what the sweep will
+    read; back from the last step to the first, the second stage carries the
+    state's cotangent (``last_bars``: the function's own cotangent of the final
+    state) and adds the parameters' shares in the order reverse mode's sweep
+    adds them. No step's forward pass runs twice.
 
     >>> def adjoint(rate, y, bar):  # y ← y·rate, five times: y₅ = rate⁵
     ...     return ad.sum(y * rate * bar)
@@ -108,20 +110,22 @@ def chain_gradient(
     p, k = len(params), len(start)
     example = (*params, *start, *step_inputs(0), *last_bars, *constants)
     first_bar = len(example) - len(constants) - len(last_bars)
-    forward = replayed(
-        cache, (key, "forward"), adjoint, *example, argnums=tuple(range(first_bar, first_bar + k))
-    )
-    backward = replayed(cache, (key, "sweep"), adjoint, *example, argnums=tuple(range(p + k)))
-    states = [start]
-    for t in range(steps - 1):  # the last step's new state is read by no other step
-        states.append(forward.grad(*params, *states[-1], *step_inputs(t), *last_bars, *constants))
+    bars_at = tuple(range(first_bar, first_bar + k))
+    stages = cache.get(key)
+    if stages is None:  # the compiled function, recorded under key, gives way to its stages
+        compiled = replayed(cache, key, adjoint, *example, argnums=tuple(range(p + k)) + bars_at)
+        stages = cache[key] = compiled.staged(*example, late=bars_at, value=False)
+    started, state = [], start
+    for t in range(steps):
+        started.append(stages(*params, *state, *step_inputs(t), *constants))
+        state = started[-1].known[1][p + k :]
     total = [np.zeros_like(q) for q in params]
     bars = last_bars
-    for t in range(steps - 1, -1, -1):
-        found = backward.grad(*params, *states[t], *step_inputs(t), *bars, *constants)
+    while started:  # from the last step to the first, each step's residuals freed after
+        found = started.pop().finish(*bars)[1]
         for share, g in zip(total, found[:p]):
             share += g
-        bars = found[p:]
+        bars = found[p : p + k]
     return total
 
 

@@ -39,9 +39,17 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from adcompare.engines.forward import default_chunk
-from adcompare.engines.replay.codegen import GuardFlip, Program, Programs, cycles_uncollected
+from adcompare.engines.replay.codegen import (
+    GuardFlip,
+    Program,
+    Programs,
+    cycles_uncollected,
+    run_recorded_again,
+    signature,
+)
 from adcompare.engines.replay.passes import PASSES, PassStats
 from adcompare.engines.replay.record import CompileError, record
+from adcompare.engines.replay.staged import Stages
 from adcompare.engines.replay.trees import TreeCompiledFunction
 from adcompare.ops.registry import Box, new_level
 from adcompare.pytree import argnum_positions, tree_structure
@@ -248,7 +256,7 @@ class CompiledFunction:
         """
         if self.mode == "reverse":
             return _NO_SEEDS
-        key = _signature(arrays)
+        key = signature(arrays)
         chunks = self._chunks.get(key)
         if chunks is None:
             chunks = _SeedChunks(arrays, self._argnums, self._chunk_size)
@@ -257,23 +265,72 @@ class CompiledFunction:
                 self._chunks[key] = chunks
         return chunks
 
-    def _record(self, arrays: tuple) -> Programs:
+    def staged(self, *example_args, late, value: bool = True) -> Stages:
+        """This function's value and gradient in two stages: first what does not depend
+        on the arguments at positions ``late``, then the rest once those are known.
+
+        Calling the result with the other arguments runs the first stage and
+        returns a :class:`~adcompare.engines.replay.staged.Started`: its ``known``
+        holds ``value_and_grad``'s result where the late arguments play no part
+        (``None`` elsewhere), and ``finish(*late_args)`` runs the second stage
+        on the values the first one kept, computing nothing twice. The numbers
+        are ``value_and_grad``'s, bit for bit; with ``value=False`` the value is
+        not computed (``None`` in its place). This is how a chain of steps is
+        differentiated backwards without running each step's forward pass again
+        (see :mod:`~adcompare.engines.replay.staged`).
+
+        >>> import numpy as np
+        >>> import adcompare as ad
+        >>> def step(w, x, bar):  # <tanh(w·x), bar>: its gradient in bar is tanh(w·x)
+        ...     return ad.sum(ad.tanh(w * x) * bar)
+        >>> compiled = ad.compile(step, np.ones(2), np.ones(2), np.ones(2), argnums=(0, 1, 2))
+        >>> started = compiled.staged(np.ones(2), np.ones(2), np.ones(2), late=(2,))(
+        ...     np.array([0.5, 1.0]), np.array([2.0, 3.0]))
+        >>> value, (g_w, g_x, g_bar) = started.known
+        >>> print(value, g_w, np.round(g_bar, 4))  # the new state, before any bar is known
+        None None [0.7616 0.9951]
+        >>> value, (g_w, g_x, g_bar) = started.finish(np.array([1.0, -1.0]))
+        >>> bool(np.all(g_w == compiled.grad(np.array([0.5, 1.0]), np.array([2.0, 3.0]),
+        ...                                  np.array([1.0, -1.0]))[0]))
+        True
+        """
+        self._require("reverse", "staged", "value_and_jacobian")
+        if not isinstance(late, tuple) or not all(
+            type(p) is int and 0 <= p < self._nargs for p in late
+        ):
+            raise TypeError(
+                f"staged: late must be a tuple of argument positions below {self._nargs}, "
+                f"not {late!r}"
+            )
+        return Stages(self, self._inputs(example_args), late, value)
+
+    def _recorded(self, arrays: tuple):
+        """``f`` recorded at ``arrays`` (with its seeds, in forward mode): the recording
+        and the names of its inputs."""
         self._bindings = _array_bindings(self._f)
         args, seeds = arrays[: self._nargs], arrays[self._nargs :]
         names = _argument_names(self._f, self._nargs)
         names += [f"t_{names[p]}" for p in self._argnums] if self.mode == "forward" else []
+        recording = record(
+            self._f,
+            args,
+            self._argnums,
+            new_level(),
+            gradient=self.mode == "reverse",
+            seeds=seeds if self.mode == "forward" else None,
+        )
+        self.recordings += 1
+        return recording, names
+
+    def _out_of_date(self) -> bool:
+        """Whether an array ``f`` reads without receiving it has changed since recording."""
+        return bool(self._bindings) and _stale(self._bindings)
+
+    def _record(self, arrays: tuple) -> Programs:
         with cycles_uncollected():
-            recording = record(
-                self._f,
-                args,
-                self._argnums,
-                new_level(),
-                gradient=self.mode == "reverse",
-                seeds=seeds if self.mode == "forward" else None,
-            )
-            self.recordings += 1
+            recording, names = self._recorded(arrays)
             programs = Programs(recording, self._passes, names)
-        self._programs[_signature(arrays)] = programs
+        self._programs[signature(arrays)] = programs
         self._latest = programs
         return programs
 
@@ -282,23 +339,16 @@ class CompiledFunction:
         if seeds is None:
             seeds = _first_seeds(self._seed_chunks(arrays))
         arrays = arrays + seeds
-        if self._bindings and _stale(self._bindings):
+        if self._out_of_date():
             self._programs.clear()  # recorded with the arrays the names had, as they were
-        programs = self._programs.get(_signature(arrays))
+        programs = self._programs.get(signature(arrays))
         if programs is None:
             programs = self._record(arrays)
         try:
             return programs[which].run(*arrays)
         except GuardFlip:
             programs = self._record(arrays)
-        try:
-            return programs[which].run(*arrays)
-        except GuardFlip as flip:
-            raise CompileError(
-                f"f took a different branch ({flip.guard.what}) when replayed at the very "
-                "inputs it was just recorded at: f is not a deterministic function of its "
-                "arguments, so it cannot be compiled"
-            ) from None
+        return run_recorded_again(programs[which], arrays)
 
 
 #: Reverse mode's seed chunks: one replay, no seeds.
@@ -361,11 +411,6 @@ def _argument_names(f, count: int) -> list[str]:
         )
         names.append(parameter.name if positional else f"a{i}")
     return names
-
-
-def _signature(arrays: tuple) -> tuple:
-    # dtypes compare as dtypes (byte order included); .str would build a string per call
-    return tuple([(a.shape, a.dtype) for a in arrays])
 
 
 _EMPTY = object()

@@ -30,11 +30,19 @@ from adcompare.engines.replay.passes import (
     optimise,
     peak_stats,
 )
-from adcompare.engines.replay.record import Guard, Instruction, Recording, shapes
+from adcompare.engines.replay.record import CompileError, Guard, Instruction, Recording, shapes
 from adcompare.engines.replay.source import GuardFlip, externals_read, generate
 from adcompare.ops.registry import OPS, keep_number, sum_number
 
-__all__ = ["GuardFlip", "Program", "Programs", "cycles_uncollected", "optimised"]
+__all__ = [
+    "GuardFlip",
+    "Program",
+    "Programs",
+    "cycles_uncollected",
+    "optimised",
+    "run_recorded_again",
+    "signature",
+]
 
 
 #: numpy calls on values that left the tape (masks, signs), on single numbers.
@@ -99,6 +107,11 @@ def _scalar_fits(recording: Recording, steps: list, outputs: list) -> bool:
 class Program:
     """A recording as a Python function of the input arrays.
 
+    ``results`` name the outputs in the source (by default ``value`` and one
+    ``g_<input>`` per input); the last ``residuals`` outputs are values a later
+    program takes as inputs, returned as they are (not copied where they share an
+    input's memory: no program writes into its inputs).
+
     ``run(*arrays)`` returns the outputs; it raises :class:`GuardFlip` when
     a guard no longer holds. ``source`` is the generated code, one line per
     instruction, to read. ``tagged`` are the optimised steps, each with the sweep
@@ -108,7 +121,16 @@ class Program:
     """
 
     def __init__(
-        self, recording: Recording, tagged: list, outputs: list, names=(), stats=(), unmeasured=None
+        self,
+        recording: Recording,
+        tagged: list,
+        outputs: list,
+        names=(),
+        stats=(),
+        unmeasured=None,
+        *,
+        results=None,
+        residuals: int = 0,
     ):
         self._pass_stats, self._unmeasured = list(stats), unmeasured
         self._tagged = tagged
@@ -122,7 +144,12 @@ class Program:
         self.instructions = sum(isinstance(s, Instruction) for s in self.steps)
         self.guards = sum(isinstance(s, Guard) for s in self.steps)
         self.scalar = _scalar_fits(recording, self.steps, outputs)
-        layout = {"inputs": names, "forward_steps": self.forward_steps}
+        layout = {
+            "inputs": names,
+            "forward_steps": self.forward_steps,
+            "results": results,
+            "residuals": residuals,
+        }
         self.source, array_run = generate(recording, self.steps, outputs, **layout)
         self.run = array_run
         if self.scalar:
@@ -226,6 +253,29 @@ class Programs:
         with cycles_uncollected():
             self._value = self.full.value_part(*self._pending)
         self._pending = None  # the recording is no longer needed here
+
+
+def run_recorded_again(program: Program, arrays: tuple):
+    """``program.run(*arrays)`` for a program just recorded at ``arrays``: a guard that
+    flips here means ``f`` took another branch at the very inputs it was recorded at."""
+    try:
+        return program.run(*arrays)
+    except GuardFlip as flip:
+        raise CompileError(
+            f"f took a different branch ({flip.guard.what}) when replayed at the very "
+            "inputs it was just recorded at: f is not a deterministic function of its "
+            "arguments, so it cannot be compiled"
+        ) from None
+
+
+def signature(arrays: tuple) -> tuple:
+    """What a recording is specific to: each array's shape and dtype.
+
+    >>> signature((np.zeros(2), np.ones((1, 3), np.float32)))
+    (((2,), dtype('float64')), ((1, 3), dtype('float32')))
+    """
+    # dtypes compare as dtypes (byte order included); .str would build a string per call
+    return tuple([(a.shape, a.dtype) for a in arrays])
 
 
 def _recorded_bytes(recording: Recording) -> int:

@@ -53,6 +53,7 @@ from adcompare.engines.replay.record import Guard, Instruction, Recording
 from adcompare.ops import OPS
 
 __all__ = [
+    "MEMORY_PASSES",
     "PASSES",
     "PassStats",
     "accumulate_in_place",
@@ -468,6 +469,12 @@ PASSES: tuple[Callable, ...] = (
     reuse_buffers,
     lower,
 )
+
+
+#: The passes that decide where results are written (and how instructions are written):
+#: they run on a program once it is split into the parts that run apart
+#: (:mod:`~adcompare.engines.replay.staged`).
+MEMORY_PASSES: tuple[Callable, ...] = (accumulate_in_place, reuse_buffers, lower)
 
 
 class PassStats(NamedTuple):

@@ -129,14 +129,16 @@ def _function_name(step: Instruction) -> str:
     return f"np_{name}" if method in ("__call__", "function") else f"np_{name}_{method}"
 
 
-def _value_names(recording, steps, outputs, inputs, names: _Names) -> dict:
-    """Names for every slot: the arguments', ``v12_multiply``, ``value`` and ``g_x``."""
+def _value_names(recording, steps, outputs, inputs, names: _Names, results=None) -> dict:
+    """Names for every slot: the arguments', ``v12_multiply``, ``value`` and ``g_x``
+    (or ``results``, the outputs' names)."""
     labels = {slot: names.unique(name) for slot, name in zip(recording.inputs, inputs)}
     for i, slot in enumerate(externals_read(recording, steps, outputs), start=1):
         labels[slot] = names.unique(f"k{i}")
     produced = [step.out for step in steps if isinstance(step, Instruction)]
     output_slots = [slot for kind, slot in outputs if kind == "s"]
     finals = ["value"] + (["tangent"] if recording.tangents else [f"g_{n}" for n in inputs])
+    finals = finals if results is None else list(results)
     renamed = {
         slot: final
         for slot, final in zip([kind == "s" and slot for kind, slot in outputs], finals)
@@ -161,12 +163,12 @@ _INFIX = {
 class _Writer:
     """The lines of one replay function, over one namespace."""
 
-    def __init__(self, recording: Recording, steps: list, outputs: list, kernel, inputs):
+    def __init__(self, recording: Recording, steps: list, outputs: list, kernel, inputs, results):
         self.recording, self.outputs, self.kernel = recording, outputs, kernel
         self.namespace = {"GuardFlip": GuardFlip, "_copy": np.array, "array": np.array}
         self.names = _Names(self.namespace)
         inputs = [*inputs, *(f"a{i}" for i in range(len(inputs), len(recording.inputs)))]
-        self.labels = _value_names(recording, steps, outputs, inputs, self.names)
+        self.labels = _value_names(recording, steps, outputs, inputs, self.names, results)
         self.temporaries: dict[str, str] = {}
         # Expressions of values written into their one reader: slot -> (text, depth).
         self.merged: dict[int, tuple[str, int]] = {}
@@ -318,15 +320,25 @@ def _unshared(outputs: tuple, inputs: tuple, held: frozenset) -> tuple:
 
 
 def generate(
-    recording: Recording, steps: list, outputs: list, *, kernel=None, inputs=(), forward_steps=0
+    recording: Recording,
+    steps: list,
+    outputs: list,
+    *,
+    kernel=None,
+    inputs=(),
+    forward_steps=0,
+    results=None,
+    residuals=0,
 ):
     """The replay function's source and the function itself.
 
     ``kernel(instruction)`` gives the scalar kernel of each instruction for a
     program on Python numbers (``None``: the array program); ``inputs`` name
-    the arguments; the reverse sweep starts at step ``forward_steps``.
+    the arguments and ``results`` the outputs; the reverse sweep starts at step
+    ``forward_steps``; the last ``residuals`` outputs are returned as they are
+    (for another program to read), the others never sharing memory with anything.
     """
-    writer = _Writer(recording, steps, outputs, kernel, inputs)
+    writer = _Writer(recording, steps, outputs, kernel, inputs, results)
     lines = writer.inputs(steps)
     last = {} if kernel else last_uses([(None, step) for step in steps], outputs)
     kept = set(recording.inputs) | {slot for kind, slot in outputs if kind == "s"}
@@ -347,19 +359,28 @@ def generate(
             dead.append(step.out)  # computed into another array's memory: nobody reads it
         if dead:
             lines.append(f"del {', '.join(dict.fromkeys(writer.labels[s] for s in dead))}")
-    results = ", ".join(writer.results())  # first: the constants they name are described
+    results = writer.results()  # first: the constants they name are described
+    given, passed_on = results[: len(results) - residuals], results[len(results) - residuals :]
     header = "# forward pass with tangents" if recording.tangents else "# forward pass"
     body = "\n".join("    " + line for line in [*writer.names.described, header, *lines])
     params = ", ".join(writer.labels[slot] for slot in recording.inputs)
     if kernel:  # every output is an array just built
-        source = f"def replay({params}):\n{body}\n    return ({results},)\n"
+        returned = _tuple([*given, *passed_on])
     else:
-        inputs = f"({params},)" if params else "()"
-        source = f"def replay({params}):\n{body}\n    return _unshared(({results},), {inputs})\n"
+        # A result also kept for the later program is copied: writing into it must not
+        # change what that program reads.
+        inputs = _tuple([*(writer.labels[slot] for slot in recording.inputs), *passed_on])
+        returned = f"_unshared({_tuple(given)}, {inputs})" if given else "()"
+        returned += f" + {_tuple(passed_on)}" if passed_on else ""
         held = frozenset(id(_root(v)) for v in writer.namespace.values() if type(v) is ndarray)
         writer.namespace["_unshared"] = functools.partial(_unshared, held=held)
+    source = f"def replay({params}):\n{body}\n    return {returned}\n"
     exec(compile(source, "<adcompare.compile>", "exec"), writer.namespace)
     return source, writer.namespace["replay"]
+
+
+def _tuple(items: list[str]) -> str:
+    return f"({', '.join(items)},)" if items else "()"
 
 
 #: How deeply the scalar reverse sweep nests the expressions of values read once.
