@@ -20,6 +20,7 @@ __all__ = [
     "flat_gradient",
     "objective_and_jacobian",
     "replayed",
+    "replayed_vjp",
 ]
 
 #: The timing fields GradBench's evals send by default (its CLI's ``--min-runs 1
@@ -127,6 +128,30 @@ def chain_gradient(
             share += g
         bars = found[p : p + k]
     return total
+
+
+def replayed_vjp(cache: dict, key, f: Callable, x: np.ndarray) -> tuple[tuple, Callable]:
+    """``f(x)`` (a tuple of arrays) and its pullback, as :func:`adcompare.vjp` gives them,
+    by replay: ``f``'s adjoint ``Σᵢ ⟨f(x)ᵢ, barsᵢ⟩`` is recorded once per ``key`` and run
+    in two stages (:meth:`~adcompare.CompiledFunction.staged`), the bars late; its
+    gradient in the bars is ``f(x)``, known before any bar is.
+
+    >>> outputs, pullback = replayed_vjp({}, 0, lambda x: (2.0 * x, x * x), np.array([3.0]))
+    >>> print(outputs, pullback(np.ones(1), np.ones(1)))  # 2 + 2x
+    (array([6.]), array([9.])) [8.]
+    """
+    stages = cache.get(key)
+    if stages is None:
+        bars = tuple(np.zeros_like(y) for y in f(x))
+
+        def adjoint(x, *bars):
+            return sum(ad.sum(y * bar) for y, bar in zip(f(x), bars))
+
+        late = tuple(range(1, 1 + len(bars)))
+        compiled = replayed(cache, key, adjoint, x, *bars, argnums=(0, *late))
+        stages = cache[key] = compiled.staged(x, *bars, late=late, value=False)
+    started = stages(x)
+    return tuple(started.known[1][1:]), lambda *bars: started.finish(*bars)[1][0]
 
 
 def flat_gradient(problem, mode: str, cache: dict, key, objective: Callable, *arrays) -> np.ndarray:
