@@ -215,7 +215,9 @@ def test_ode_replay_records_one_step_and_gives_reverse_mode_s_gradient():
         # where reverse mode's sweep adds them one by one: a reassociation, a few ulps.
         ulps = np.abs(replayed - reverse) / np.spacing(np.abs(reverse))
         assert np.max(ulps) <= 4.0
-    assert len(ode_eval._REPLAYS) == 1  # one step's stages
+    assert len(ode_eval._REPLAYS) == 2  # one step's stages: the first step's, the others'
+    first, later = (ode_eval._REPLAYS[key].programs()[1] for key in ((9, "first"), 9))
+    assert first.instructions < later.instructions  # no cotangent of y(0)
     assert all(c.recordings == 1 for c in ode_eval._REPLAYS.values())
     assert ev.auto == "replay"
 

@@ -99,7 +99,9 @@ def chain_gradient(
     read; back from the last step to the first, the second stage carries the
     state's cotangent (``last_bars``: the function's own cotangent of the final
     state) and adds the parameters' shares in the order reverse mode's sweep
-    adds them. No step's forward pass runs twice.
+    adds them. No step's forward pass runs twice. The first step has programs
+    of its own, recorded with ``argnums`` the parameters and the bars: the
+    start's cotangent is not wanted, and not computed.
 
     >>> def adjoint(rate, y, bar):  # y ← y·rate, five times: y₅ = rate⁵
     ...     return ad.sum(y * rate * bar)
@@ -112,14 +114,13 @@ def chain_gradient(
     example = (*params, *start, *step_inputs(0), *last_bars, *constants)
     first_bar = len(example) - len(constants) - len(last_bars)
     bars_at = tuple(range(first_bar, first_bar + k))
-    stages = cache.get(key)
-    if stages is None:  # the compiled function, recorded under key, gives way to its stages
-        compiled = replayed(cache, key, adjoint, *example, argnums=tuple(range(p + k)) + bars_at)
-        stages = cache[key] = compiled.staged(*example, late=bars_at, value=False)
+    first = _staged(cache, (key, "first"), adjoint, example, tuple(range(p)) + bars_at, bars_at)
+    later = _staged(cache, key, adjoint, example, tuple(range(p + k)) + bars_at, bars_at)
     started, state = [], start
     for t in range(steps):
+        stages, known = (later, p + k) if t else (first, p)
         started.append(stages(*params, *state, *step_inputs(t), *constants))
-        state = started[-1].known[1][p + k :]
+        state = started[-1].known[1][known:]
     total = [np.zeros_like(q) for q in params]
     bars = last_bars
     while started:  # from the last step to the first, each step's residuals freed after
@@ -128,6 +129,16 @@ def chain_gradient(
             share += g
         bars = found[p : p + k]
     return total
+
+
+def _staged(cache: dict, key, adjoint: Callable, example: tuple, argnums: tuple, late: tuple):
+    """``adjoint`` compiled with ``argnums`` and staged with ``late`` (its value not
+    computed), kept in ``cache`` under ``key`` as :func:`replayed` keeps programs."""
+    stages = cache.get(key)
+    if stages is None:  # the compiled function, recorded under key, gives way to its stages
+        compiled = replayed(cache, key, adjoint, *example, argnums=argnums)
+        stages = cache[key] = compiled.staged(*example, late=late, value=False)
+    return stages
 
 
 def replayed_vjp(cache: dict, key, f: Callable, x: np.ndarray) -> tuple[tuple, Callable]:
@@ -140,16 +151,15 @@ def replayed_vjp(cache: dict, key, f: Callable, x: np.ndarray) -> tuple[tuple, C
     >>> print(outputs, pullback(np.ones(1), np.ones(1)))  # 2 + 2x
     (array([6.]), array([9.])) [8.]
     """
+
+    def adjoint(x, *bars):
+        return sum(ad.sum(y * bar) for y, bar in zip(f(x), bars))
+
     stages = cache.get(key)
     if stages is None:
-        bars = tuple(np.zeros_like(y) for y in f(x))
-
-        def adjoint(x, *bars):
-            return sum(ad.sum(y * bar) for y, bar in zip(f(x), bars))
-
-        late = tuple(range(1, 1 + len(bars)))
-        compiled = replayed(cache, key, adjoint, x, *bars, argnums=(0, *late))
-        stages = cache[key] = compiled.staged(x, *bars, late=late, value=False)
+        example = (x, *(np.zeros_like(y) for y in f(x)))
+        late = tuple(range(1, len(example)))
+        stages = _staged(cache, key, adjoint, example, (0, *late), late)
     started = stages(x)
     return tuple(started.known[1][1:]), lambda *bars: started.finish(*bars)[1][0]
 
