@@ -88,21 +88,28 @@ def _gradient(problem: LSTMProblem, mode: str) -> np.ndarray:
     return ad.grad(problem.objective, mode=mode)(problem.params)
 
 
-def _step_adjoint(main_params, extra_params, hidden, cell, now, following, *bars):
-    """⟨new hidden, hidden bar⟩ + ⟨new cell, cell bar⟩ + loss bar · the character's
-    log-likelihood: its gradient is one character's step taken backwards."""
-    layers, bits = np.shape(main_params)[0], np.shape(now)[0]
-    hidden = [hidden[j] for j in range(layers)]
-    cell = [cell[j] for j in range(layers)]
+def _step_adjoint(*arguments):
+    """⟨new hidden, hidden bars⟩ + ⟨new cell, cell bars⟩ + loss bar · the character's
+    log-likelihood: its gradient is one character's step taken backwards.
+
+    The arguments are each layer's weights, then each layer's biases (4b each), the
+    three extra rows, each layer's hidden then cell state, the character and the next,
+    each layer's hidden then cell bar, and the loss bar: one array a row, so the replay
+    neither slices the parameters nor assembles the state and the gradients.
+    """
+    layers = (len(arguments) - 6) // 6
+    weights, biases = arguments[:layers], arguments[layers : 2 * layers]
+    in_weight, out_weight, out_bias = arguments[2 * layers : 2 * layers + 3]
+    state = arguments[2 * layers + 3 : 4 * layers + 3]
+    hidden, cell = list(state[:layers]), list(state[layers:])
+    now, following = arguments[4 * layers + 3 : 4 * layers + 5]
+    bars, loss_bar = arguments[4 * layers + 5 : 6 * layers + 5], arguments[-1]
     term = character_step(
-        [main_params[j, : 4 * bits] for j in range(layers)],
-        [main_params[j, 4 * bits :] for j in range(layers)],
-        extra_params[1], extra_params[2], now * extra_params[0], hidden, cell, following,
-    )  # fmt: skip
-    hidden_bar, cell_bar, loss_bar = bars
+        weights, biases, out_weight, out_bias, now * in_weight, hidden, cell, following
+    )
     total = term * loss_bar
-    for j in range(layers):  # row by row: numpy's stack is a Python loop of expand_dims
-        total = total + ad.sum(hidden[j] * hidden_bar[j]) + ad.sum(cell[j] * cell_bar[j])
+    for j in range(layers):
+        total = total + ad.sum(hidden[j] * bars[j]) + ad.sum(cell[j] * bars[layers + j])
     return total
 
 
@@ -114,18 +121,23 @@ def _replayed_gradient(problem: LSTMProblem) -> np.ndarray:
     data = problem.data
     layers, characters, bits = data.sizes
     sequence = data.sequence
-    by_main, by_extra = chain_gradient(
+    main, extra = problem.split(problem.params)
+    rows = (*main[:, : 4 * bits], *main[:, 4 * bits :], *extra)
+    state = (*data.state[:, 0], *data.state[:, 1])
+    gradient = chain_gradient(
         _REPLAYS,
         (layers, bits),
         _step_adjoint,
-        problem.split(problem.params),
-        (data.state[:, 0], data.state[:, 1]),
+        rows,
+        state,
         characters - 1,
         lambda t: (sequence[t], sequence[t + 1]),
-        (np.zeros((layers, bits)), np.zeros((layers, bits))),
+        tuple(np.zeros(bits) for _ in state),
         (-1.0 / float((characters - 1) * bits),),
     )
-    return np.concatenate([by_main.ravel(), by_extra.ravel()])
+    weights, biases = gradient[:layers], gradient[layers : 2 * layers]
+    by_main = [part for j in range(layers) for part in (weights[j], biases[j])]
+    return np.concatenate([*by_main, *gradient[2 * layers :]])
 
 
 def _encode(function: str, result):
