@@ -38,33 +38,48 @@ from adcompare.engines.replay.memory import note_shares, reads
 from adcompare.engines.replay.passes import MEMORY_PASSES, eliminate_dead_code, optimise
 from adcompare.engines.replay.record import Instruction, Recording
 
-__all__ = ["Stages", "Started", "split"]
+__all__ = ["Stages", "Started", "late_slots", "split"]
 
 
-def split(tagged: list, outputs: list, late: set[int]) -> tuple[list, list, list[int]]:
+def split(
+    recording: Recording, tagged: list, outputs: list, late: set[int]
+) -> tuple[list, list, list[int]]:
     """The steps that read no slot in ``late`` (nor a value computed from one), the
-    steps that do, and the residuals: the slots the first part computes that the
-    second part reads.
+    steps that do and ``outputs`` need, and the residuals: the slots the first part
+    computes that the second part reads.
 
     >>> def step(out, *slots):  # out = f(slots)
     ...     return "forward", Instruction("op", None, tuple(("s", s) for s in slots), (), out)
-    >>> early, later, residuals = split([step(2, 0), step(3, 1, 2)], [("s", 3)], late={1})
+    >>> steps = [step(2, 0), step(3, 1, 2), step(4, 1)]  # slot 4 is not wanted
+    >>> early, later, residuals = split(Recording(), steps, [("s", 3)], late={1})
     >>> [s.out for _, s in early], [s.out for _, s in later], residuals
     ([2], [3], [2])
     """
-    late = set(late)
+    late = late_slots(tagged, late)
     early_steps, late_steps = [], []
     for sweep, step in tagged:
-        if any(slot in late for slot in reads(step)):
-            late_steps.append((sweep, step))
-            if isinstance(step, Instruction):
-                late.add(step.out)
-        else:
-            early_steps.append((sweep, step))
+        reads_late = any(slot in late for slot in reads(step))
+        (late_steps if reads_late else early_steps).append((sweep, step))
+    late_steps, _ = eliminate_dead_code(recording, late_steps, outputs)
     computed = {step.out for _, step in early_steps if isinstance(step, Instruction)}
     read = [slot for _, step in late_steps for slot in reads(step)]
     residuals = [slot for slot in dict.fromkeys(read) if slot in computed]
     return early_steps, late_steps, residuals
+
+
+def late_slots(tagged: list, late: set[int]) -> set[int]:
+    """``late`` and every slot computed from one of them.
+
+    >>> from adcompare.engines.replay.record import Instruction
+    >>> step = Instruction("op", None, (("s", 0), ("s", 1)), (), 2)  # 2 = f(0, 1)
+    >>> sorted(late_slots([("forward", step)], {1}))
+    [1, 2]
+    """
+    late = set(late)
+    for _, step in tagged:
+        if isinstance(step, Instruction) and any(slot in late for slot in reads(step)):
+            late.add(step.out)
+    return late
 
 
 @dataclasses.dataclass
@@ -89,12 +104,14 @@ def _build(recording: Recording, passes, late_positions: tuple, names: list, val
         for step in recording.steps
     ]
     tagged, outputs, _ = optimise(recording, tagged, list(recording.outputs), algebra)
-    late_slots = {recording.inputs[p] for p in late_positions}
-    early_steps, late_steps, residuals = split(tagged, outputs, late_slots)
-    late_computed = {s.out for _, s in late_steps if isinstance(s, Instruction)} | late_slots
+    late = {recording.inputs[p] for p in late_positions}
+    late_computed = late_slots(tagged, late)
     wanted = range(0 if value else 1, len(outputs))  # the value's steps are dead without it
     unknown = [i for i in wanted if outputs[i][0] == "s" and outputs[i][1] in late_computed]
     known = [i for i in wanted if i not in unknown]
+    early_steps, late_steps, residuals = split(
+        recording, tagged, [outputs[i] for i in unknown], late
+    )
     finals = ["value", *(f"g_{n}" for n in names)]
     kept = [("s", slot) for slot in residuals]
     early_steps, early_out, _ = optimise(
