@@ -310,3 +310,27 @@ def test_kmeans_forward_lanes_in_several_chunks_agree_with_forward_over_reverse(
     expected = _answer("kmeans", "dir", value, "reverse")
     monkeypatch.setattr(kmeans, "LANE_ELEMENTS", 5 * 40 * 3)  # 5 lanes a chunk: 3 chunks of 12
     np.testing.assert_allclose(_answer("kmeans", "dir", value, "forward"), expected, rtol=1e-12)
+
+
+def test_a_replayed_vjp_gives_reverse_mode_s_pullback_bit_for_bit():
+    from adcompare.gradbench.inputs import replayed_vjp
+
+    def f(x):
+        return ad.sin(x) * x, ad.exp(x[:-1]) * 3.0
+
+    cache, rng = {}, np.random.default_rng(5)
+    for _ in range(2):  # recorded once, replayed at a new x
+        x = rng.normal(size=6)
+        outputs, pullback = replayed_vjp(cache, 6, f, x)
+        expected, eager = ad.vjp(f, x)
+        bars = (rng.normal(size=6), rng.normal(size=5))
+        assert [y.tobytes() for y in outputs] == [y.tobytes() for y in expected]
+        gradient = pullback(*bars)
+        assert gradient.tobytes() == eager(bars)[0].tobytes()
+        # by hand: (sin x + x cos x)·b₁ + 3 eˣ·b₂ on the first five
+        by_hand = (np.sin(x) + x * np.cos(x)) * bars[0]
+        by_hand[:-1] += 3.0 * np.exp(x[:-1]) * bars[1]
+        np.testing.assert_allclose(gradient, by_hand, rtol=1e-14)
+        with pytest.raises(RuntimeError, match="finished already"):
+            pullback(*bars)  # the kept values are freed: one pullback per call
+    assert cache[6].recordings == 1

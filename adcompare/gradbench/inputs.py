@@ -145,7 +145,8 @@ def replayed_vjp(cache: dict, key, f: Callable, x: np.ndarray) -> tuple[tuple, C
     """``f(x)`` (a tuple of arrays) and its pullback, as :func:`adcompare.vjp` gives them,
     by replay: ``f``'s adjoint ``Σᵢ ⟨f(x)ᵢ, barsᵢ⟩`` is recorded once per ``key`` and run
     in two stages (:meth:`~adcompare.CompiledFunction.staged`), the bars late; its
-    gradient in the bars is ``f(x)``, known before any bar is.
+    gradient in the bars is ``f(x)``, known before any bar is. The pullback runs
+    once: it frees what the first stage kept.
 
     >>> outputs, pullback = replayed_vjp({}, 0, lambda x: (2.0 * x, x * x), np.array([3.0]))
     >>> print(outputs, pullback(np.ones(1), np.ones(1)))  # 2 + 2x
