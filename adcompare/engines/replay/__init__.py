@@ -275,7 +275,9 @@ class CompiledFunction:
         (``None`` elsewhere), and ``finish(*late_args)`` runs the second stage
         on the values the first one kept, computing nothing twice. The numbers
         are ``value_and_grad``'s, bit for bit; with ``value=False`` the value is
-        not computed (``None`` in its place). This is how a chain of steps is
+        not computed (``None`` in its place). Between the stages the arguments
+        must not change in place: the second stage reads them, and what the
+        first kept may be views of them (as a tape refers to its inputs). This is how a chain of steps is
         differentiated backwards without running each step's forward pass again
         (see :mod:`~adcompare.engines.replay.staged`).
 
