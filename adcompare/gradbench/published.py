@@ -24,6 +24,7 @@ __all__ = [
     "load_published",
     "published_path",
     "published_ratios",
+    "published_times",
     "shared_data",
     "source_text",
 ]
@@ -73,14 +74,25 @@ def load_published() -> dict:
     return json.loads(path.read_text())
 
 
-def published_ratios(eval_entry: dict, tool: str) -> dict[str, float]:
-    """Derivative ÷ primal mean time per workload that ``tool`` published both for."""
+def published_times(eval_entry: dict, tool: str) -> dict[str, tuple[float, float]]:
+    """``(primal, derivative)`` mean seconds per workload that ``tool`` published both for.
+
+    >>> published_times({"tools": {"jax": {"workloads": {"n=1": {"primal": 2.0,
+    ...     "derivative": 3.0}, "n=2": {"primal": 1.0}}}}}, "jax")
+    {'n=1': (2.0, 3.0)}
+    """
     workloads = eval_entry.get("tools", {}).get(tool, {}).get("workloads", {})
     return {
-        name: times["derivative"] / times["primal"]
+        name: (times["primal"], times["derivative"])
         for name, times in workloads.items()
         if times.get("primal") and times.get("derivative")
     }
+
+
+def published_ratios(eval_entry: dict, tool: str) -> dict[str, float]:
+    """Derivative ÷ primal mean time per workload that ``tool`` published both for."""
+    times = published_times(eval_entry, tool)
+    return {name: derivative / primal for name, (primal, derivative) in times.items()}
 
 
 def source_text(published: dict) -> str:

@@ -24,6 +24,7 @@ from adcompare.gradbench.published import (
     PYTHON_TOOLS,
     TOOLS,
     published_ratios,
+    published_times,
     source_text,
 )
 
@@ -100,12 +101,6 @@ def _published_cell(entry: dict | None, tool: str, workloads: list[str]) -> str:
     return figure if len(shared) == len(workloads) else f"{figure} ({len(shared)}/{len(workloads)})"
 
 
-def _primal_seconds(record: dict) -> float:
-    """A classic workload's primal time: the first function it measured (primal, then
-    derivative, in the runner's order)."""
-    return next(iter(record["seconds"].values()))
-
-
 def _classic_groups(records: list[dict]) -> dict[tuple[str, str], list[dict]]:
     """The measured classic records by eval and mode, one a workload: of a workload
     measured in several runs (``--repeat``), the run of the median ratio (the lower of
@@ -135,7 +130,7 @@ def _classic_lines(records: list[dict], published: dict | None) -> list[str]:
         entry = None if published is None else published["evals"].get(name)
         cells = [_published_cell(entry, tool, workloads) for tool in TOOLS]
         ours = geometric_mean(r["ratio"] for r in group)
-        primal = format_duration(geometric_mean(_primal_seconds(r) for r in group))
+        primal = format_duration(geometric_mean(_seconds(r)[0] for r in group))
         spreads = [s for s in map(_spread, group) if s is not None]
         spread = _percent(max(spreads) if spreads else None)
         ranges = [r["across"] for r in group if r["across"] is not None]
@@ -154,37 +149,58 @@ def _runs(records: list[dict], name: str, mode: str) -> int:
 
 def _standing_lines(records: list[dict], published: dict | None) -> list[str]:
     """Each eval beside the hand-written C++ tool and each Python tool that ran it: their
-    ratio and adcompare's best mode over the workloads both measured."""
+    ratio and adcompare's best mode over the workloads both measured, and how many times
+    our time each of their two times took (each on its own machine)."""
     lines = [
         "| eval | beside | workloads both ran | their ratio | adcompare's best mode "
-        "| adcompare | ahead |",
-        "|---|---|---|---|---|---|---|",
+        "| adcompare | ahead | their derivative ÷ ours | their primal ÷ ours |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     if published is None:
         return lines
-    modes: dict[str, dict[str, dict[str, float]]] = {}
+    modes: dict[str, dict[str, dict[str, dict]]] = {}
     for (name, mode), group in _classic_groups(records).items():
-        modes.setdefault(name, {})[mode] = {r["workload"]: r["ratio"] for r in group}
+        modes.setdefault(name, {})[mode] = {r["workload"]: r for r in group}
     for name, by_mode in modes.items():
         entry = published["evals"].get(name, {})
         for tool in ("manual", *PYTHON_TOOLS):
-            theirs = published_ratios(entry, tool)
+            times = published_times(entry, tool)
             best = None
             for mode, ours in by_mode.items():
-                shared = [w for w in ours if w in theirs]
+                shared = [w for w in ours if w in times]
                 if shared:
-                    mean = geometric_mean(ours[w] for w in shared)
+                    mean = geometric_mean(ours[w]["ratio"] for w in shared)
                     best = min(best or (mean, mode, shared), (mean, mode, shared))
             if best is None:
                 continue
             mean, mode, shared = best
-            them = geometric_mean(theirs[w] for w in shared)
+            them = geometric_mean(times[w][1] / times[w][0] for w in shared)
             ahead = "yes" if mean < them else f"no: {mean / them:.2f}× theirs"
+            ours = by_mode[mode]
+            slower = [
+                _times(geometric_mean(times[w][k] / _seconds(ours[w])[k] for w in shared))
+                for k in (1, 0)
+            ]
             lines.append(
                 f"| {name} | {tool} | {len(shared)} | {them:.2f} | {mode} | **{mean:.2f}** "
-                f"| {ahead} |"
+                f"| {ahead} | {slower[0]} | {slower[1]} |"
             )
     return lines
+
+
+def _seconds(record: dict) -> tuple[float, float]:
+    """A classic workload's (primal, derivative) times, in the runner's order."""
+    first, second = list(record["seconds"].values())[:2]
+    return first, second
+
+
+def _times(factor: float) -> str:
+    """How many times longer, to three figures or in whole numbers from 100.
+
+    >>> _times(0.5), _times(12.34), _times(4309.6)
+    ('0.5×', '12.3×', '4,310×')
+    """
+    return f"{factor:,.0f}×" if factor >= 100 else f"{factor:.3g}×"
 
 
 def _nested_lines(records: list[dict], published: dict | None) -> list[str]:
@@ -247,7 +263,8 @@ def report_markdown(records: list[dict], published: dict | None, unavailable: st
         *_section("Classic evals", _classic_lines(records, published)),
         *_section(
             "Standing: beside the hand-written C++ tool and each Python tool, over the "
-            "workloads both ran",
+            "workloads both ran (the last two columns divide times taken on different "
+            "machines: an order of magnitude, not a measurement)",
             _standing_lines(records, published),
         ),
         *_section(
