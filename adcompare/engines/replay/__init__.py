@@ -277,9 +277,9 @@ class CompiledFunction:
         are ``value_and_grad``'s, bit for bit; with ``value=False`` the value is
         not computed (``None`` in its place). Between the stages the arguments
         must not change in place: the second stage reads them, and what the
-        first kept may be views of them (as a tape refers to its inputs). This is how a chain of steps is
-        differentiated backwards without running each step's forward pass again
-        (see :mod:`~adcompare.engines.replay.staged`).
+        first kept may be views of them (as a tape refers to its inputs). This
+        is how a chain of steps is differentiated backwards without running
+        each step's forward pass again (see :mod:`~adcompare.engines.replay.staged`).
 
         >>> import numpy as np
         >>> import adcompare as ad
