@@ -32,6 +32,7 @@ from adcompare.ops.registry import (
     unbroadcast,
 )
 from adcompare.ops.registry.decisions import INDEX_PARAMETER
+from adcompare.ops.scattering import add_at
 from adcompare.runtime.batch_arrays import BatchArray, mark_as_index, per_example_index
 
 
@@ -482,12 +483,7 @@ def _scatter_value(v, index, shape):
         np.add.at(out, per_example, v)
         return mark_as_index(index, out)
     if any(isinstance(item, np.ndarray) for item in index):
-        rows = _rows_by_bincount(v, index, shape, dtype)
-        if rows is not None:
-            return rows
-        out = np.zeros(shape, dtype=dtype)
-        np.add.at(out, index, v)  # integer arrays may repeat a position: accumulate
-        return out
+        return add_at(v, index, shape, dtype)  # integer arrays may repeat a position
     # Small results: zeroing everything costs less than working out what to zero.
     ranges = _covered_ranges(index, shape) if math.prod(shape) >= _WRITE_ONCE_FROM else None
     if ranges is None:
@@ -501,27 +497,6 @@ def _scatter_value(v, index, shape):
     for slab in _outside(ranges):
         out[slab] = 0
     return out
-
-
-def _rows_by_bincount(v, index, shape, dtype):
-    """``np.add.at(zeros(shape), (rows, ...), v)`` for whole rows picked by one 1-D index
-    array (then only ``...`` and ``:``), in float64, by ``np.bincount``, which adds each
-    bin's shares in the same order (so the same sums, bit for bit) many times faster;
-    ``None`` where it does not apply."""
-    rows = index[0]
-    whole = all(i is Ellipsis or (type(i) is slice and i == slice(None)) for i in index[1:])
-    if (
-        not whole
-        or dtype != np.float64
-        or not isinstance(rows, np.ndarray)
-        or rows.ndim != 1
-        or rows.dtype.kind not in "iu"
-        or v.shape != (rows.shape[0], *shape[1:])
-    ):
-        return None
-    inner = math.prod(shape[1:])
-    flat = (rows % shape[0])[:, None] * inner + np.arange(inner)
-    return np.bincount(flat.ravel(), v.ravel(), minlength=math.prod(shape)).reshape(shape)
 
 
 def _outside(ranges):

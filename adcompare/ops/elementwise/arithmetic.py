@@ -8,18 +8,26 @@ import numpy as np
 import sympy
 
 from adcompare.ops.links import Links
-from adcompare.ops.registry import HOLOMORPHIC, Box, Hints, defop, shape_of, unbroadcast
+from adcompare.ops.registry import HOLOMORPHIC, Box, Hints, defop, raw, shape_of, unbroadcast
 from adcompare.ops.shape import broadcast_to, getitem
 
 _SCALE_DISTINCT_FROM = 2**17
 
 
 def _spread_out(cotangent, factor) -> bool:
-    """Whether ``cotangent`` is a large broadcast view and ``factor`` a plain number."""
+    """Whether ``cotangent`` is a large broadcast view and ``factor`` a plain number.
+
+    A box (a traced or taped cotangent) is looked through to its plain value when
+    that has the box's own shape: its strides say how the value was made (a
+    broadcast view has a stride 0, at every replay as at the recording), and either
+    branch computes the same numbers, so the choice changes only the work.
+    """
+    value = raw(cotangent)
     return (
-        type(cotangent) is np.ndarray
-        and cotangent.size >= _SCALE_DISTINCT_FROM
-        and 0 in cotangent.strides
+        isinstance(value, np.ndarray)  # a tracer's value is a subclass that records
+        and value.size >= _SCALE_DISTINCT_FROM
+        and 0 in value.strides
+        and value.shape == shape_of(cotangent)
         and not isinstance(factor, Box)
         and np.ndim(factor) == 0
     )
@@ -36,8 +44,9 @@ def scaled(cotangent, factor):
     the three op calls that avoid it.
     """
     if _spread_out(cotangent, factor):
-        distinct = tuple(slice(0, 1) if step == 0 else slice(None) for step in cotangent.strides)
-        return broadcast_to(multiply(getitem(cotangent, distinct), factor), cotangent.shape)
+        strides = raw(cotangent).strides
+        distinct = tuple(slice(0, 1) if step == 0 else slice(None) for step in strides)
+        return broadcast_to(multiply(getitem(cotangent, distinct), factor), shape_of(cotangent))
     return multiply(cotangent, factor)  # the op, not ``*``: counted, and pooled when large
 
 
