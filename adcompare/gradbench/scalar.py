@@ -25,7 +25,6 @@ import numpy as np
 
 import adcompare as ad
 from adcompare.gradbench.evals import Eval, InputError, Workload
-from adcompare.gradbench.inputs import replayed
 
 __all__ = [
     "FORWARD_BUDGET",
@@ -160,18 +159,19 @@ class ByMode:
         self.f = f
         self.work = work or (lambda x, *constants: x.size)
         self.replay_gradient = replay_gradient
-        self._replays: dict[tuple, Any] = {}
+        # The latest compiled program: (its key, it, which constants it takes as arguments).
+        self._latest: tuple = ((), None, None)
 
     def gradient(self, mode: str, x: np.ndarray, *constants) -> np.ndarray:
         """``∇ₓ f(x, *constants)`` computed in ``mode`` (``reverse``, ``forward`` or ``replay``)."""
+        if mode == "replay" and self.replay_gradient is None:  # first: a timed call's path
+            compiled, arrays = self._compiled(x, constants, "reverse")
+            return compiled.grad(x, *arrays)
         if mode == "forward":
             self.check_forward(x.size, self.work(x, *constants))
             return ad.jacfwd(self.f)(x, *constants)
         if mode == "replay":
-            if self.replay_gradient is not None:
-                return self.replay_gradient(x, *constants)
-            arrays = _arrays(constants)
-            return self.replay(x, constants, arrays=arrays).grad(x, *arrays)
+            return self.replay_gradient(x, *constants)
         return ad.grad(self.f)(x, *constants)
 
     def check_forward(self, lanes: int, pass_elements: int) -> None:
@@ -184,28 +184,44 @@ class ByMode:
                 "replay for this size"
             )
 
-    def replay(
-        self, x: np.ndarray, constants: tuple, *, mode: str = "reverse", arrays: tuple | None = None
-    ):
+    def replay(self, x: np.ndarray, constants: tuple, *, mode: str = "reverse"):
         """The compiled program (of :func:`adcompare.compile`'s ``mode``) for arguments of
         these shapes: recorded on first use, and only the latest one kept (a session's
         workloads grow, and each program holds its buffers). Int constants are bound into
-        the recording (they decide its shapes), the other constants are its arguments
-        (``arrays``, when the caller has picked them out already)."""
-        # Looked up at every timed call of a small gradient (lse's at n = 2500 replays in
-        # 12 µs): the key is built from the attributes themselves, not through np.shape.
-        key = (mode, _signature(x), *map(_signature, constants))
-        compiled = self._replays.get(key)
-        if compiled is not None:
-            return compiled
+        the recording (they decide its shapes), the other constants are its arguments."""
+        return self._compiled(x, constants, mode)[0]
+
+    def _compiled(self, x: np.ndarray, constants: tuple, mode: str) -> tuple:
+        """:meth:`replay`'s program and the constants it takes (all but the ints)."""
+        # Built at every timed call of a small gradient (lse's at n = 2500 replays in
+        # 12 µs), and compared with the latest key alone: no hash of its dtypes.
+        types = tuple(map(type, constants))
+        if type(x) is np.ndarray and _NUMBERS.issuperset(types):  # lse's shift: x.max()
+            key = (mode, x.shape, x.dtype, types)
+        else:
+            key = (mode, _signature(x), *map(_signature, constants))
+        latest = self._latest
+        if key != latest[0]:
+            self._latest = ((), None, None)  # the latest program dropped before the next records
+            picks = tuple(i for i, c in enumerate(constants) if not _is_int(c))
+            picks = None if len(picks) == len(constants) else picks
+            latest = self._latest = (key, self._record(x, constants, mode), picks)
+        _, compiled, picks = latest
+        return compiled, (constants if picks is None else tuple(map(constants.__getitem__, picks)))
+
+    def _record(self, x: np.ndarray, constants: tuple, mode: str):
+        """``f`` compiled with ``constants``' ints bound, taking ``x`` and the others."""
 
         def bound(x, *arrays):
             given = iter(arrays)
             return self.f(x, *(c if _is_int(c) else next(given) for c in constants))
 
-        if arrays is None:
-            arrays = _arrays(constants)
-        return replayed(self._replays, key, bound, x, *arrays, kept=1, mode=mode)
+        arrays = [c for c in constants if not _is_int(c)]
+        return ad.compile(bound, x, *arrays, mode=mode)
+
+
+#: Constants whose type alone decides their shape and dtype: numbers, none of them ints.
+_NUMBERS = frozenset({float, complex, np.float64, np.float32, np.complex128, np.complex64})
 
 
 #: The seed GradBench's evals give numpy's legacy generator (``np.random.seed(31337)``).
@@ -287,11 +303,6 @@ def _is_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
 
 
-def _arrays(constants: tuple) -> tuple:
-    """The constants a replay takes as arguments: all but the ints."""
-    return tuple(value for value in constants if not _is_int(value))
-
-
 def _signature(value) -> tuple:
     """What an argument contributes to a replay's key: its shape and dtype, and an int's value.
 
@@ -300,6 +311,8 @@ def _signature(value) -> tuple:
     """
     if type(value) is np.ndarray:
         return ("shape", value.shape, value.dtype)
+    if isinstance(value, np.inexact):  # a numpy float, as x.max() gives: before the int tests
+        return ("shape", (), value.dtype)
     if _is_int(value):
         return ("int", int(value))
     shape = getattr(value, "shape", None)  # a numpy scalar's: np.shape takes 10 times longer

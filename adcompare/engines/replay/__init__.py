@@ -37,6 +37,7 @@ import types
 from collections.abc import Callable, Sequence
 
 import numpy as np
+from numpy import ndarray
 
 from adcompare.engines.forward import default_chunk
 from adcompare.engines.replay.codegen import (
@@ -133,13 +134,15 @@ class CompiledFunction:
         The gradient is one array, or a tuple of them when ``argnums`` is a
         tuple, as :func:`adcompare.value_and_grad`.
         """
-        self._require("reverse", "value_and_grad", "value_and_jacobian")
+        if self.mode != "reverse":  # tested here, not in _require: a call per replay saved
+            self._require("reverse", "value_and_grad", "value_and_jacobian")
         results = self._replay(1, args)
         return results[0], (results[1:] if self._many else results[1])
 
     def grad(self, *args):
         """The gradient alone (see :meth:`value_and_grad`)."""
-        self._require("reverse", "value_and_grad", "value_and_jacobian")
+        if self.mode != "reverse":
+            self._require("reverse", "value_and_grad", "value_and_jacobian")
         results = self._replay(1, args)
         return results[1:] if self._many else results[1]
 
@@ -219,25 +222,31 @@ class CompiledFunction:
         # --- internals --------------------------------------------------------------
 
     def _inputs(self, args: tuple) -> tuple:
+        """``args`` as arrays, the differentiated ones of a float kind: ``args`` itself
+        where each already is (the common case: one type check an argument)."""
         if len(args) != self._nargs:
             raise TypeError(
                 f"compiled function takes {self._nargs} argument(s) (as recorded), got {len(args)}"
             )
-        arrays = []
+        arrays = args
         for i, a in enumerate(args):
-            if type(a) is np.ndarray and a.dtype.kind in "fc":  # the common case, first
-                arrays.append(a)
-                continue
-            if isinstance(a, Box):
-                raise TypeError(
-                    f"compiled function: argument {i} is a {type(a).__name__}; a compiled "
-                    "function takes plain arrays. Apply grad or jacfwd to the original f"
-                )
-            a = np.asarray(a)
-            if i in self._argnums and a.dtype.kind not in "fc":
-                a = a.astype(np.float64)
-            arrays.append(a)
-        return tuple(arrays)
+            if type(a) is not ndarray or (a.dtype.kind not in "fc" and i in self._argnums):
+                if arrays is args:
+                    arrays = list(args)
+                arrays[i] = self._array(i, a)
+        return args if arrays is args else tuple(arrays)
+
+    def _array(self, i: int, a) -> ndarray:
+        """Argument ``i`` as an array; a float one where it is differentiated."""
+        if isinstance(a, Box):
+            raise TypeError(
+                f"compiled function: argument {i} is a {type(a).__name__}; a compiled "
+                "function takes plain arrays. Apply grad or jacfwd to the original f"
+            )
+        a = np.asarray(a)
+        if i in self._argnums and a.dtype.kind not in "fc":
+            a = a.astype(np.float64)
+        return a
 
     def _require(self, mode: str, method: str, alternative: str) -> None:
         if self.mode != mode:
@@ -338,10 +347,11 @@ class CompiledFunction:
 
     def _replay(self, which: int, args: tuple, seeds: tuple | None = None, checked=False):
         arrays = args if checked else self._inputs(args)
-        if seeds is None:
+        if seeds is None and self.mode != "reverse":  # reverse mode takes no seeds
             seeds = _first_seeds(self._seed_chunks(arrays))
-        arrays = arrays + seeds
-        if self._out_of_date():
+        if seeds:
+            arrays = arrays + seeds
+        if self._bindings and self._out_of_date():  # no call where f reads no arrays
             self._programs.clear()  # recorded with the arrays the names had, as they were
         programs = self._programs.get(signature(arrays))
         if programs is None:

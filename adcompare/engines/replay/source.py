@@ -165,7 +165,13 @@ class _Writer:
 
     def __init__(self, recording: Recording, steps: list, outputs: list, kernel, inputs, results):
         self.recording, self.outputs, self.kernel = recording, outputs, kernel
-        self.namespace = {"GuardFlip": GuardFlip, "_copy": np.array, "array": np.array}
+        # Named before any value, so that no argument or value takes these names.
+        self.namespace = {
+            "GuardFlip": GuardFlip,
+            "_copy": np.array,
+            "array": np.array,
+            "_unshared": _unshared,  # bound to what the program holds in generate
+        }
         self.names = _Names(self.namespace)
         inputs = [*inputs, *(f"a{i}" for i in range(len(inputs), len(recording.inputs)))]
         self.labels = _value_names(recording, steps, outputs, inputs, self.names, results)
@@ -283,40 +289,69 @@ def _root(array: ndarray) -> ndarray:
     return array
 
 
-def _unshared(outputs: tuple, inputs: tuple, held: frozenset) -> tuple:
+def _unshared(held: frozenset, outputs: tuple, inputs: tuple) -> tuple:
     """``outputs``, each array copied where the caller must not share it: read-only
     (a broadcast), or memory an input, an array the program holds (``held``: ids
     of constants and of arrays ``f`` reads) or an earlier output owns, so that
     writing into a result never changes anything else. Which outputs are views
     depends on the strides of the arrays passed, so it is found at each call.
+    ``outputs`` itself is returned where nothing is copied.
 
     >>> x = np.arange(4.0)
-    >>> a, b, c = _unshared((x[1:], np.ones(2), np.broadcast_to(1.0, (2,))), (x,), frozenset())
+    >>> a, b, c = _unshared(frozenset(), (x[1:], np.ones(2), np.broadcast_to(1.0, (2,))), (x,))
     >>> np.shares_memory(a, x), b.base is None, c.flags.writeable
     (False, True, True)
     """
     owners = None  # the inputs' memory: walked only when an output is a view
     passed = None
-    earlier: set = set()
-    fresh = []
-    for out in outputs:
-        if type(out) is ndarray:
-            if out.base is None:  # owns its memory: shared only if it is an input itself
-                if passed is None:
-                    passed = {id(a) for a in inputs}
-                root = id(out)
-                shared = root in passed
-            else:
-                if owners is None:
-                    owners = {id(_root(a)) for a in inputs if type(a) is ndarray}
-                root = id(_root(out))
-                shared = root in owners
-            if shared or root in earlier or root in held or not out.flags.writeable:
-                out = out.copy()
-                root = id(out)
-            earlier.add(root)
-        fresh.append(out)
-    return tuple(fresh)
+    earlier = set()
+    fresh = outputs
+    for k, out in enumerate(outputs):
+        if type(out) is not ndarray:
+            continue
+        if out.base is None:  # owns its memory: shared only if it is an input itself
+            if passed is None:
+                passed = set(map(id, inputs))
+            root = id(out)
+            shared = root in passed
+        else:
+            if owners is None:
+                owners = {id(_root(a)) for a in inputs if type(a) is ndarray}
+            root = id(_root(out))
+            shared = root in owners
+        if shared or root in earlier or root in held or not out.flags.writeable:
+            if fresh is outputs:
+                fresh = list(outputs)
+            fresh[k] = out = out.copy()
+            root = id(out)
+        earlier.add(root)
+    return outputs if fresh is outputs else tuple(fresh)
+
+
+def _fresh(steps: list, outputs: list) -> bool:
+    """Whether every output is made at each call, each by its own step: a numpy ufunc's
+    call with no ``out=`` (a new array, or a numpy scalar) or a constant's copy. No such
+    output can share memory with an input, the program or another output, nor be
+    read-only, so :func:`_unshared` has nothing to look at.
+
+    >>> add = Instruction("op", np.add, (("s", 0), ("c", 1.0)), (), 1)
+    >>> _fresh([add], [("s", 1), ("c", 2.0)]), _fresh([add], [("s", 1), ("s", 1)])
+    (True, False)
+    >>> _fresh([add], [("s", 0)])  # an input, as it was passed
+    False
+    """
+    made: dict[int, Instruction | None] = {}
+    for step in steps:
+        if isinstance(step, Instruction):  # a slot made twice is no one step's
+            made[step.out] = None if step.out in made else step
+    slots = [slot for kind, slot in outputs if kind == "s"]
+    if len(set(slots)) != len(slots):
+        return False
+    for slot in slots:
+        step = made.get(slot)
+        if step is None or type(step.fn) is not np.ufunc or "out" in dict(step.kwargs):
+            return False
+    return True
 
 
 def generate(
@@ -364,7 +399,7 @@ def generate(
     header = "# forward pass with tangents" if recording.tangents else "# forward pass"
     body = "\n".join("    " + line for line in [*writer.names.described, header, *lines])
     params = ", ".join(writer.labels[slot] for slot in recording.inputs)
-    if kernel:  # every output is an array just built
+    if kernel or _fresh(steps, outputs):  # every output is an array made by this call
         returned = _tuple([*given, *passed_on])
     else:
         # A result also kept for the later program is copied: writing into it must not
@@ -373,7 +408,7 @@ def generate(
         returned = f"_unshared({_tuple(given)}, {inputs})" if given else "()"
         returned += f" + {_tuple(passed_on)}" if passed_on else ""
         held = frozenset(id(_root(v)) for v in writer.namespace.values() if type(v) is ndarray)
-        writer.namespace["_unshared"] = functools.partial(_unshared, held=held)
+        writer.namespace["_unshared"] = functools.partial(_unshared, held)
     source = f"def replay({params}):\n{body}\n    return {returned}\n"
     exec(compile(source, "<adcompare.compile>", "exec"), writer.namespace)
     return source, writer.namespace["replay"]
