@@ -98,13 +98,16 @@ def test_random_programs_give_bit_identical_results_after_the_passes(
     if not program.weights:
         return
     argnums = tuple(range(len(program.inputs)))
-    plain, optimised = both(program, program.inputs, argnums)
+    # The program's values lie in its ops' domains at its inputs, not always at the moved
+    # point (a log's argument may turn negative there): both programs then give the same
+    # NaNs, whose signs IEEE leaves to each operation.
     moved = [x * 0.97 for x in program.inputs]
-    for point in (program.inputs, moved):
-        assert_bit_identical(optimised.value_and_grad(*point), plain.value_and_grad(*point))
-    plain, optimised = both(program, program.inputs, argnums, mode="forward")
-    for point in (program.inputs, moved):
-        assert_bit_identical(optimised.value_and_jacobian(*point), plain.value_and_jacobian(*point))
+    for mode, method in (("reverse", "value_and_grad"), ("forward", "value_and_jacobian")):
+        plain, optimised = both(program, program.inputs, argnums, mode=mode)
+        got, expected = (getattr(c, method) for c in (optimised, plain))
+        assert_bit_identical(got(*program.inputs), expected(*program.inputs))
+        with np.errstate(all="ignore"):
+            assert_identical_but_nan_signs(got(*moved), expected(*moved))
 
 
 def _stats(compiled) -> dict:
