@@ -149,6 +149,23 @@ def test_results_share_no_memory_with_the_arguments_or_each_other():
     np.testing.assert_array_equal(g_w, bar + np.array([0.0, 0.5, -1.0]))
 
 
+def test_a_known_result_that_a_kept_value_views_is_handed_out_as_a_copy():
+    def f(w, bar1, bar2):  # y = 2w is the bar1 gradient; the late stage reads y[1:] alone
+        y = w * 2.0
+        return ad.sum(y * bar1) + ad.sum(y[1:] * bar2 * bar2)
+
+    w, bar1, bar2 = np.array([0.1, 0.2, 0.3]), np.ones(3), np.array([1.0, 2.0])
+    compiled = ad.compile(f, w, bar1, bar2, argnums=(0, 1, 2))
+    started = compiled.staged(w, bar1, bar2, late=(1, 2), value=False)(w)
+    known = started.known[1][1]
+    np.testing.assert_array_equal(known, 2.0 * w)
+    known += 100.0  # the caller's to write into: the late stage's y[1:] is not this memory
+    _, (g_w, g_bar1, g_bar2) = started.finish(bar1, bar2)
+    assert g_bar1 is known  # handed back as it was given
+    np.testing.assert_array_equal(g_bar2, 2.0 * bar2 * (2.0 * w[1:]))  # ∂/∂bar2 = 2·bar2·y[1:]
+    np.testing.assert_array_equal(g_w, 2.0 * (bar1 + np.r_[0.0, bar2 * bar2]))
+
+
 def test_an_array_f_reads_changed_in_place_is_read_as_it_is_now():
     weights = np.array([1.0, 2.0])
 

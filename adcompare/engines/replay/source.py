@@ -302,24 +302,19 @@ def _unshared(held: frozenset, outputs: tuple, inputs: tuple) -> tuple:
     >>> np.shares_memory(a, x), b.base is None, c.flags.writeable
     (False, True, True)
     """
-    owners = None  # the inputs' memory: walked only when an output is a view
-    passed = None
+    # The memory the inputs live in, walked at the first array output: an output owning
+    # its memory may be an input, or the base an input views (a value kept for a later
+    # program, see ``residuals`` in :func:`generate`, can be a view of a result).
+    owners = None
     earlier = set()
     fresh = outputs
     for k, out in enumerate(outputs):
         if type(out) is not ndarray:
             continue
-        if out.base is None:  # owns its memory: shared only if it is an input itself
-            if passed is None:
-                passed = set(map(id, inputs))
-            root = id(out)
-            shared = root in passed
-        else:
-            if owners is None:
-                owners = {id(_root(a)) for a in inputs if type(a) is ndarray}
-            root = id(_root(out))
-            shared = root in owners
-        if shared or root in earlier or root in held or not out.flags.writeable:
+        if owners is None:
+            owners = {id(_root(a)) for a in inputs if type(a) is ndarray}
+        root = id(out) if out.base is None else id(_root(out))
+        if root in owners or root in earlier or root in held or not out.flags.writeable:
             if fresh is outputs:
                 fresh = list(outputs)
             fresh[k] = out = out.copy()
