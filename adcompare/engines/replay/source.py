@@ -99,9 +99,19 @@ class _Names:
 
 
 def _describe(value) -> str:
+    """A constant in one short line; an array, also inside an index tuple, by its dtype and
+    shape (numpy would print an array of up to 1,000 entries in full first: GMM's 496
+    triangle positions took 6–23 ms a recording).
+
+    >>> _describe((np.arange(496), slice(None, 2)))
+    '(<int64 array of shape (496,)>, slice(None, 2, None))'
+    """
     if isinstance(value, np.ndarray) and value.size > 1:
         return f"<{value.dtype} array of shape {value.shape}>"
-    text = " ".join(repr(value).split())
+    if type(value) is tuple:
+        text = f"({', '.join(map(_describe, value))}{',' if len(value) == 1 else ''})"
+    else:
+        text = " ".join(repr(value).split())
     return text if len(text) <= 80 else text[:77] + "..."
 
 
