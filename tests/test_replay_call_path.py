@@ -71,11 +71,21 @@ RESULTS = {
         lambda x, y: (np.exp(x + y), np.exp(x + y)),
         True,
     ),
+    # Memory the program made and wrote into again (out=) is the call's own: unchecked.
     "written into a dead value's memory": (
         lambda x, y: ad.sum(ad.exp(ad.sin(x) * x) * ad.cos(x)) + ad.sum(y),
         (LARGE, Y),
         lambda x, y: (_exp_sin_cos_gradient(x), np.ones(3)),
-        True,
+        False,
+    ),
+    "scattered into zeros the program made": (
+        lambda x, y: ad.log(ad.sum(x[1:] * y[:-1]) + 10.0),
+        (X, Y),
+        lambda x, y: (
+            np.array([0.0, *y[:-1]]) / (x[1:] @ y[:-1] + 10.0),
+            np.array([*x[1:], 0.0]) / (x[1:] @ y[:-1] + 10.0),
+        ),
+        False,
     ),
     "new ufunc results": (
         lambda x, y: ad.log(ad.sum(ad.exp(x) * y)),

@@ -112,6 +112,7 @@ def chain_gradient(
     [80.]
     """
     p, k = len(params), len(start)
+    constants = tuple(map(np.asarray, constants))  # arrays, as every call would make them
     example = (*params, *start, *step_inputs(0), *last_bars, *constants)
     first_bar = len(example) - len(constants) - len(last_bars)
     bars_at = tuple(range(first_bar, first_bar + k))

@@ -110,7 +110,8 @@ class Program:
     ``results`` name the outputs in the source (by default ``value`` and one
     ``g_<input>`` per input); the last ``residuals`` outputs are values a later
     program takes as inputs, returned as they are (not copied where they share an
-    input's memory: no program writes into its inputs).
+    input's memory: no program writes into its inputs), and the last
+    ``residual_inputs`` inputs are such values.
 
     ``run(*arrays)`` returns the outputs; it raises :class:`GuardFlip` when
     a guard no longer holds. ``source`` is the generated code, one line per
@@ -131,6 +132,7 @@ class Program:
         *,
         results=None,
         residuals: int = 0,
+        residual_inputs: int = 0,
     ):
         self._pass_stats, self._unmeasured = list(stats), unmeasured
         self._tagged = tagged
@@ -149,6 +151,7 @@ class Program:
             "forward_steps": self.forward_steps,
             "results": results,
             "residuals": residuals,
+            "residual_inputs": residual_inputs,
         }
         self.source, array_run = generate(recording, self.steps, outputs, **layout)
         self.run = array_run

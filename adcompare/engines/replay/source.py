@@ -28,7 +28,7 @@ import numpy as np
 from numpy import ndarray
 
 from adcompare.engines.replay.decisions import DecisionTest
-from adcompare.engines.replay.lower import Form
+from adcompare.engines.replay.lower import ADD_AT, ALIAS, ALLOCATE, PUT, SCATTER, Form
 from adcompare.engines.replay.memory import last_uses, reads
 from adcompare.engines.replay.record import Guard, Instruction, Recording
 from adcompare.ops.registry import keep_number
@@ -322,8 +322,11 @@ def _unshared(held: frozenset, outputs: tuple, inputs: tuple) -> tuple:
         if type(out) is not ndarray:
             continue
         if owners is None:
-            owners = {id(_root(a)) for a in inputs if type(a) is ndarray}
+            owners = {
+                id(a) if a.base is None else id(_root(a)) for a in inputs if type(a) is ndarray
+            }
         root = id(out) if out.base is None else id(_root(out))
+        # read-only: a broadcast, or numpy's imaginary part of a real array
         if root in owners or root in earlier or root in held or not out.flags.writeable:
             if fresh is outputs:
                 fresh = list(outputs)
@@ -334,29 +337,51 @@ def _unshared(held: frozenset, outputs: tuple, inputs: tuple) -> tuple:
 
 
 def _fresh(steps: list, outputs: list) -> bool:
-    """Whether every output is made at each call, each by its own step: a numpy ufunc's
-    call with no ``out=`` (a new array, or a numpy scalar) or a constant's copy. No such
-    output can share memory with an input, the program or another output, nor be
-    read-only, so :func:`_unshared` has nothing to look at.
+    """Whether every output is memory made at each call, each its own: a numpy ufunc's
+    result (a new array, or a numpy scalar), an array the program allocated (zeros to
+    scatter into), or such memory written into whole (``out=``, slice writes into it)
+    and handed on; or a constant's copy. No such output can share memory with an
+    input, the program or another output, nor be read-only, so :func:`_unshared` has
+    nothing to look at. (The memory passes write only into memory the program made.)
 
     >>> add = Instruction("op", np.add, (("s", 0), ("c", 1.0)), (), 1)
     >>> _fresh([add], [("s", 1), ("c", 2.0)]), _fresh([add], [("s", 1), ("s", 1)])
     (True, False)
     >>> _fresh([add], [("s", 0)])  # an input, as it was passed
     False
+    >>> into = Instruction("op", np.multiply, (("s", 1), ("s", 1)), (("out", ("s", 1)),), 2)
+    >>> _fresh([add, into], [("s", 2)]), _fresh([add, into], [("s", 1), ("s", 2)])
+    (True, False)
     """
     made: dict[int, Instruction | None] = {}
     for step in steps:
         if isinstance(step, Instruction):  # a slot made twice is no one step's
             made[step.out] = None if step.out in made else step
-    slots = [slot for kind, slot in outputs if kind == "s"]
-    if len(set(slots)) != len(slots):
-        return False
-    for slot in slots:
+    owners = [_made_by(made, slot) for kind, slot in outputs if kind == "s"]
+    return None not in owners and len(set(owners)) == len(owners)
+
+
+#: Lowered forms whose result is the array passed as ``out``, written into.
+_HANDED_ON = (PUT, ADD_AT, ALIAS)
+
+
+def _made_by(made: dict, slot: int) -> int | None:
+    """The slot whose step made ``slot``'s memory at this call, or None where it may not
+    have (an input, a view, a function that may return one of its operands)."""
+    for _ in range(len(made) + 1):
         step = made.get(slot)
-        if step is None or type(step.fn) is not np.ufunc or "out" in dict(step.kwargs):
-            return False
-    return True
+        if step is None:
+            return None
+        into = dict(step.kwargs).get("out")
+        if step.fn in _HANDED_ON or (type(step.fn) is np.ufunc and into is not None):
+            if into[0] != "s":
+                return None
+            slot = into[1]  # the memory it was written into
+        elif step.fn in (ALLOCATE, SCATTER) or type(step.fn) is np.ufunc:
+            return slot
+        else:
+            return None
+    return None
 
 
 def generate(
@@ -369,6 +394,7 @@ def generate(
     forward_steps=0,
     results=None,
     residuals=0,
+    residual_inputs=0,
 ):
     """The replay function's source and the function itself.
 
@@ -376,7 +402,8 @@ def generate(
     program on Python numbers (``None``: the array program); ``inputs`` name
     the arguments and ``results`` the outputs; the reverse sweep starts at step
     ``forward_steps``; the last ``residuals`` outputs are returned as they are
-    (for another program to read), the others never sharing memory with anything.
+    (for another program to read), the others never sharing memory with anything;
+    the last ``residual_inputs`` inputs are such values an earlier program kept.
     """
     writer = _Writer(recording, steps, outputs, kernel, inputs, results)
     lines = writer.inputs(steps)
@@ -399,24 +426,32 @@ def generate(
             dead.append(step.out)  # computed into another array's memory: nobody reads it
         if dead:
             lines.append(f"del {', '.join(dict.fromkeys(writer.labels[s] for s in dead))}")
-    results = writer.results()  # first: the constants they name are described
-    given, passed_on = results[: len(results) - residuals], results[len(results) - residuals :]
+    returned = _returned(writer, steps, outputs, residuals, residual_inputs)
     header = "# forward pass with tangents" if recording.tangents else "# forward pass"
     body = "\n".join("    " + line for line in [*writer.names.described, header, *lines])
     params = ", ".join(writer.labels[slot] for slot in recording.inputs)
-    if kernel or _fresh(steps, outputs):  # every output is an array made by this call
-        returned = _tuple([*given, *passed_on])
-    else:
-        # A result also kept for the later program is copied: writing into it must not
-        # change what that program reads.
-        inputs = _tuple([*(writer.labels[slot] for slot in recording.inputs), *passed_on])
-        returned = f"_unshared({_tuple(given)}, {inputs})" if given else "()"
-        returned += f" + {_tuple(passed_on)}" if passed_on else ""
-        held = frozenset(id(_root(v)) for v in writer.namespace.values() if type(v) is ndarray)
-        writer.namespace["_unshared"] = functools.partial(_unshared, held)
     source = f"def replay({params}):\n{body}\n    return {returned}\n"
     exec(compile(source, "<adcompare.compile>", "exec"), writer.namespace)
     return source, writer.namespace["replay"]
+
+
+def _returned(writer: _Writer, steps: list, outputs: list, residuals: int, inputs_kept: int):
+    """What the replay returns: its results, checked by :func:`_unshared` unless each is
+    an array the call made, then the ``residuals`` values kept for a later program."""
+    results = writer.results()  # first: the constants they name are described
+    given, passed_on = results[: len(results) - residuals], results[len(results) - residuals :]
+    if writer.kernel or _fresh(steps, outputs):  # every output is an array made by this call
+        return _tuple([*given, *passed_on])
+    # A result also kept for the later program is copied: writing into it must not change
+    # what that program reads. Values an earlier program kept (``inputs_kept``) share
+    # memory with nothing the caller holds but through the inputs, whose memory is looked at.
+    slots = writer.recording.inputs
+    inputs = _tuple([*(writer.labels[s] for s in slots[: len(slots) - inputs_kept]), *passed_on])
+    returned = f"_unshared({_tuple(given)}, {inputs})" if given else "()"
+    returned += f" + {_tuple(passed_on)}" if passed_on else ""
+    held = frozenset(id(_root(v)) for v in writer.namespace.values() if type(v) is ndarray)
+    writer.namespace["_unshared"] = functools.partial(_unshared, held)
+    return returned
 
 
 def _tuple(items: list[str]) -> str:

@@ -133,6 +133,7 @@ def _build(recording: Recording, passes, late_positions: tuple, names: list, val
         late_out,
         [*names, *(f"r{k}" for k in range(1, len(residuals) + 1))],
         results=[finals[i] for i in unknown],
+        residual_inputs=len(residuals),
     )
     return _Parts(early, late, known, unknown, len(residuals))
 
@@ -229,9 +230,11 @@ class Stages:
                 f"{list(self.late)}), got {len(given)}"
             )
         whole = list(arrays)
+        plain = True  # the others were checked already: they are the arguments as recorded
         for p, value in zip(at, given):
             whole[p] = value
-        return self._compiled._inputs(tuple(whole))
+            plain = plain and type(value) is np.ndarray and value.dtype.kind in "fc"
+        return tuple(whole) if plain else self._compiled._inputs(tuple(whole))
 
     def fits(self, arrays: tuple) -> bool:
         """Whether the late arguments have the recorded shapes and dtypes."""
