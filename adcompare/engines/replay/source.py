@@ -299,35 +299,41 @@ def _root(array: ndarray) -> ndarray:
     return array
 
 
-def _unshared(held: frozenset, outputs: tuple, inputs: tuple) -> tuple:
+def _unshared(held: frozenset, outputs: tuple, inputs: tuple, kept: tuple = ()) -> tuple:
     """``outputs``, each array copied where the caller must not share it: read-only
-    (a broadcast), or memory an input, an array the program holds (``held``: ids
-    of constants and of arrays ``f`` reads) or an earlier output owns, so that
-    writing into a result never changes anything else. Which outputs are views
-    depends on the strides of the arrays passed, so it is found at each call.
-    ``outputs`` itself is returned where nothing is copied.
+    (a broadcast, numpy's imaginary part of a real array), or memory an input, an
+    array the program holds (``held``: ids of constants and of arrays ``f`` reads),
+    an earlier output or a value ``kept`` for a later program owns, so that writing
+    into a result never changes anything else. Which outputs are views depends on
+    the strides of the arrays passed, so it is found at each call. ``outputs``
+    itself is returned where nothing is copied.
 
     >>> x = np.arange(4.0)
     >>> a, b, c = _unshared(frozenset(), (x[1:], np.ones(2), np.broadcast_to(1.0, (2,))), (x,))
     >>> np.shares_memory(a, x), b.base is None, c.flags.writeable
     (False, True, True)
+    >>> y = np.ones(3)  # a kept value may view a result: the result is handed out copied
+    >>> _unshared(frozenset(), (y,), (), (y[1:],))[0] is y
+    False
     """
-    # The memory the inputs live in, walked at the first array output: an output owning
-    # its memory may be an input, or the base an input views (a value kept for a later
-    # program, see ``residuals`` in :func:`generate`, can be a view of a result).
-    owners = None
+    owners = None  # the memory of the inputs and kept values: walked for a view
+    passed = None  # what a result owning its memory may be: an input, or a kept value's base
     earlier = set()
     fresh = outputs
     for k, out in enumerate(outputs):
         if type(out) is not ndarray:
             continue
-        if owners is None:
-            owners = {
-                id(a) if a.base is None else id(_root(a)) for a in inputs if type(a) is ndarray
-            }
-        root = id(out) if out.base is None else id(_root(out))
-        # read-only: a broadcast, or numpy's imaginary part of a real array
-        if root in owners or root in earlier or root in held or not out.flags.writeable:
+        if out.base is None:
+            if passed is None:
+                passed = {*map(id, inputs), *(id(_root(a)) for a in kept)}
+            root = id(out)
+            shared = root in passed
+        else:
+            if owners is None:
+                owners = {id(_root(a)) for a in (*inputs, *kept) if type(a) is ndarray}
+            root = id(_root(out))
+            shared = root in owners
+        if shared or root in earlier or root in held or not out.flags.writeable:
             if fresh is outputs:
                 fresh = list(outputs)
             fresh[k] = out = out.copy()
@@ -446,8 +452,9 @@ def _returned(writer: _Writer, steps: list, outputs: list, residuals: int, input
     # what that program reads. Values an earlier program kept (``inputs_kept``) share
     # memory with nothing the caller holds but through the inputs, whose memory is looked at.
     slots = writer.recording.inputs
-    inputs = _tuple([*(writer.labels[s] for s in slots[: len(slots) - inputs_kept]), *passed_on])
-    returned = f"_unshared({_tuple(given)}, {inputs})" if given else "()"
+    inputs = _tuple([writer.labels[s] for s in slots[: len(slots) - inputs_kept]])
+    kept = f", {_tuple(passed_on)}" if passed_on else ""
+    returned = f"_unshared({_tuple(given)}, {inputs}{kept})" if given else "()"
     returned += f" + {_tuple(passed_on)}" if passed_on else ""
     held = frozenset(id(_root(v)) for v in writer.namespace.values() if type(v) is ndarray)
     writer.namespace["_unshared"] = functools.partial(_unshared, held)
