@@ -185,6 +185,8 @@ def test_bad_uses_say_what_to_do():
     compiled = ad.compile(tanh_step, w, w, bar, argnums=(0, 2))
     with pytest.raises(TypeError, match="late must be a tuple of argument positions below 3"):
         compiled.staged(w, w, bar, late=2)
+    with pytest.raises(TypeError, match=r"each named once, not \(2, 2\)"):
+        compiled.staged(w, w, bar, late=(2, 2))
     stages = compiled.staged(w, w, bar, late=(2,))
     with pytest.raises(TypeError, match=r"give the 2 argument\(s\) that are not late"):
         stages(w)

@@ -306,12 +306,14 @@ class CompiledFunction:
         True
         """
         self._require("reverse", "staged", "value_and_jacobian")
-        if not isinstance(late, tuple) or not all(
-            type(p) is int and 0 <= p < self._nargs for p in late
+        if (
+            not isinstance(late, tuple)
+            or not all(type(p) is int and 0 <= p < self._nargs for p in late)
+            or len(set(late)) != len(late)
         ):
             raise TypeError(
                 f"staged: late must be a tuple of argument positions below {self._nargs}, "
-                f"not {late!r}"
+                f"each named once, not {late!r}"
             )
         return Stages(self, self._inputs(example_args), late, value)
 
@@ -335,7 +337,7 @@ class CompiledFunction:
 
     def _out_of_date(self) -> bool:
         """Whether an array ``f`` reads without receiving it has changed since recording."""
-        return bool(self._bindings) and _stale(self._bindings)
+        return _stale(self._bindings)
 
     def _record(self, arrays: tuple) -> Programs:
         with cycles_uncollected():

@@ -42,6 +42,7 @@ __all__ = [
     "optimised",
     "run_recorded_again",
     "signature",
+    "tagged_steps",
 ]
 
 
@@ -193,11 +194,7 @@ def optimised(
     """``steps`` computing ``outputs`` through ``passes``, as a :class:`Program`; with
     ``kept``, the peak live bytes are measured when first asked for (the program
     then holds ``recording``)."""
-    forward = {id(step) for step in recording.steps[: recording.forward_end]}
-    tagged = [
-        ("forward" if id(step) in forward else "reverse", note_shares(recording, step))
-        for step in steps
-    ]
+    tagged = tagged_steps(recording, steps)
     before = (tagged, list(outputs))
     tagged, outputs, stats = optimise(recording, tagged, list(outputs), passes)
     program = Program(
@@ -206,6 +203,16 @@ def optimised(
     if not kept:
         program._measure()
     return program
+
+
+def tagged_steps(recording: Recording, steps: list) -> list:
+    """``steps`` (of ``recording``), each with the sweep it belongs to and its shares noted:
+    the form the passes take."""
+    forward = {id(step) for step in recording.steps[: recording.forward_end]}
+    return [
+        ("forward" if id(step) in forward else "reverse", note_shares(recording, step))
+        for step in steps
+    ]
 
 
 def _with_fallback(scalar_run, array_run):

@@ -33,8 +33,9 @@ from adcompare.engines.replay.codegen import (
     cycles_uncollected,
     run_recorded_again,
     signature,
+    tagged_steps,
 )
-from adcompare.engines.replay.memory import note_shares, reads
+from adcompare.engines.replay.memory import reads
 from adcompare.engines.replay.passes import MEMORY_PASSES, eliminate_dead_code, optimise
 from adcompare.engines.replay.record import Instruction, Recording
 
@@ -44,18 +45,18 @@ __all__ = ["Stages", "Started", "late_slots", "split"]
 def split(
     recording: Recording, tagged: list, outputs: list, late: set[int]
 ) -> tuple[list, list, list[int]]:
-    """The steps that read no slot in ``late`` (nor a value computed from one), the
-    steps that do and ``outputs`` need, and the residuals: the slots the first part
-    computes that the second part reads.
+    """The steps that read no slot in ``late`` (the late inputs and every value computed
+    from one: :func:`late_slots`), the steps that do and ``outputs`` need, and the
+    residuals: the slots the first part computes that the second part reads.
 
     >>> def step(out, *slots):  # out = f(slots)
     ...     return "forward", Instruction("op", None, tuple(("s", s) for s in slots), (), out)
     >>> steps = [step(2, 0), step(3, 1, 2), step(4, 1)]  # slot 4 is not wanted
-    >>> early, later, residuals = split(Recording(), steps, [("s", 3)], late={1})
+    >>> late = late_slots(steps, {1})
+    >>> early, later, residuals = split(Recording(), steps, [("s", 3)], late)
     >>> [s.out for _, s in early], [s.out for _, s in later], residuals
     ([2], [3], [2])
     """
-    late = late_slots(tagged, late)
     early_steps, late_steps = [], []
     for sweep, step in tagged:
         reads_late = any(slot in late for slot in reads(step))
@@ -90,7 +91,6 @@ class _Parts:
     late: Program
     known: list[int]  # positions (in the whole program's outputs) the early part gives
     unknown: list[int]  # positions the late part gives
-    residuals: int
 
 
 def _build(recording: Recording, passes, late_positions: tuple, names: list, value: bool) -> _Parts:
@@ -98,16 +98,11 @@ def _build(recording: Recording, passes, late_positions: tuple, names: list, val
     # Dead code goes before the memory passes, as in PASSES: after them, an
     # instruction lowered to write into another's memory would look dead.
     memory = (eliminate_dead_code, *(p for p in passes if p in MEMORY_PASSES))
-    forward = {id(step) for step in recording.steps[: recording.forward_end]}
-    tagged = [
-        ("forward" if id(step) in forward else "reverse", note_shares(recording, step))
-        for step in recording.steps
-    ]
+    tagged = tagged_steps(recording, recording.steps)
     tagged, outputs, _ = optimise(recording, tagged, list(recording.outputs), algebra)
-    late = {recording.inputs[p] for p in late_positions}
-    late_computed = late_slots(tagged, late)
+    late = late_slots(tagged, {recording.inputs[p] for p in late_positions})
     wanted = range(0 if value else 1, len(outputs))  # the value's steps are dead without it
-    unknown = [i for i in wanted if outputs[i][0] == "s" and outputs[i][1] in late_computed]
+    unknown = [i for i in wanted if outputs[i][0] == "s" and outputs[i][1] in late]
     known = [i for i in wanted if i not in unknown]
     early_steps, late_steps, residuals = split(
         recording, tagged, [outputs[i] for i in unknown], late
@@ -127,7 +122,7 @@ def _build(recording: Recording, passes, late_positions: tuple, names: list, val
     )
     later = dataclasses.replace(recording, inputs=[*recording.inputs, *residuals])
     late_steps, late_out, _ = optimise(later, late_steps, [outputs[i] for i in unknown], memory)
-    late = Program(
+    late_program = Program(
         later,
         late_steps,
         late_out,
@@ -135,7 +130,7 @@ def _build(recording: Recording, passes, late_positions: tuple, names: list, val
         results=[finals[i] for i in unknown],
         residual_inputs=len(residuals),
     )
-    return _Parts(early, late, known, unknown, len(residuals))
+    return _Parts(early, late_program, known, unknown)
 
 
 class Started:
@@ -145,11 +140,11 @@ class Started:
     def __init__(self, stages: Stages, parts: _Parts, arrays: tuple, results: tuple):
         self._stages, self._parts, self._arrays = stages, parts, arrays
         given = len(parts.known)
-        self._given, self._residuals = results[:given], results[given:]
-        known = [None] * stages.outputs
-        for position, value in zip(parts.known, self._given):
-            known[position] = value
-        self.known = stages.shaped(known)
+        self._residuals = results[given:]
+        self._merged = [None] * stages.outputs  # the whole program's outputs, as known
+        for position, value in zip(parts.known, results[:given]):
+            self._merged[position] = value
+        self.known = stages.shaped(self._merged)
 
     def finish(self, *late_args):
         """``value_and_grad`` of the whole arguments, the late ones given here, in order.
@@ -168,9 +163,7 @@ class Started:
                 found = parts.late.run(*arrays, *residuals)
             except GuardFlip:
                 return stages.whole(arrays)
-            results = [None] * stages.outputs
-            for position, value in zip(parts.known, self._given):
-                results[position] = value
+            results = list(self._merged)
             for position, value in zip(parts.unknown, found):
                 results[position] = value
             return stages.shaped(results)
