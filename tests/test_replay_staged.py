@@ -180,6 +180,31 @@ def test_an_array_f_reads_changed_in_place_is_read_as_it_is_now():
     np.testing.assert_allclose(g_x, 3 * np.array([1.0, 2.0]) * g_bar, rtol=1e-15)
 
 
+MASKED = np.array([1.0, -1.0, 2.0])
+
+
+def masked(x, bar):  # MASKED > 0 is plain numpy: computed once, when f is recorded
+    return ad.sum(ad.exp(x) * (MASKED > 0) * bar)
+
+
+def test_the_stages_record_again_when_an_array_f_reads_changed_whoever_recorded_last():
+    x, bar = np.array([0.1, 0.2, 0.3]), np.ones(3)
+    compiled = ad.compile(masked, x, bar, argnums=(0, 1))
+    stages = compiled.staged(x, bar, late=(1,))
+    stages(x).finish(bar)
+    MASKED[:] = [-1.0, 1.0, 1.0]
+    compiled.value_and_grad(x, bar)  # the compiled function records again, seeing it first
+    _, (g_x, g_bar) = stages(x).finish(bar)
+    np.testing.assert_array_equal(g_bar, np.exp(x) * np.array([0.0, 1.0, 1.0]))
+    np.testing.assert_array_equal(g_x, np.exp(x) * np.array([0.0, 1.0, 1.0]))
+    assert stages.recordings == 2
+    # Changed between the two stages: the second runs the whole program, as it is now.
+    started = stages(x)
+    MASKED[:] = [1.0, 1.0, -1.0]
+    _, (g_x, g_bar) = started.finish(bar)
+    np.testing.assert_array_equal(g_x, np.exp(x) * np.array([1.0, 1.0, 0.0]))
+
+
 def test_bad_uses_say_what_to_do():
     w, bar = np.ones(2), np.ones(2)
     compiled = ad.compile(tanh_step, w, w, bar, argnums=(0, 2))

@@ -335,9 +335,11 @@ class CompiledFunction:
         self.recordings += 1
         return recording, names
 
-    def _out_of_date(self) -> bool:
-        """Whether an array ``f`` reads without receiving it has changed since recording."""
-        return _stale(self._bindings)
+    def _out_of_date(self, bindings: list | None = None) -> bool:
+        """Whether an array ``f`` reads without receiving it has changed since the last
+        recording, or since the one whose ``bindings`` (:attr:`_bindings` as it was then)
+        are given: staged programs keep their own, as the compiled function records anew."""
+        return _stale(self._bindings if bindings is None else bindings)
 
     def _record(self, arrays: tuple) -> Programs:
         with cycles_uncollected():

@@ -158,7 +158,7 @@ class Started:
             raise RuntimeError("finish: this staged replay was finished already; start another")
         arrays = stages.complete(self._arrays, late_args, stages.late)
         residuals, self._residuals = self._residuals, None
-        if stages.fits(arrays):
+        if stages.fits(arrays) and not stages.out_of_date():
             try:
                 found = parts.late.run(*arrays, *residuals)
             except GuardFlip:
@@ -175,8 +175,10 @@ class Stages:
     :meth:`~adcompare.engines.replay.CompiledFunction.staged`.
 
     ``compiled`` records ``f`` for it (``_recorded(arrays)``: the recording and the
-    input names), says when the arrays ``f`` reads changed (``_out_of_date()``)
-    and replays the whole program where a stage cannot (``value_and_grad``).
+    input names, and ``_bindings``: the arrays ``f`` reads, as they were), says when
+    those changed (``_out_of_date``) and replays the whole program where a stage
+    cannot (``value_and_grad``). The stages keep the bindings of their own recording:
+    the compiled function's are those of its latest, which may be newer.
     """
 
     def __init__(self, compiled, arrays: tuple, late: tuple[int, ...], value: bool):
@@ -189,6 +191,7 @@ class Stages:
             self._template[p] = example
         self.recordings = 0
         self._parts: dict = {}
+        self._bindings: list = []
         self._record(arrays)
 
     def programs(self) -> tuple[Program, Program]:
@@ -203,8 +206,8 @@ class Stages:
     def __call__(self, *known_args) -> Started:
         """Run the early part on the arguments that are not late, in order."""
         arrays = self.complete(self._template, known_args, self._known)
-        if self._compiled._out_of_date():
-            self._parts.clear()
+        if self.out_of_date():
+            self._parts.clear()  # recorded with the arrays f read, as they were
         key = signature(arrays)
         parts = self._parts.get(key) or self._record(arrays)
         try:
@@ -229,6 +232,12 @@ class Stages:
             plain = plain and type(value) is np.ndarray and value.dtype.kind in "fc"
         return tuple(whole) if plain else self._compiled._inputs(tuple(whole))
 
+    def out_of_date(self) -> bool:
+        """Whether an array ``f`` reads without receiving it changed since the stages'
+        latest recording (between a first stage and its second, the second then runs
+        the whole program, recorded again)."""
+        return bool(self._bindings) and self._compiled._out_of_date(self._bindings)
+
     def fits(self, arrays: tuple) -> bool:
         """Whether the late arguments have the recorded shapes and dtypes."""
         return all(
@@ -244,6 +253,7 @@ class Stages:
     def _record(self, arrays: tuple) -> _Parts:
         with cycles_uncollected():
             recording, names = self._compiled._recorded(arrays)
+            self._bindings = self._compiled._bindings
             self.recordings += 1
             parts = _build(recording, self._compiled._passes, self.late, names, self._value)
         self._parts[signature(arrays)] = self._latest = parts
