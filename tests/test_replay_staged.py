@@ -203,6 +203,12 @@ def test_the_stages_record_again_when_an_array_f_reads_changed_whoever_recorded_
     MASKED[:] = [1.0, 1.0, -1.0]
     _, (g_x, g_bar) = started.finish(bar)
     np.testing.assert_array_equal(g_x, np.exp(x) * np.array([1.0, 1.0, 0.0]))
+    # The other way round: the stages see the change first, the compiled function after.
+    compiled.value_and_grad(x, bar)
+    MASKED[:] = [-1.0, -1.0, 1.0]
+    stages(x).finish(bar)
+    _, (g_x, g_bar) = compiled.value_and_grad(x, bar)
+    np.testing.assert_array_equal(g_x, np.exp(x) * np.array([0.0, 0.0, 1.0]))
 
 
 def test_bad_uses_say_what_to_do():

@@ -318,9 +318,10 @@ class CompiledFunction:
         return Stages(self, self._inputs(example_args), late, value)
 
     def _recorded(self, arrays: tuple):
-        """``f`` recorded at ``arrays`` (with its seeds, in forward mode): the recording
-        and the names of its inputs."""
-        self._bindings = _array_bindings(self._f)
+        """``f`` recorded at ``arrays`` (with its seeds, in forward mode): the recording,
+        the names of its inputs, and the arrays ``f`` reads as they were (the bindings:
+        each recording's programs keep their own)."""
+        bindings = _array_bindings(self._f)
         args, seeds = arrays[: self._nargs], arrays[self._nargs :]
         names = _argument_names(self._f, self._nargs)
         names += [f"t_{names[p]}" for p in self._argnums] if self.mode == "forward" else []
@@ -333,17 +334,17 @@ class CompiledFunction:
             seeds=seeds if self.mode == "forward" else None,
         )
         self.recordings += 1
-        return recording, names
+        return recording, names, bindings
 
     def _out_of_date(self, bindings: list | None = None) -> bool:
-        """Whether an array ``f`` reads without receiving it has changed since the last
-        recording, or since the one whose ``bindings`` (:attr:`_bindings` as it was then)
-        are given: staged programs keep their own, as the compiled function records anew."""
+        """Whether an array ``f`` reads without receiving it has changed since this
+        function's latest recording, or since the one whose ``bindings`` are given (staged
+        programs keep those of their own)."""
         return _stale(self._bindings if bindings is None else bindings)
 
     def _record(self, arrays: tuple) -> Programs:
         with cycles_uncollected():
-            recording, names = self._recorded(arrays)
+            recording, names, self._bindings = self._recorded(arrays)
             programs = Programs(recording, self._passes, names)
         self._programs[signature(arrays)] = programs
         self._latest = programs

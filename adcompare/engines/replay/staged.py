@@ -174,11 +174,11 @@ class Stages:
     """The staged form of a compiled function: see
     :meth:`~adcompare.engines.replay.CompiledFunction.staged`.
 
-    ``compiled`` records ``f`` for it (``_recorded(arrays)``: the recording and the
-    input names, and ``_bindings``: the arrays ``f`` reads, as they were), says when
-    those changed (``_out_of_date``) and replays the whole program where a stage
-    cannot (``value_and_grad``). The stages keep the bindings of their own recording:
-    the compiled function's are those of its latest, which may be newer.
+    ``compiled`` records ``f`` for it (``_recorded(arrays)``: the recording, the input
+    names and the arrays ``f`` reads, as they were), says when those changed
+    (``_out_of_date``) and replays the whole program where a stage cannot
+    (``value_and_grad``). The stages and the compiled function each keep the bindings
+    of their own latest recording: either may record again after a change first.
     """
 
     def __init__(self, compiled, arrays: tuple, late: tuple[int, ...], value: bool):
@@ -252,8 +252,7 @@ class Stages:
 
     def _record(self, arrays: tuple) -> _Parts:
         with cycles_uncollected():
-            recording, names = self._compiled._recorded(arrays)
-            self._bindings = self._compiled._bindings
+            recording, names, self._bindings = self._compiled._recorded(arrays)
             self.recordings += 1
             parts = _build(recording, self._compiled._passes, self.late, names, self._value)
         self._parts[signature(arrays)] = self._latest = parts
